@@ -1,0 +1,35 @@
+"""The ``tilescope`` command: a dispatcher over subcommands that each package registers.
+
+The core imports none of the UI packages: they announce themselves through the
+``tilescope.commands`` entry-point group, and each registers its own argparse subcommand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from importlib.metadata import entry_points
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tilescope", description=__doc__.splitlines()[0])
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for entry in sorted(entry_points(group="tilescope.commands"), key=lambda e: e.name):
+        entry.load()(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+def register_check(subparsers: argparse._SubParsersAction) -> None:
+    from tilelang_core.check_cmd import add_arguments
+
+    add_arguments(subparsers.add_parser("check", help="analyse the kernels of a file with the compiler"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

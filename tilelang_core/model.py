@@ -1,0 +1,248 @@
+"""The kernel model: plain, typed, JSON-serialisable records that every consumer reads.
+
+Nothing here imports TileLang or TVM, so the language server, the viewers and the puzzles can
+load, cache and ship the model without paying for the compiler. Bump ``SCHEMA_VERSION`` whenever
+a field changes meaning or disappears; adding an optional field keeps the version.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+
+SCHEMA_VERSION = 1
+
+Severity = Literal["error", "warning", "information", "hint"]
+Dim = Union[int, str]
+"""A shape extent: an int when known, else the symbolic expression as written (``"M"``)."""
+
+
+@dataclass(frozen=True)
+class Span:
+    """A source range. Lines are 1-based, columns 0-based, as Python's ``ast`` reports them."""
+
+    line: int
+    column: int = 0
+    end_line: int | None = None
+    end_column: int | None = None
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    severity: Severity
+    message: str
+    span: Span
+    code: str
+    """Stable identifier, e.g. ``build-error``, ``layout-inference``, ``ptxas-spill``, ``timeout``."""
+    source: str = "tilescope"
+    kernel: str | None = None
+    detail: str | None = None
+    """The raw compiler text (traceback tail, ptxas output) behind the plain-words message."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter of a kernel factory (``M``, ``block_M=128``)."""
+
+    name: str
+    default: str | None = None
+    """The default value's source text, or ``None`` when the parameter has no default."""
+
+
+@dataclass(frozen=True)
+class KernelRef:
+    """A kernel found in a file by discovery, before anything runs."""
+
+    name: str
+    style: Literal["factory", "jit-factory", "jit-eager", "prim_func"]
+    span: Span
+    params: list[Param] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Buffer:
+    name: str
+    shape: list[Dim]
+    dtype: str
+    scope: str
+    """``global``, ``shared``, ``shared.dyn``, ``local.fragment``, ``local``, ``local.var``..."""
+    bytes: int | None
+    line: int | None
+    """The Python line that declared the buffer, from TileLang's IR spans."""
+    is_param: bool = False
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A layout the compiler inferred for one buffer, read right after ``tl.LayoutInference``.
+
+    The expressions are TVM's own printed forms over ``input_vars`` (and ``replicate_var`` for
+    fragments); ``tilelang_core.layout_eval`` evaluates them over the whole tile.
+    """
+
+    buffer: str
+    kind: Literal["fragment", "layout"]
+    input_shape: list[int]
+    output_shape: list[int]
+    input_vars: list[str]
+    index: list[str]
+    """The forward index expressions, one per output dimension."""
+    thread: str | None = None
+    """Fragments: the forward thread expression."""
+    replicate_var: str | None = None
+    replicate: int | None = None
+    thread_extent: int | None = None
+    elements_per_thread: int | None = None
+    swizzle: str | None = None
+    """Shared layouts: a plain-words name of the swizzle when recognised (``128B``, ``none``...)."""
+    text: str = ""
+    """TileLang's own one-line rendering of the layout."""
+
+
+@dataclass(frozen=True)
+class Launch:
+    grid: list[int]
+    threads: int
+    """Threads per block as written in ``T.Kernel``."""
+    threads_after_ws: int
+    """Threads per block after warp specialisation added producer warps."""
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    loop_var: str
+    num_stages: int
+    line: int | None
+
+
+@dataclass(frozen=True)
+class PassRecord:
+    index: int
+    name: str
+    phase: str
+    duration_ms: float
+    changed: bool
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What ptxas reports for the device code."""
+
+    registers: int
+    spill_store_bytes: int
+    spill_load_bytes: int
+    shared_bytes: int
+    arch: str
+    raw: str = ""
+
+
+@dataclass(frozen=True)
+class Access:
+    """One tile operation touching buffers: who reads and who writes what, at which line."""
+
+    op: str
+    """``copy``, ``gemm``, ``reduce_max``, ``fill``, ``parallel``..."""
+    line: int | None
+    reads: list[str]
+    writes: list[str]
+    pipelined: bool = False
+
+
+@dataclass(frozen=True)
+class KernelModel:
+    kernel: str
+    args: dict[str, Any]
+    target: str
+    buffers: list[Buffer]
+    launch: Launch | None
+    layouts: list[Layout]
+    pipelines: list[Pipeline]
+    warp_specialized: bool
+    shared_bytes: int
+    passes: list[PassRecord]
+    accesses: list[Access] = field(default_factory=list)
+    device_source: str | None = None
+    resources: Resources | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    lower_ms: float = 0.0
+
+    def buffer(self, name: str) -> Buffer | None:
+        return next((b for b in self.buffers if b.name == name), None)
+
+    def layout(self, name: str) -> Layout | None:
+        return next((layout for layout in self.layouts if layout.buffer == name), None)
+
+
+@dataclass(frozen=True)
+class FileAnalysis:
+    """Everything the compiler tier knows about one file: the answer to ``tilescope check --json``."""
+
+    path: str
+    target: str
+    kernels: list[KernelModel]
+    discovered: list[KernelRef]
+    diagnostics: list[Diagnostic]
+    schema_version: int = SCHEMA_VERSION
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.severity == "error" for d in self.all_diagnostics())
+
+    def all_diagnostics(self) -> list[Diagnostic]:
+        return [*self.diagnostics, *(d for k in self.kernels for d in k.diagnostics)]
+
+    def kernel(self, name: str | None = None) -> KernelModel | None:
+        if name is None:
+            return self.kernels[0] if self.kernels else None
+        return next((k for k in self.kernels if k.kernel == name), None)
+
+
+T_ = TypeVar("T_")
+
+
+def to_json(obj: Any) -> Any:
+    """The JSON-ready form of any model record (dataclasses become dicts)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_json(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, list | tuple):
+        return [to_json(x) for x in obj]
+    if isinstance(obj, dict):
+        return {str(k): to_json(v) for k, v in obj.items()}
+    return obj
+
+
+def dumps(obj: Any, indent: int | None = None) -> str:
+    return json.dumps(to_json(obj), indent=indent)
+
+
+def from_json(cls: type[T_], data: Any) -> T_:
+    """Rebuild a model record of type ``cls`` from its JSON form."""
+    return typing.cast(T_, _decode(cls, data))
+
+
+def _decode(tp: Any, data: Any) -> Any:
+    if data is None:
+        return None
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        options = [a for a in get_args(tp) if a is not type(None)]
+        for option in options:
+            if dataclasses.is_dataclass(option) and isinstance(data, dict):
+                return _decode(option, data)
+        return data
+    if origin is list:
+        (item,) = get_args(tp)
+        return [_decode(item, x) for x in data]
+    if origin is dict:
+        _, value = get_args(tp)
+        return {k: _decode(value, v) for k, v in data.items()}
+    if dataclasses.is_dataclass(tp):
+        hints = get_type_hints(tp)
+        names = {f.name for f in dataclasses.fields(tp) if f.init}
+        return tp(**{k: _decode(hints[k], v) for k, v in data.items() if k in names})
+    return data
