@@ -1,0 +1,53 @@
+"""The static tier: what a kernel file says, read without executing it and despite syntax errors.
+
+``analyze_source`` is cheap (milliseconds for a thousand lines, cached per top-level block), so an
+editor can call it on every keystroke; the compiler tier (``tilelang_core.Analyzer``) later replaces
+what it knows better.
+"""
+
+from __future__ import annotations
+
+from tilelang_core.static.checks import check_primitives
+from tilelang_core.static.kernels import discover, module_context, read_kernel
+from tilelang_core.static.records import (
+    Binding,
+    BufferDecl,
+    LaunchDecl,
+    Occurrence,
+    PipelineDecl,
+    PrimitiveUse,
+    StaticFile,
+    StaticKernel,
+)
+from tilelang_core.static.recover import parse_tolerant
+
+__all__ = [
+    "Binding",
+    "BufferDecl",
+    "LaunchDecl",
+    "Occurrence",
+    "PipelineDecl",
+    "PrimitiveUse",
+    "StaticFile",
+    "StaticKernel",
+    "analyze_source",
+]
+
+
+def analyze_source(source: str, path: str = "<unsaved>", *, target: str = "sm_90") -> StaticFile:
+    """Everything the source alone says about its kernels, with syntax and static diagnostics."""
+    parsed = parse_tolerant(source)
+    context = module_context(parsed.blocks, source.splitlines(), target)
+    diagnostics = list(parsed.errors)
+    kernels = []
+    for ref, outer, body, block in discover(context):
+        kernel, found = read_kernel(ref, outer, body, context, block)
+        kernels.append(kernel)
+        diagnostics.extend(found)
+    uses: list[PrimitiveUse] = []
+    for block in parsed.blocks:
+        block_uses, found = check_primitives(block, context.aliases)
+        uses.extend(block_uses)
+        diagnostics.extend(d for d in found if d.span.line not in parsed.repaired_lines)
+    diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
+    return StaticFile(path, target, kernels, diagnostics, uses, sorted(context.aliases))

@@ -1,0 +1,225 @@
+"""Evaluate the small expressions kernels use for shapes and dtypes, symbolically where unknown.
+
+``T.ceildiv(N, block_N)`` with ``N=1024, block_N=128`` is ``8``; with ``N`` unknown it stays the
+text ``ceildiv(N, 128)``. Nothing is executed: only literals, names bound in ``env``, arithmetic
+and a few pure helpers are understood; everything else becomes its source text.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+_DTYPE_ALIASES = {
+    "float": "float32",
+    "half": "float16",
+    "double": "float64",
+    "int": "int32",
+    "fp16": "float16",
+    "bf16": "bfloat16",
+    "fp32": "float32",
+}
+_DTYPES = {
+    "bool",
+    "int4",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint4",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "float8_e4m3",
+    "float8_e5m2",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2fnuz",
+    "float4_e2m1fn",
+    "float6_e2m3fn",
+    "float6_e3m2fn",
+}
+_BINARY = {
+    ast.Add: ("+", lambda a, b: a + b),
+    ast.Sub: ("-", lambda a, b: a - b),
+    ast.Mult: ("*", lambda a, b: a * b),
+    ast.FloorDiv: ("//", lambda a, b: a // b),
+    ast.Mod: ("%", lambda a, b: a % b),
+    ast.Div: ("/", lambda a, b: a / b),
+    ast.Pow: ("**", lambda a, b: a**b),
+    ast.LShift: ("<<", lambda a, b: a << b),
+    ast.RShift: (">>", lambda a, b: a >> b),
+}
+
+
+@dataclass(frozen=True)
+class Sym:
+    """A value known only by its expression text (``M``, ``ceildiv(N, 128)``)."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+Value = Any
+"""int, float, bool, str, ``Sym``, or a tuple of values."""
+
+
+def dtype_name(value: Value) -> str | None:
+    """The canonical dtype a value denotes (``"float"`` → ``float32``), or ``None``."""
+    if isinstance(value, str):
+        name = _DTYPE_ALIASES.get(value, value)
+        return name if name in _DTYPES or name.startswith(("float", "int", "uint", "bfloat")) else None
+    return None
+
+
+def dtype_bits(dtype: str) -> int | None:
+    """Bits per element of a dtype name (``float8_e4m3`` → 8)."""
+    if dtype == "bool":
+        return 8
+    digits = ""
+    for ch in dtype.split("_")[0]:
+        if ch.isdigit():
+            digits += ch
+    return int(digits) if digits else None
+
+
+def is_known_int(value: Value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def as_dim(value: Value) -> int | str:
+    """A shape extent for the model: an int when known, else its text."""
+    if is_known_int(value):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return str(value)
+
+
+def evaluate(node: ast.expr | None, env: Mapping[str, Value], aliases: frozenset[str]) -> Value:
+    """The value of ``node`` under ``env``; ``Sym`` of the source text when it cannot be known."""
+    if node is None:
+        return None
+    try:
+        return _eval(node, env, aliases)
+    except (ArithmeticError, ValueError, TypeError, OverflowError, RecursionError):
+        return Sym(_text(node))
+
+
+def _text(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)
+    except (ValueError, TypeError, AttributeError, RecursionError):
+        return "?"
+
+
+def _eval(node: ast.expr, env: Mapping[str, Value], aliases: frozenset[str]) -> Value:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return env[node.id] if node.id in env else Sym(node.id)
+    if isinstance(node, ast.Tuple | ast.List):
+        return tuple(_eval(e, env, aliases) for e in node.elts)
+    if isinstance(node, ast.Attribute):
+        if isinstance(node.value, ast.Name) and node.value.id in aliases and dtype_name(node.attr):
+            return _DTYPE_ALIASES.get(node.attr, node.attr)
+        if isinstance(node.value, ast.Name) and node.value.id == "torch" and dtype_name(node.attr):
+            return node.attr
+        return Sym(_text(node))
+    if isinstance(node, ast.UnaryOp):
+        operand = _eval(node.operand, env, aliases)
+        if isinstance(node.op, ast.USub):
+            return -operand if _numeric(operand) else Sym(f"-{_wrap(operand)}")
+        if isinstance(node.op, ast.UAdd):
+            return operand
+        if isinstance(node.op, ast.Not) and isinstance(operand, bool):
+            return not operand
+        return Sym(_text(node))
+    if isinstance(node, ast.BinOp):
+        return _binary(node, env, aliases)
+    if isinstance(node, ast.Call):
+        return _call(node, env, aliases)
+    if isinstance(node, ast.IfExp):
+        test = _eval(node.test, env, aliases)
+        if isinstance(test, bool):
+            return _eval(node.body if test else node.orelse, env, aliases)
+        return Sym(_text(node))
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        left, right = _eval(node.left, env, aliases), _eval(node.comparators[0], env, aliases)
+        if (_numeric(left) and _numeric(right)) or (isinstance(left, str) and isinstance(right, str)):
+            op = node.ops[0]
+            table = {ast.Eq: left == right, ast.NotEq: left != right}
+            if _numeric(left):
+                table.update({ast.Lt: left < right, ast.LtE: left <= right, ast.Gt: left > right})
+                table[ast.GtE] = left >= right
+            if type(op) in table:
+                return table[type(op)]
+        return Sym(_text(node))
+    if isinstance(node, ast.Subscript):
+        base = _eval(node.value, env, aliases)
+        index = _eval(node.slice, env, aliases)
+        if isinstance(base, tuple) and is_known_int(index) and -len(base) <= index < len(base):
+            return base[index]
+        return Sym(_text(node))
+    return Sym(_text(node))
+
+
+def _numeric(value: Value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _wrap(value: Value) -> str:
+    text = str(value)
+    return f"({text})" if isinstance(value, Sym) and " " in text else text
+
+
+def _binary(node: ast.BinOp, env: Mapping[str, Value], aliases: frozenset[str]) -> Value:
+    left, right = _eval(node.left, env, aliases), _eval(node.right, env, aliases)
+    symbol, func = _BINARY.get(type(node.op), (None, None))
+    if symbol is None or func is None:
+        return Sym(_text(node))
+    if _numeric(left) and _numeric(right):
+        result = func(left, right)
+        if isinstance(node.op, ast.Div) and isinstance(result, float) and result.is_integer():
+            return int(result)
+        return result
+    if isinstance(left, str | tuple) and isinstance(node.op, ast.Add) and type(left) is type(right):
+        return left + right
+    if isinstance(node.op, ast.Mult) and (left == 1 or right == 1):
+        return right if left == 1 else left
+    return Sym(f"{_wrap(left)} {symbol} {_wrap(right)}")
+
+
+def _call(node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> Value:
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    known = name in ("ceildiv", "cdiv", "min", "max", "int", "dynamic", "symbolic") or dtype_name(name)
+    args = [_eval(a, env, aliases) for a in node.args if not isinstance(a, ast.Starred)] if known else []
+    if name in ("ceildiv", "cdiv") and len(args) == 2:
+        a, b = args
+        if is_known_int(a) and is_known_int(b) and b != 0:
+            return -(-a // b)
+        return Sym(f"ceildiv({a}, {b})")
+    if name in ("min", "max") and len(args) >= 2:
+        if all(_numeric(a) for a in args):
+            return min(args) if name == "min" else max(args)
+        return Sym(f"{name}({', '.join(map(str, args))})")
+    if name == "int" and len(args) == 1 and _numeric(args[0]):
+        return int(args[0])
+    if name in ("dynamic", "symbolic") and args and isinstance(args[0], str):
+        return Sym(args[0])
+    owner = func.value if isinstance(func, ast.Attribute) else None
+    is_primitive = isinstance(owner, ast.Name) and owner.id in aliases
+    if is_primitive and dtype_name(name) and not args:
+        return name
+    callee = _text(func) if isinstance(func, ast.Name | ast.Attribute) else "call"
+    return Sym(f"{callee}(…)")

@@ -1,0 +1,115 @@
+"""Records only the static tier produces: what the source says, with where it says it.
+
+The shared model (``Buffer``, ``Diagnostic``, ``Span``, ``KernelRef``, ``Access``) is reused as is;
+these records add the source positions an editor needs (a name's span, the call a hint hangs on)
+and the facts that are only known before compiling (symbolic dims, where each argument came from).
+All are frozen dataclasses that ``tilelang_core.model.to_json`` serialises.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from tilelang_core.model import Access, Buffer, Diagnostic, Dim, KernelRef, Span
+
+BindingOrigin = Literal["directive", "call", "default", "const", "unknown"]
+
+
+@dataclass(frozen=True)
+class Binding:
+    """The value a kernel parameter takes for static evaluation, and where that value came from."""
+
+    name: str
+    value: int | float | str | None
+    """``None`` when unknown: the parameter then stays symbolic (``M``)."""
+    origin: BindingOrigin
+
+
+@dataclass(frozen=True)
+class BufferDecl:
+    """A buffer as declared in source: the model record plus the positions editors point at."""
+
+    buffer: Buffer
+    name_span: Span
+    """The declaring name (the ``A`` of ``A: T.Tensor(...)`` or ``A_shared = ...``)."""
+    anchor: Span
+    """The expression a hint follows: the ``T.alloc_*`` call or the ``T.Tensor`` annotation."""
+    allocator: str
+    """``alloc_shared``, ``alloc_fragment``, ``Tensor``, ``empty``..."""
+    stages: int = 1
+    """Copies a software pipeline keeps of it (shared buffers written inside ``T.Pipelined``)."""
+
+
+@dataclass(frozen=True)
+class LaunchDecl:
+    """``T.Kernel(...)`` as written, evaluated where possible."""
+
+    grid: list[Dim]
+    threads: Dim
+    span: Span
+
+
+@dataclass(frozen=True)
+class PipelineDecl:
+    loop_var: str
+    num_stages: Dim
+    span: Span
+    """The ``T.Pipelined(...)`` call."""
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """One mention of a buffer name inside a kernel."""
+
+    name: str
+    span: Span
+    role: Literal["definition", "read", "write", "use"]
+
+
+@dataclass(frozen=True)
+class PrimitiveUse:
+    """A ``T.<name>`` attribute in the file; ``span`` covers ``<name>`` only."""
+
+    name: str
+    span: Span
+    call: bool
+
+
+@dataclass(frozen=True)
+class StaticKernel:
+    ref: KernelRef
+    span: Span
+    """The whole kernel definition (factory included)."""
+    bindings: list[Binding]
+    buffers: list[BufferDecl]
+    launch: LaunchDecl | None
+    pipelines: list[PipelineDecl]
+    accesses: list[Access]
+    occurrences: list[Occurrence]
+    shared_bytes: int | None
+    """Shared memory per block (pipeline copies included), ``None`` when a size is symbolic."""
+    target: str
+
+    def buffer(self, name: str) -> BufferDecl | None:
+        return next((b for b in self.buffers if b.buffer.name == name), None)
+
+
+@dataclass(frozen=True)
+class StaticFile:
+    """Everything the static tier knows about one file's text."""
+
+    path: str
+    target: str
+    kernels: list[StaticKernel]
+    diagnostics: list[Diagnostic]
+    primitives: list[PrimitiveUse] = field(default_factory=list)
+    aliases: list[str] = field(default_factory=list)
+    """Names the file binds to ``tilelang.language`` (``T`` almost always)."""
+
+    def kernel_at(self, line: int) -> StaticKernel | None:
+        """The kernel whose definition contains ``line`` (1-based)."""
+        for kernel in self.kernels:
+            if kernel.span.line <= line <= (kernel.span.end_line or kernel.span.line):
+                return kernel
+        return None

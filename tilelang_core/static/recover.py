@@ -1,0 +1,208 @@
+"""Error-tolerant parsing: Python's own ``ast``, one top-level block at a time, repaired line by line.
+
+``ast.parse`` gives up on the first syntax error, yet a kernel file being edited is broken most of
+the time. The file is cut into top-level blocks (a ``def`` with its decorators, an assignment, an
+``if __name__`` block...), each parsed on its own, so one broken function leaves the others intact.
+A broken block is repaired by neutralising the offending line (``pass``, ``if True:`` for a block
+header, or a one-line suite) until it parses, so even the broken function keeps most of its hints.
+Parsed blocks are cached by (first line, text): typing inside one function re-parses only it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from tilelang_core.model import Diagnostic, Span
+
+_HEADER = re.compile(r"(async\s+)?(for|while|if|elif|else|with|def|try|except|finally|class)\b")
+_CONTINUATION = re.compile(r"(else|elif|except|finally)\b")
+_INDENTED_AFTER = re.compile(r"expected an indented block after .* on line (\d+)")
+_TOKEN = re.compile(r"""\"\"\"|'''|"(?:[^"\\\n]|\\.)*"?|'(?:[^'\\\n]|\\.)*'?|\#.*|[()\[\]{}]""")
+_MAX_REPAIRS = 40
+_CACHE_SIZE = 2048
+
+
+@dataclass(frozen=True)
+class ParsedBlock:
+    start_line: int
+    end_line: int
+    statements: list[ast.stmt]
+    error: Diagnostic | None
+    """The first syntax error of the block as written; ``None`` when it parsed unrepaired."""
+    repaired_lines: frozenset[int]
+    memo: dict[object, object] = field(default_factory=dict, compare=False, repr=False)
+    """Facts derived from this block alone, kept as long as the block is cached."""
+
+    @property
+    def nodes(self) -> list[ast.AST]:
+        """Every node of the block, walked once."""
+        found = self.memo.get("nodes")
+        if found is None:
+            found = [node for stmt in self.statements for node in ast.walk(stmt)]
+            self.memo["nodes"] = found
+        return found  # type: ignore[return-value]
+
+
+_cache: OrderedDict[tuple[int, str], ParsedBlock] = OrderedDict()
+
+
+def split_blocks(lines: list[str]) -> list[tuple[int, int]]:
+    """Cut a file into top-level blocks: (first line, last line), 1-based and inclusive."""
+    starts: list[int] = []
+    depth = 0
+    quote: str | None = None
+    continued = False
+    decorator_pending = False
+    for number, line in enumerate(lines, start=1):
+        first = line[:1]
+        stripped = line.strip()
+        at_top = quote is None and not continued and bool(stripped) and not first.isspace() and first != "#"
+        if at_top and re.match(r"(def|class|async|@)\W?", line):
+            depth = 0
+        if at_top and depth == 0 and first not in ")]}" and not _CONTINUATION.match(line):
+            if not decorator_pending:
+                starts.append(number)
+            decorator_pending = first == "@"
+        elif stripped and not stripped.startswith("#"):
+            decorator_pending = decorator_pending and first == "@"
+        depth, quote = _scan(line, depth, quote)
+        continued = quote is None and line.rstrip("\r\n").endswith("\\")
+    if not starts or starts[0] != 1:
+        starts.insert(0, 1)
+    ends = [s - 1 for s in starts[1:]] + [len(lines)]
+    return [(s, e) for s, e in zip(starts, ends, strict=True) if e >= s]
+
+
+def _scan(line: str, depth: int, quote: str | None) -> tuple[int, str | None]:
+    """Track bracket depth and open triple-quoted strings across one line."""
+    position = 0
+    if quote is not None:
+        close = line.find(quote)
+        if close < 0:
+            return depth, quote
+        position, quote = close + 3, None
+    for match in _TOKEN.finditer(line, position):
+        token = match.group()
+        if token in ('"""', "'''"):
+            close = line.find(token, match.end())
+            if close < 0:
+                return depth, token
+            return _scan(line[close + 3 :], depth, None)
+        if token in "([{":
+            depth += 1
+        elif token in ")]}":
+            depth = max(0, depth - 1)
+    return depth, quote
+
+
+def parse_block(lines: list[str], start: int, end: int) -> ParsedBlock:
+    """Parse lines ``start..end`` (1-based) with their real line numbers, repairing if needed."""
+    text = "".join(lines[start - 1 : end])
+    key = (start, text)
+    cached = _cache.get(key)
+    if cached is not None:
+        _cache.move_to_end(key)
+        return cached
+    block = _parse(lines[start - 1 : end], start, end)
+    _cache[key] = block
+    if len(_cache) > _CACHE_SIZE:
+        _cache.popitem(last=False)
+    return block
+
+
+def _parse(block_lines: list[str], start: int, end: int) -> ParsedBlock:
+    work = [line if line.endswith("\n") else line + "\n" for line in block_lines]
+    padding = "\n" * (start - 1)
+    first_error: Diagnostic | None = None
+    repaired: set[int] = set()
+    attempts: dict[int, int] = {}
+    for _ in range(_MAX_REPAIRS):
+        try:
+            tree = ast.parse(padding + "".join(work))
+        except SyntaxError as err:
+            if first_error is None:
+                first_error = _diagnostic(err, start, end, block_lines)
+            index = _repair(work, err, start, attempts)
+            if index is None:
+                break
+            repaired.add(start + index)
+            continue
+        return ParsedBlock(start, end, tree.body, first_error, frozenset(repaired))
+    return ParsedBlock(start, end, [], first_error, frozenset(range(start, end + 1)))
+
+
+def _repair(work: list[str], err: SyntaxError, start: int, attempts: dict[int, int]) -> int | None:
+    """Neutralise one line of the block; the index of the line changed, ``None`` when out of moves."""
+    match = _INDENTED_AFTER.search(err.msg or "")
+    if match:
+        index = int(match.group(1)) - start
+        if 0 <= index < len(work) and attempts.get(index, 0) == 0:
+            attempts[index] = 1
+            work[index] = work[index].rstrip("\r\n") + " pass\n"
+            return index
+    lineno = err.lineno if err.lineno is not None else start + len(work) - 1
+    index = min(max(lineno - start, 0), len(work) - 1)
+    while index >= 0 and attempts.get(index, 0) >= 3:
+        index -= 1
+    if index < 0:
+        return None
+    attempt = attempts.get(index, 0)
+    attempts[index] = attempt + 1
+    line = work[index]
+    indent = line[: len(line) - len(line.lstrip())]
+    body = line.strip()
+    is_header = bool(_HEADER.match(body))
+    if attempt == 0 and is_header and not body.endswith(":"):
+        work[index] = line.rstrip("\r\n") + ":\n"
+    elif attempt <= 1 and is_header:
+        work[index] = f"{indent}if True:\n"
+    elif attempt <= 1:
+        work[index] = f"{indent}pass\n"
+    else:
+        work[index] = "\n"
+    return index
+
+
+def _diagnostic(err: SyntaxError, start: int, end: int, block_lines: list[str]) -> Diagnostic:
+    line = err.lineno if err.lineno is not None else end
+    line = min(max(line, start), end)
+    text = block_lines[line - start] if line - start < len(block_lines) else ""
+    column = max((err.offset or 1) - 1, 0)
+    column = min(column, len(text.rstrip("\r\n")))
+    end_line = err.end_lineno if err.end_lineno and err.end_lineno == line else line
+    end_column = (err.end_offset - 1) if err.end_offset and end_line == line else len(text.rstrip("\r\n"))
+    end_column = max(end_column, column)
+    return Diagnostic(
+        severity="error",
+        message=err.msg or "invalid syntax",
+        span=Span(line, column, end_line, end_column),
+        code="syntax-error",
+    )
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    blocks: list[ParsedBlock]
+    statements: list[ast.stmt]
+    errors: list[Diagnostic]
+    repaired_lines: frozenset[int]
+
+
+def parse_tolerant(source: str) -> ParsedFile:
+    """Every top-level statement that could be recovered, plus the syntax errors as written."""
+    lines = source.splitlines(keepends=True)
+    blocks: list[ParsedBlock] = []
+    statements: list[ast.stmt] = []
+    errors: list[Diagnostic] = []
+    repaired: set[int] = set()
+    for start, end in split_blocks(lines):
+        block = parse_block(lines, start, end)
+        blocks.append(block)
+        statements.extend(block.statements)
+        if block.error is not None:
+            errors.append(block.error)
+        repaired.update(block.repaired_lines)
+    return ParsedFile(blocks, statements, errors, frozenset(repaired))
