@@ -130,6 +130,8 @@ def _eval(node: ast.expr, env: Mapping[str, Value], aliases: frozenset[str]) -> 
     if isinstance(node, ast.Tuple | ast.List):
         return tuple(_eval(e, env, aliases) for e in node.elts)
     if isinstance(node, ast.Attribute):
+        if isinstance(node.value, ast.Name) and f"{node.value.id}.{node.attr}" in env:
+            return env[f"{node.value.id}.{node.attr}"]
         if isinstance(node.value, ast.Name) and node.value.id in aliases and dtype_name(node.attr):
             return _DTYPE_ALIASES.get(node.attr, node.attr)
         if isinstance(node.value, ast.Name) and node.value.id == "torch" and dtype_name(node.attr):

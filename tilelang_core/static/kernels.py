@@ -60,7 +60,6 @@ class ModuleContext:
     """What the whole file contributes to each kernel: aliases, constants, directives, calls."""
 
     aliases: frozenset[str]
-    jit_names: frozenset[str]
     env: dict[str, Value]
     lines: list[str]
     statements: list[ast.stmt]
@@ -76,25 +75,42 @@ class ModuleContext:
 def module_context(blocks: list[ParsedBlock], lines: list[str], target: str) -> ModuleContext:
     statements = [stmt for block in blocks for stmt in block.statements]
     aliases: set[str] = set()
-    jit_names = {"tilelang.jit", "tl.jit"}
     for stmt in statements:
         if isinstance(stmt, ast.Import):
-            for alias in stmt.names:
-                if alias.name == "tilelang.language":
-                    aliases.add(alias.asname or "tilelang.language")
-                elif alias.name == "tilelang" and alias.asname:
-                    jit_names.add(f"{alias.asname}.jit")
-        elif isinstance(stmt, ast.ImportFrom) and stmt.module in ("tilelang", "tilelang.language"):
-            for alias in stmt.names:
-                if stmt.module == "tilelang" and alias.name == "language":
-                    aliases.add(alias.asname or "language")
-                elif stmt.module == "tilelang" and alias.name == "jit":
-                    jit_names.add(alias.asname or "jit")
+            aliases.update(a.asname or a.name for a in stmt.names if a.name == "tilelang.language")
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module == "tilelang":
+            aliases.update(a.asname or a.name for a in stmt.names if a.name == "language")
     frozen_aliases = frozenset(aliases or {"T"})
     env: dict[str, Value] = {}
+    for block in blocks:
+        env.update(_argparse_defaults(block, frozen_aliases))
     for stmt in statements:
         _bind_assignment(stmt, env, frozen_aliases)
-    return ModuleContext(frozen_aliases, frozenset(jit_names), env, lines, statements, target, blocks)
+    return ModuleContext(frozen_aliases, env, lines, statements, target, blocks)
+
+
+def _argparse_defaults(block: ParsedBlock, aliases: frozenset[str]) -> dict[str, Value]:
+    """``args.M`` → default, from ``parser.add_argument("--M", default=...)`` calls."""
+    found = block.memo.get("argparse")
+    if found is None:
+        found = {}
+        for node in block.nodes:
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            if node.func.attr != "add_argument":
+                continue
+            flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            keywords = {k.arg: k.value for k in node.keywords}
+            if not flags or "default" not in keywords:
+                continue
+            dest = keywords.get("dest")
+            name = dest.value if isinstance(dest, ast.Constant) else flags[-1].lstrip("-").replace("-", "_")
+            value = evaluate(keywords["default"], {}, aliases)
+            if not isinstance(value, Sym) and isinstance(name, str):
+                for prefix in ("args", "opts", "options", "cfg", "config"):
+                    found[f"{prefix}.{name}"] = value
+        block.memo["argparse"] = found
+    return found  # type: ignore[return-value]
 
 
 def _bind_assignment(stmt: ast.stmt, env: dict[str, Value], aliases: frozenset[str]) -> None:
@@ -134,8 +150,12 @@ def primitive_name(node: ast.AST, aliases: frozenset[str]) -> str | None:
     return None
 
 
-def _is_prim_func(decorator: ast.expr, aliases: frozenset[str]) -> bool:
-    return primitive_name(decorator, aliases) == "prim_func" or dotted(decorator).endswith("prim_func")
+def _is_prim_func(decorator: ast.expr) -> bool:
+    return dotted(decorator).split(".")[-1] == "prim_func"
+
+
+def _is_jit(decorator: ast.expr) -> bool:
+    return dotted(decorator).split(".")[-1] == "jit"
 
 
 def discover(
@@ -143,32 +163,34 @@ def discover(
 ) -> Iterator[tuple[KernelRef, ast.FunctionDef, ast.FunctionDef, ParsedBlock]]:
     """Each kernel as (reference, outer definition, the definition holding the body, its block)."""
     for block in context.blocks:
-        key = ("discover", context.aliases, context.jit_names)
+        key = ("discover", context.aliases)
         found = block.memo.get(key)
         if found is None:
-            found = list(_discover_block(block, context))
+            found = list(_discover_block(block, context.aliases))
             block.memo[key] = found
         for ref, outer, body in found:  # type: ignore[attr-defined]
             yield ref, outer, body, block
 
 
 def _discover_block(
-    block: ParsedBlock, context: ModuleContext
+    block: ParsedBlock, aliases: frozenset[str]
 ) -> Iterator[tuple[KernelRef, ast.FunctionDef, ast.FunctionDef]]:
     for stmt in block.statements:
         if not isinstance(stmt, ast.FunctionDef):
             continue
-        decorators = [dotted(d) for d in stmt.decorator_list]
-        is_jit = any(d in context.jit_names for d in decorators)
-        params = _params(stmt)
-        if any(_is_prim_func(d, context.aliases) for d in stmt.decorator_list):
-            yield KernelRef(stmt.name, "prim_func", span_of(stmt), params), stmt, stmt
+        if any(_is_prim_func(d) for d in stmt.decorator_list):
+            yield KernelRef(stmt.name, "prim_func", span_of(stmt), []), stmt, stmt
             continue
-        inner = _inner_prim_func(stmt, context.aliases)
+        is_jit = any(_is_jit(d) for d in stmt.decorator_list)
+        params = _params(stmt)
+        inner = _inner_prim_func(stmt)
         if inner is not None:
             style = "jit-factory" if is_jit else "factory"
             yield KernelRef(stmt.name, style, span_of(stmt), params), stmt, inner
-        elif is_jit and _uses_kernel(stmt, context.aliases):
+        elif is_jit:
+            tensors = _tensor_params(stmt)
+            consts = [Param(n) for n in _const_names(stmt, aliases)]
+            params = consts + [p for p in params if p.name not in tensors]
             yield KernelRef(stmt.name, "jit-eager", span_of(stmt), params), stmt, stmt
 
 
@@ -184,13 +206,13 @@ def _params(func: ast.FunctionDef) -> list[Param]:
     return params
 
 
-def _inner_prim_func(func: ast.FunctionDef, aliases: frozenset[str]) -> ast.FunctionDef | None:
+def _inner_prim_func(func: ast.FunctionDef) -> ast.FunctionDef | None:
     found = [
         node
         for node in ast.walk(func)
         if isinstance(node, ast.FunctionDef)
         and node is not func
-        and any(_is_prim_func(d, aliases) for d in node.decorator_list)
+        and any(_is_prim_func(d) for d in node.decorator_list)
     ]
     if not found:
         return None
@@ -200,11 +222,25 @@ def _inner_prim_func(func: ast.FunctionDef, aliases: frozenset[str]) -> ast.Func
     return next((f for f in found if f.name in returned), found[-1])
 
 
-def _uses_kernel(func: ast.FunctionDef, aliases: frozenset[str]) -> bool:
-    return any(
-        isinstance(node, ast.Call) and primitive_name(node, aliases) in ("Kernel", "const")
-        for node in ast.walk(func)
-    )
+def _const_names(func: ast.FunctionDef, aliases: frozenset[str]) -> list[str]:
+    """Names bound by ``T.const("M N K")`` in an eager kernel body."""
+    names: list[str] = []
+    for stmt in func.body:
+        value = stmt.value if isinstance(stmt, ast.Assign) else None
+        if isinstance(value, ast.Call) and primitive_name(value, aliases) == "const" and value.args:
+            first = value.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                names.extend(n for n in re.split(r"[\s,]+", first.value) if n)
+    return names
+
+
+def _tensor_params(func: ast.FunctionDef) -> set[str]:
+    """Parameters an eager kernel annotates as tensors inside its body."""
+    return {
+        stmt.target.id
+        for stmt in func.body
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is None
+    }
 
 
 def directive(lines: list[str], func: ast.FunctionDef) -> dict[str, str]:
@@ -372,9 +408,7 @@ class KernelReader:
         if isinstance(stmt, ast.Assign):
             self._assign(stmt)
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-            if stmt.value is None or not self._declare_annotated(
-                stmt.target.id, stmt.annotation, span_of(stmt.target)
-            ):
+            if not self._declare_annotated(stmt.target.id, stmt.annotation, span_of(stmt.target)):
                 _bind_assignment(stmt, self.env, self.aliases)
         elif isinstance(stmt, ast.With):
             for item in stmt.items:
@@ -465,13 +499,15 @@ class KernelReader:
         self._add(BufferDecl(buffer, span_of(target), span_of(call), allocator))
 
     def _declare_empty(self, target: ast.Name, call: ast.Call) -> None:
-        shape_nodes = [a for a in call.args]
+        shape_nodes = list(call.args)
         keywords = {k.arg: k.value for k in call.keywords}
-        if len(shape_nodes) == 1:
+        dtype_node = keywords.get("dtype")
+        if shape_nodes and isinstance(shape_nodes[0], ast.Tuple | ast.List):
             shape = self._shape(shape_nodes[0])
+            dtype_node = shape_nodes[1] if len(shape_nodes) > 1 else dtype_node
         else:
             shape = [evaluate(n, self.env, self.aliases) for n in shape_nodes]
-        dtype = self._dtype(keywords.get("dtype"), "float32")
+        dtype = self._dtype(dtype_node, "float32")
         buffer = self._make(target.id, shape, dtype, "global", target.lineno, True)
         self._add(BufferDecl(buffer, span_of(target), span_of(call), "empty"))
 
