@@ -1,0 +1,46 @@
+/**
+ * The settings the language server reads, built from the `tilescope.*` configuration and the
+ * workspace's trust. Kept free of `vscode` so the mapping is unit-tested: the server and the
+ * extension must agree on these names.
+ */
+
+export interface HintKinds {
+  shape: boolean;
+  launch: boolean;
+  layout: boolean;
+  pipeline: boolean;
+}
+
+export interface ServerSettings {
+  trusted: boolean;
+  target: string;
+  hints: HintKinds;
+  timeout: number;
+}
+
+/** Reads one configuration value under `tilescope.`; `vscode.WorkspaceConfiguration.get` fits. */
+export type ConfigGetter = <T>(key: string, fallback: T) => T;
+
+export const DEFAULT_TARGET = "sm_90";
+export const DEFAULT_TIMEOUT_S = 60;
+
+/** Initialization options and `didChangeConfiguration` payloads share this shape. */
+export function serverSettings(get: ConfigGetter, trusted: boolean): ServerSettings {
+  const timeout = Number(get<number>("timeout", DEFAULT_TIMEOUT_S));
+  return {
+    trusted,
+    target: get<string>("target", DEFAULT_TARGET).trim() || DEFAULT_TARGET,
+    hints: {
+      shape: get<boolean>("hints.shape", true),
+      launch: get<boolean>("hints.launch", true),
+      layout: get<boolean>("hints.layout", true),
+      pipeline: get<boolean>("hints.pipeline", true),
+    },
+    timeout: Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_TIMEOUT_S,
+  };
+}
+
+/** The `workspace/didChangeConfiguration` params: the server reads the `tilescope` section. */
+export function configurationChange(settings: ServerSettings): { settings: { tilescope: ServerSettings } } {
+  return { settings: { tilescope: settings } };
+}

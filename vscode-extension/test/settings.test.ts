@@ -1,0 +1,36 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { configurationChange, type ConfigGetter, serverSettings } from "../src/settings";
+
+function getter(values: Record<string, unknown>): ConfigGetter {
+  return <T>(key: string, fallback: T): T => (key in values ? (values[key] as T) : fallback);
+}
+
+test("defaults give every hint kind, sm_90 and a 60 s timeout", () => {
+  assert.deepEqual(serverSettings(getter({}), true), {
+    trusted: true,
+    target: "sm_90",
+    hints: { shape: true, launch: true, layout: true, pipeline: true },
+    timeout: 60,
+  });
+});
+
+test("user settings and trust flow into the server's options", () => {
+  const s = serverSettings(getter({ target: " sm_80 ", "hints.layout": false, timeout: 5 }), false);
+  assert.equal(s.trusted, false);
+  assert.equal(s.target, "sm_80");
+  assert.equal(s.hints.layout, false);
+  assert.equal(s.hints.shape, true);
+  assert.equal(s.timeout, 5);
+});
+
+test("a blank target or a non-positive timeout falls back to the defaults", () => {
+  const s = serverSettings(getter({ target: "  ", timeout: 0 }), true);
+  assert.equal(s.target, "sm_90");
+  assert.equal(s.timeout, 60);
+});
+
+test("didChangeConfiguration carries the settings under the tilescope section", () => {
+  const s = serverSettings(getter({}), true);
+  assert.deepEqual(configurationChange(s), { settings: { tilescope: s } });
+});
