@@ -179,6 +179,14 @@ class KernelModel:
 
 
 @dataclass(frozen=True)
+class IRText:
+    """A pass's IR as TVMScript, with the Python line behind each IR line where TileLang kept it."""
+
+    text: str
+    source_lines: list[int | None] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class FileAnalysis:
     """Everything the compiler tier knows about one file: the answer to ``tilescope check --json``."""
 

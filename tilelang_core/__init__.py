@@ -1,0 +1,10 @@
+"""Tilescope's core: the TileLang compiler's knowledge of a kernel as a typed, queryable model.
+
+Importing this package is cheap: TileLang itself is only imported inside the worker process.
+"""
+
+from tilelang_core.discovery import discover, instantiations
+from tilelang_core.model import SCHEMA_VERSION, FileAnalysis, IRText, KernelModel
+from tilelang_core.service import Analyzer
+
+__all__ = ["SCHEMA_VERSION", "Analyzer", "FileAnalysis", "IRText", "KernelModel", "discover", "instantiations"]

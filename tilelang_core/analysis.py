@@ -1,0 +1,158 @@
+"""Analyse one file with the real compiler: discover, instantiate, lower, extract. Runs in the worker.
+
+Each kernel is analysed on its own, so one broken kernel leaves the others' models intact.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+from tilelang_core import errors, extract, ptxas
+from tilelang_core.discovery import Instantiation, instantiations, syntax_diagnostic
+from tilelang_core.loader import build_prim_func, load_module
+from tilelang_core.lowering import Lowered, cuda_target, lower
+from tilelang_core.model import Diagnostic, FileAnalysis, KernelModel, Span
+
+
+@dataclass
+class KernelRun:
+    """What the worker keeps of one kernel's lowering, for IR printed on demand."""
+
+    model: KernelModel
+    lowered: Lowered | None
+    prim_func: Any | None
+
+
+def analyze_file(
+    path: str,
+    source: str,
+    *,
+    target: str = "sm_90",
+    kernel: str | None = None,
+    args: dict[str, Any] | None = None,
+    with_ptxas: bool = False,
+) -> tuple[FileAnalysis, dict[str, KernelRun]]:
+    syntax = syntax_diagnostic(source, path)
+    if syntax is not None:
+        return FileAnalysis(path=path, target=target, kernels=[], discovered=[], diagnostics=[syntax]), {}
+    found = instantiations(source, path)
+    discovered = [i.kernel for i in found]
+    if kernel is not None:
+        found = [i for i in found if i.kernel.name == kernel]
+    diagnostics: list[Diagnostic] = []
+    if not discovered:
+        diagnostics.append(
+            Diagnostic(
+                severity="warning",
+                message="No TileLang kernels found: expected a @T.prim_func, a factory returning one, "
+                "or a @tilelang.jit function",
+                span=Span(line=1),
+                code="no-kernels",
+            )
+        )
+    elif kernel is not None and not found:
+        diagnostics.append(
+            Diagnostic(severity="error", message=f"No kernel named '{kernel}' in this file", span=Span(line=1), code="no-kernel")
+        )
+    try:
+        cuda_target(target)
+    except ValueError as err:
+        diagnostics.append(Diagnostic(severity="error", message=str(err), span=Span(line=1), code="bad-target"))
+        return FileAnalysis(path=path, target=target, kernels=[], discovered=discovered, diagnostics=diagnostics), {}
+    if not found:
+        return FileAnalysis(path=path, target=target, kernels=[], discovered=discovered, diagnostics=diagnostics), {}
+    try:
+        namespace = load_module(source, path)
+    except Exception as err:
+        diagnostics.append(errors.load_error(err, path))
+        return FileAnalysis(path=path, target=target, kernels=[], discovered=discovered, diagnostics=diagnostics), {}
+
+    runs: dict[str, KernelRun] = {}
+    for inst in found:
+        if args:
+            known = {p.name for p in inst.kernel.params}
+            overrides = {k: v for k, v in args.items() if k in known}
+            inst = replace(
+                inst,
+                args={**inst.args, **overrides},
+                missing=[m for m in inst.missing if m not in overrides],
+            )
+        runs[inst.kernel.name] = _analyze_kernel(namespace, inst, path, inst.target or target, with_ptxas)
+    analysis = FileAnalysis(
+        path=path,
+        target=target,
+        kernels=[r.model for r in runs.values()],
+        discovered=discovered,
+        diagnostics=diagnostics,
+    )
+    return analysis, runs
+
+
+def _empty(inst: Instantiation, target: str, diagnostics: list[Diagnostic]) -> KernelModel:
+    return KernelModel(
+        kernel=inst.kernel.name,
+        args=inst.args,
+        target=target,
+        buffers=[],
+        launch=None,
+        layouts=[],
+        pipelines=[],
+        warp_specialized=False,
+        shared_bytes=0,
+        passes=[],
+        diagnostics=diagnostics,
+    )
+
+
+def _analyze_kernel(namespace: dict[str, Any], inst: Instantiation, path: str, target: str, with_ptxas: bool) -> KernelRun:
+    name, line = inst.kernel.name, inst.kernel.span.line
+    if inst.missing:
+        missing = ", ".join(inst.missing)
+        diagnostic = Diagnostic(
+            severity="warning",
+            message=f"Kernel '{name}' needs values for {missing}: add '# tilescope: "
+            + " ".join(f"{m}=..." for m in inst.missing)
+            + "' above the def, or call it in this file",
+            span=inst.kernel.span,
+            code="missing-args",
+            kernel=name,
+        )
+        return KernelRun(_empty(inst, target, [diagnostic]), None, None)
+    try:
+        prim_func = build_prim_func(namespace, inst)
+    except Exception as err:
+        return KernelRun(_empty(inst, target, [errors.build_error(err, path, name, line)]), None, None)
+
+    buffers = extract.buffers(prim_func, path)
+    start = time.perf_counter()
+    lowered = lower(prim_func, target)
+    lower_ms = (time.perf_counter() - start) * 1000
+    device_mod = lowered.artifact.device_mod if lowered.artifact is not None else None
+    diagnostics: list[Diagnostic] = []
+    if lowered.error is not None:
+        diagnostics.append(errors.lowering_error(lowered.error, lowered.failed_pass, name, line, buffers))
+    source = lowered.artifact.kernel_source if lowered.artifact is not None else None
+    resources = None
+    if with_ptxas and source and target.startswith("sm_"):
+        resources, ptx_diagnostics = ptxas.resource_usage(source, target, name, line)
+        diagnostics.extend(ptx_diagnostics)
+    model = KernelModel(
+        kernel=name,
+        args=inst.args,
+        target=target,
+        buffers=buffers,
+        launch=extract.launch(prim_func, device_mod, path),
+        layouts=extract.layouts(lowered.layout_module),
+        pipelines=extract.pipelines(prim_func, path),
+        warp_specialized=extract.warp_specialized(lowered.layout_module),
+        shared_bytes=extract.shared_bytes(device_mod),
+        passes=lowered.passes,
+        accesses=extract.accesses(prim_func, path),
+        device_source=source,
+        resources=resources,
+        diagnostics=diagnostics,
+        lower_ms=round(lower_ms, 2),
+    )
+    return KernelRun(model, lowered, prim_func)

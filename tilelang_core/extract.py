@@ -1,0 +1,330 @@
+"""Read the kernel model out of TVM IR, in the worker.
+
+Buffers, launch geometry, pipelines and tile operations come from the PrimFunc as TileLang built
+it (its spans point at the user's lines); layouts come from the module right after
+``tl.LayoutInference``; threads after warp specialisation and shared memory from the final
+device module.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import tilelang.ir as tl_ir
+from tvm import tirx
+
+from tilelang_core.model import Access, Buffer, Launch, Layout, Pipeline, Span
+
+_TILE_OPS = {
+    "copy": "copy",
+    "gemm": "gemm",
+    "gemm_py": "gemm",
+    "fill": "fill",
+    "reduce": "reduce",
+    "cumsum": "cumsum",
+    "atomicadd": "atomic_add",
+    "atomic_add": "atomic_add",
+    "im2col": "im2col",
+}
+_REGION_READ, _REGION_WRITE = 1, 2
+
+
+def _line(span: Any, path: str) -> int | None:
+    if span is None:
+        return None
+    location = tl_ir.span_to_location(span)
+    if not location:
+        return None
+    file, line = location
+    return int(line) if file == path or not path else None
+
+
+def _dim(extent: Any) -> int | str:
+    return int(extent) if isinstance(extent, tirx.IntImm | int) else str(extent)
+
+
+def _bytes(shape: list[int | str], dtype: str) -> int | None:
+    if not all(isinstance(d, int) for d in shape):
+        return None
+    bits = _dtype_bits(dtype)
+    return math.prod(shape) * bits // 8 if bits else None  # type: ignore[arg-type]
+
+
+def _dtype_bits(dtype: str) -> int:
+    digits = "".join(c for c in dtype.split("x")[0] if c.isdigit())
+    if dtype == "bool":
+        return 8
+    return int(digits) if digits else 0
+
+
+def _buffer(buf: Any, path: str, is_param: bool) -> Buffer:
+    shape = [_dim(d) for d in buf.shape]
+    dtype = str(buf.dtype)
+    span = tl_ir.get_buffer_span(buf)
+    return Buffer(
+        name=str(buf.name),
+        shape=shape,
+        dtype=dtype,
+        scope=str(buf.scope()),
+        bytes=_bytes(shape, dtype),
+        line=_line(span, path),
+        is_param=is_param,
+    )
+
+
+def _visit(stmt: Any, visitor: Any) -> None:
+    tirx.stmt_functor.post_order_visit(stmt, visitor)
+
+
+def buffers(func: Any, path: str) -> list[Buffer]:
+    """Parameters in signature order, then every ``T.alloc_*`` in program order."""
+    result = [_buffer(func.buffer_map[p], path, True) for p in func.params if p in func.buffer_map]
+    allocs: list[Buffer] = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, tirx.SBlock):
+            allocs.extend(_buffer(b, path, False) for b in node.alloc_buffers)
+
+    _visit(func.body, visit)
+    seen = {b.name for b in result}
+    for buf in sorted(allocs, key=lambda b: (b.line or 0)):
+        if buf.name not in seen:
+            seen.add(buf.name)
+            result.append(buf)
+    return result
+
+
+def launch(func: Any, device_mod: Any | None, path: str) -> Launch | None:
+    """Grid and threads as written, and threads after warp specialisation from the device code."""
+    grid: dict[str, int] = {}
+    threads: list[int] = []
+    line: int | None = None
+
+    def visit(node: Any) -> None:
+        nonlocal line
+        if isinstance(node, tirx.For) and node.thread_binding is not None:
+            tag = str(node.thread_binding.thread_tag)
+            if tag.startswith("blockIdx"):
+                grid[tag] = _int(node.extent)
+                line = line or _line(tl_ir.get_stmt_span(node), path)
+        if isinstance(node, tirx.SBlock) and "tl.launch_threads" in node.annotations:
+            threads[:] = [_int(t) for t in node.annotations["tl.launch_threads"]]
+
+    _visit(func.body, visit)
+    if not grid and not threads:
+        return None
+    declared = math.prod(threads) if threads else 1
+    after = declared
+    if device_mod is not None:
+        extents = [dict(f.attrs["thread_extent"]) for f in device_mod.functions.values() if _has(f, "thread_extent")]
+        if extents:
+            after = max(math.prod(int(v) for k, v in e.items() if k.startswith("threadIdx")) for e in extents)
+    return Launch(
+        grid=[grid.get(f"blockIdx.{axis}", 1) for axis in "xyz"][: max(1, len(grid))],
+        threads=declared,
+        threads_after_ws=after,
+        span=Span(line=line) if line else None,
+    )
+
+
+def _has(func: Any, key: str) -> bool:
+    return func.attrs is not None and key in func.attrs
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return -1
+
+
+def pipelines(func: Any, path: str) -> list[Pipeline]:
+    found: list[Pipeline] = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, tirx.For) and "num_stages" in node.annotations:
+            found.append(
+                Pipeline(
+                    loop_var=str(node.loop_var),
+                    num_stages=int(node.annotations["num_stages"]),
+                    line=_line(tl_ir.get_stmt_span(node), path),
+                )
+            )
+
+    _visit(func.body, visit)
+    return sorted(found, key=lambda p: p.line or 0)
+
+
+def accesses(func: Any, path: str) -> list[Access]:
+    """Tile operations and ``T.Parallel`` loops with the buffers each reads and writes."""
+    found: list[Access] = []
+    pipelined_lines: list[tuple[int, int]] = []
+
+    def visit_loops(node: Any) -> None:
+        if isinstance(node, tirx.For) and "num_stages" in node.annotations:
+            span = tl_ir.get_stmt_span(node)
+            body_lines = [a.line for a in _collect(node.body, path) if a.line]
+            start = _line(span, path)
+            if start and body_lines:
+                pipelined_lines.append((start, max(body_lines)))
+
+    _visit(func.body, visit_loops)
+    for access in _collect(func.body, path):
+        inside = any(lo <= (access.line or -1) <= hi for lo, hi in pipelined_lines)
+        found.append(Access(access.op, access.line, access.reads, access.writes, pipelined=inside))
+    return sorted(found, key=lambda a: a.line or 0)
+
+
+def _collect(stmt: Any, path: str) -> list[Access]:
+    found: list[Access] = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, tirx.Evaluate) and isinstance(node.value, tirx.Call):
+            access = _tile_op(node, path)
+            if access is not None:
+                found.append(access)
+        elif isinstance(node, tirx.For) and node.kind == tirx.ForKind.PARALLEL:
+            reads: list[str] = []
+            writes: list[str] = []
+
+            def inner(n: Any) -> None:
+                if isinstance(n, tirx.BufferLoad) and n.buffer.name not in reads:
+                    reads.append(str(n.buffer.name))
+                if isinstance(n, tirx.BufferStore) and n.buffer.name not in writes:
+                    writes.append(str(n.buffer.name))
+
+            _visit(node.body, inner)
+            line = _line(tl_ir.get_stmt_span(node), path)
+            if not any(a.op == "parallel" and a.line == line for a in found):
+                found.append(Access("parallel", line, reads, writes))
+
+    _visit(stmt, visit)
+    return found
+
+
+def _tile_op(node: Any, path: str) -> Access | None:
+    call = node.value
+    name = str(getattr(call.op, "name", ""))
+    if not name.startswith("tl.tileop."):
+        return None
+    short = name.removeprefix("tl.tileop.")
+    reads: list[str] = []
+    writes: list[str] = []
+    for arg in call.args:
+        if isinstance(arg, tirx.Call) and str(getattr(arg.op, "name", "")) in ("tl.region", "tl.tileop.region"):
+            buffer = str(arg.args[0].buffer.name)
+            mask = _int(arg.args[1])
+            if mask & _REGION_READ and buffer not in reads:
+                reads.append(buffer)
+            if mask & _REGION_WRITE and buffer not in writes:
+                writes.append(buffer)
+        elif isinstance(arg, tirx.BufferLoad):
+            if not reads:
+                reads.append(str(arg.buffer.name))
+            elif str(arg.buffer.name) not in writes:
+                writes.append(str(arg.buffer.name))
+    op = _TILE_OPS.get(short, short)
+    if op == "reduce":
+        kind = next((str(a.value) for a in call.args if isinstance(a, tirx.StringImm)), "")
+        op = f"reduce_{kind}" if kind else op
+    return Access(op, _line(tl_ir.get_stmt_span(node), path), reads, writes)
+
+
+def layouts(layout_module: Any | None) -> list[Layout]:
+    """Every ``layout_map`` entry of the module, one per buffer."""
+    if layout_module is None:
+        return []
+    found: dict[str, Layout] = {}
+
+    def visit(node: Any) -> None:
+        if isinstance(node, tirx.SBlock) and "layout_map" in node.annotations:
+            for buf, layout in node.annotations["layout_map"].items():
+                name = str(buf.name)
+                if name not in found:
+                    found[name] = layout_record(name, layout)
+
+    for func in layout_module.functions.values():
+        if isinstance(func, tirx.PrimFunc):
+            _visit(func.body, visit)
+    return list(found.values())
+
+
+def layout_record(name: str, layout: Any) -> Layout:
+    input_shape = [int(d) for d in layout.get_input_shape()]
+    output_shape = [int(d) for d in layout.get_output_shape()]
+    variables = [str(v) for v in layout.get_forward_vars()]
+    index = [str(e) for e in layout.get_forward_index()]
+    text = str(layout._DebugOutput()) if hasattr(layout, "_DebugOutput") else repr(layout)
+    if hasattr(layout, "forward_thread"):
+        replicate = int(layout.replicate_size)
+        rep_var = variables[0] if len(variables) > len(input_shape) else None
+        return Layout(
+            buffer=name,
+            kind="fragment",
+            input_shape=input_shape,
+            output_shape=output_shape,
+            input_vars=variables[1:] if rep_var else variables,
+            index=index,
+            thread=str(layout.forward_thread),
+            replicate_var=rep_var,
+            replicate=replicate,
+            thread_extent=int(layout.get_thread_size()),
+            elements_per_thread=math.prod(output_shape),
+            text=text,
+        )
+    return Layout(
+        buffer=name,
+        kind="layout",
+        input_shape=input_shape,
+        output_shape=output_shape,
+        input_vars=variables,
+        index=index,
+        swizzle=_swizzle_name(index, variables),
+        text=text,
+    )
+
+
+def _swizzle_name(index: list[str], variables: list[str]) -> str:
+    """A plain-words name for a shared layout: ``none`` when it is the identity, else ``swizzled``."""
+    if index == variables or (len(index) == len(variables) and all(i == v for i, v in zip(index, variables, strict=True))):
+        return "none"
+    if any("%" in e and ("+" in e or "^" in e or "xor" in e) for e in index):
+        return "swizzled"
+    return "reshaped"
+
+
+def shared_bytes(device_mod: Any | None) -> int:
+    """Dynamic plus static shared memory of the largest kernel in the device module."""
+    if device_mod is None:
+        return 0
+    totals = []
+    for func in device_mod.functions.values():
+        if not isinstance(func, tirx.PrimFunc):
+            continue
+        total = int(func.attrs["dyn_shared_memory_buf"]) if _has(func, "dyn_shared_memory_buf") else 0
+        static: list[int] = []
+
+        def visit(node: Any, static: list[int] = static) -> None:
+            if isinstance(node, tirx.AllocBuffer) and str(node.buffer.scope()) == "shared":
+                buf = node.buffer
+                static.append(math.prod(_int(e) for e in buf.shape) * _dtype_bits(str(buf.dtype)) // 8)
+
+        _visit(func.body, visit)
+        totals.append(total + sum(static))
+    return max(totals, default=0)
+
+
+def warp_specialized(layout_module: Any | None) -> bool:
+    if layout_module is None:
+        return False
+    found = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, tirx.AttrStmt) and str(node.attr_key) == "kWarpSpecializationScope":
+            found.append(node)
+
+    for func in layout_module.functions.values():
+        if isinstance(func, tirx.PrimFunc):
+            _visit(func.body, visit)
+    return bool(found)

@@ -1,0 +1,128 @@
+"""Registers, spills and shared memory from ptxas, without a GPU.
+
+``pip install "tilescope[nvcc]"`` brings nvcc and ptxas as a wheel; a system CUDA works too.
+The generated source is compiled to a cubin with ``-Xptxas -v`` and the report parsed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from tilelang_core.model import Diagnostic, Resources, Span
+
+_USAGE = re.compile(r"Used (\d+) registers")
+_SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
+_SMEM = re.compile(r"(\d+) bytes smem")
+SPILL_TIMEOUT_S = 120
+
+
+def _site_dir(package: str) -> Path | None:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def find_nvcc() -> Path | None:
+    """nvcc from the ``nvidia-cuda-nvcc`` wheel, else from ``$CUDA_HOME`` or ``PATH``."""
+    nvidia = _site_dir("nvidia")
+    if nvidia is not None:
+        for candidate in sorted(nvidia.glob("cu*/bin/nvcc"), reverse=True):
+            return candidate
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    if home and (Path(home) / "bin" / "nvcc").exists():
+        return Path(home) / "bin" / "nvcc"
+    found = shutil.which("nvcc")
+    return Path(found) if found else None
+
+
+def _include_dirs(nvcc: Path) -> list[str]:
+    tilelang = _site_dir("tilelang")
+    dirs = [str(nvcc.parent.parent / "include")]
+    if tilelang is not None:
+        dirs += [str(tilelang / "src"), str(tilelang / "3rdparty" / "cutlass" / "include")]
+    return dirs
+
+
+def _arch_flag(arch: str) -> str:
+    """Hopper's wgmma and TMA need the arch-specific ``a`` variant."""
+    return f"{arch}a" if arch in ("sm_90", "sm_100") else arch
+
+
+def parse_report(text: str, arch: str) -> Resources | None:
+    """The figures ptxas prints for the kernel entry (the one using the most registers)."""
+    registers = [int(m) for m in _USAGE.findall(text)]
+    if not registers:
+        return None
+    spills = [(int(a), int(b)) for a, b in _SPILL.findall(text)] or [(0, 0)]
+    smem = [int(m) for m in _SMEM.findall(text)] or [0]
+    return Resources(
+        registers=max(registers),
+        spill_store_bytes=max(s for s, _ in spills),
+        spill_load_bytes=max(load for _, load in spills),
+        shared_bytes=max(smem),
+        arch=arch,
+        raw=text.strip()[-2000:],
+    )
+
+
+def resource_usage(source: str, arch: str, kernel: str, line: int) -> tuple[Resources | None, list[Diagnostic]]:
+    """Compile ``source`` for ``arch`` and report its resources; problems become diagnostics."""
+    nvcc = find_nvcc()
+    if nvcc is None:
+        return None, []
+    with tempfile.TemporaryDirectory(prefix="tilescope-ptxas-") as tmp:
+        cu = Path(tmp) / "kernel.cu"
+        cu.write_text(source)
+        command = [
+            str(nvcc),
+            "-cubin",
+            f"-arch={_arch_flag(arch)}",
+            "-std=c++17",
+            "-O3",
+            "-Xptxas",
+            "-v",
+            *(f"-I{d}" for d in _include_dirs(nvcc)),
+            "-o",
+            str(Path(tmp) / "kernel.cubin"),
+            str(cu),
+        ]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=SPILL_TIMEOUT_S, check=False)
+        except subprocess.TimeoutExpired:
+            return None, [
+                Diagnostic("warning", "ptxas took too long; resource usage is unknown", Span(line), "ptxas-timeout", kernel=kernel)
+            ]
+    output = done.stdout + done.stderr
+    if done.returncode != 0:
+        first = next((ln for ln in output.splitlines() if "error" in ln), output.strip()[:300])
+        return None, [
+            Diagnostic(
+                "error",
+                f"nvcc/ptxas rejected the generated CUDA: {first.strip()}",
+                Span(line),
+                "ptxas-error",
+                kernel=kernel,
+                detail=output[-4000:],
+            )
+        ]
+    resources = parse_report(output, arch)
+    diagnostics: list[Diagnostic] = []
+    if resources is not None and (resources.spill_store_bytes or resources.spill_load_bytes):
+        diagnostics.append(
+            Diagnostic(
+                "warning",
+                f"Registers spill to local memory: {resources.spill_store_bytes} bytes stored, "
+                f"{resources.spill_load_bytes} bytes loaded ({resources.registers} registers per thread)",
+                Span(line),
+                "ptxas-spill",
+                kernel=kernel,
+            )
+        )
+    return resources, diagnostics

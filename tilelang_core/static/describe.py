@@ -1,0 +1,125 @@
+"""Hover text: everything known about the buffer or ``T.*`` primitive under the cursor, as Markdown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilelang_core.model import KernelModel, Layout, Span
+from tilelang_core.static import catalog
+from tilelang_core.static.checks import kib, shape_text
+from tilelang_core.static.hints import buffer_facts, layout_label
+from tilelang_core.static.merge import Facts
+from tilelang_core.static.navigate import symbol_at
+from tilelang_core.static.records import BufferDecl, StaticKernel
+
+THREAD_MAP_SIZE = 8
+"""Rows and columns of a fragment's thread map shown in a hover."""
+
+
+@dataclass(frozen=True)
+class HoverText:
+    markdown: str
+    span: Span
+
+
+def hover(facts: Facts, line: int, column: int) -> HoverText | None:
+    symbol = symbol_at(facts.static, line, column)
+    if symbol is None:
+        return None
+    if symbol.kind == "primitive":
+        text = primitive_markdown(symbol.name)
+        return HoverText(text, symbol.span) if text else None
+    assert symbol.kernel is not None
+    decl = symbol.kernel.buffer(symbol.name)
+    if decl is None:
+        return None
+    return HoverText(buffer_markdown(decl, symbol.kernel, facts.model(symbol.kernel)), symbol.span)
+
+
+def primitive_markdown(name: str) -> str | None:
+    """TileLang's own signature and docstring for ``T.<name>``."""
+    primitive = catalog.lookup(name)
+    if primitive is None:
+        return None
+    if primitive.kind == "dtype":
+        return f"```python\nT.{name}\n```\ndtype `{name}`"
+    header = f"```python\nT.{primitive.signature or name}\n```"
+    return f"{header}\n\n{primitive.doc}" if primitive.doc else header
+
+
+def buffer_markdown(decl: BufferDecl, kernel: StaticKernel, model: KernelModel | None) -> str:
+    buffer = buffer_facts(decl, model)
+    tier = "compiled" if model is not None else "static"
+    lines = [
+        "```text",
+        f"{buffer.name}: {shape_text(buffer.shape)} {buffer.dtype} {buffer.scope}",
+        "```",
+        f"- declared at line {decl.name_span.line} with `T.{decl.allocator}` ({tier} facts)",
+    ]
+    if buffer.bytes is not None:
+        size = f"- {kib(buffer.bytes)} ({buffer.bytes} bytes)"
+        if decl.stages > 1:
+            size += f", × {decl.stages} pipeline stages = {kib(buffer.bytes * decl.stages)}"
+        lines.append(size)
+    layout = model.layout(buffer.name) if model else None
+    if layout is not None:
+        lines.extend(_layout_lines(layout))
+    accesses = model.accesses if model and model.accesses else kernel.accesses
+    writes = [f"T.{a.op} (line {a.line})" for a in accesses if buffer.name in a.writes]
+    reads = [f"T.{a.op} (line {a.line})" for a in accesses if buffer.name in a.reads]
+    if writes:
+        lines.append(f"- written by {', '.join(writes)}")
+    if reads:
+        lines.append(f"- read by {', '.join(reads)}")
+    return "\n".join(lines)
+
+
+def _layout_lines(layout: Layout) -> list[str]:
+    lines = [f"- layout: {layout_label(layout) or layout.kind}"]
+    variables = ", ".join(layout.input_vars)
+    if layout.thread is not None:
+        lines.append(f"- thread({variables}) = `{layout.thread}`")
+    lines.append(f"- index({variables}) = `{', '.join(layout.index)}`")
+    if layout.kind == "fragment":
+        grid = thread_map_text(layout)
+        if grid:
+            lines.extend(
+                [
+                    "",
+                    f"Threads of the top-left {THREAD_MAP_SIZE}×{THREAD_MAP_SIZE} cells:",
+                    "```text",
+                    grid,
+                    "```",
+                ]
+            )
+    return lines
+
+
+_thread_maps: dict[tuple[object, ...], str | None] = {}
+
+
+def thread_map_text(layout: Layout) -> str | None:
+    """A small text grid of which thread holds each of the first cells of a fragment."""
+    key = (layout.buffer, layout.thread, tuple(layout.index), tuple(layout.input_shape), layout.replicate)
+    if key not in _thread_maps:
+        if len(_thread_maps) > 256:
+            _thread_maps.clear()
+        _thread_maps[key] = _thread_map(layout)
+    return _thread_maps[key]
+
+
+def _thread_map(layout: Layout) -> str | None:
+    from tilelang_core import layout_eval
+
+    try:
+        fragment = layout_eval.fragment_map(layout)
+    except (ValueError, IndexError, KeyError, SyntaxError):
+        return None
+    threads = fragment.thread[0]
+    if threads.ndim == 1:
+        threads = threads.reshape(1, -1)
+    elif threads.ndim > 2:
+        threads = threads.reshape(-1, threads.shape[-1])
+    rows = threads[:THREAD_MAP_SIZE, :THREAD_MAP_SIZE]
+    width = max(len(str(int(v))) for v in rows.flat)
+    return "\n".join(" ".join(str(int(v)).rjust(width) for v in row) for row in rows)

@@ -1,0 +1,121 @@
+"""Inlay hints: the facts worth seeing inline, where they belong, as short labels.
+
+Static facts come first; a valid compiled model (see ``merge``) replaces them: concrete shapes,
+threads after warp specialisation, real shared memory, inferred fragment layouts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from tilelang_core.model import Buffer, KernelModel
+from tilelang_core.static.checks import kib, shape_text
+from tilelang_core.static.merge import Facts
+from tilelang_core.static.records import BufferDecl, StaticKernel
+
+HintKind = Literal["buffers", "parameters", "launch", "layouts", "pipelines"]
+HINT_KINDS: tuple[HintKind, ...] = ("buffers", "parameters", "launch", "layouts", "pipelines")
+
+
+@dataclass(frozen=True)
+class Hint:
+    """A label shown after ``line:column`` (1-based line, 0-based column as in ``Span``)."""
+
+    line: int
+    column: int
+    label: str
+    kind: HintKind
+    tooltip: str | None = None
+
+
+def inlay_hints(
+    facts: Facts, kinds: Iterable[str] = HINT_KINDS, first_line: int = 1, last_line: int | None = None
+) -> list[Hint]:
+    """Hints of the wanted kinds whose anchors lie within the given lines."""
+    wanted = set(kinds)
+    hints: list[Hint] = []
+    for kernel in facts.static.kernels:
+        end = kernel.span.end_line or kernel.span.line
+        if end < first_line or (last_line is not None and kernel.span.line > last_line):
+            continue
+        hints.extend(_kernel_hints(kernel, facts.model(kernel), wanted))
+    return [
+        h
+        for h in sorted(hints, key=lambda h: (h.line, h.column))
+        if first_line <= h.line <= (last_line or h.line)
+    ]
+
+
+def buffer_facts(decl: BufferDecl, model: KernelModel | None) -> Buffer:
+    """The compiled record of a buffer when there is one, else the static one."""
+    compiled = model.buffer(decl.buffer.name) if model else None
+    return compiled or decl.buffer
+
+
+def buffer_label(buffer: Buffer, with_scope: bool = True) -> str:
+    parts = [shape_text(buffer.shape), buffer.dtype]
+    if with_scope:
+        parts.append(buffer.scope)
+    return " · ".join(parts)
+
+
+def _kernel_hints(kernel: StaticKernel, model: KernelModel | None, wanted: set[str]) -> list[Hint]:
+    hints: list[Hint] = []
+    for decl in kernel.buffers:
+        buffer = buffer_facts(decl, model)
+        end_line = decl.anchor.end_line or decl.anchor.line
+        end_column = decl.anchor.end_column or decl.anchor.column
+        is_param = decl.allocator in ("Tensor", "Buffer", "StridedTensor") or decl.allocator == "empty"
+        kind = "parameters" if is_param else "buffers"
+        if kind in wanted:
+            hints.append(Hint(end_line, end_column, buffer_label(buffer, with_scope=not is_param), kind))
+        layout = model.layout(decl.buffer.name) if model else None
+        if "layouts" in wanted and layout is not None:
+            label = layout_label(layout)
+            if label:
+                hints.append(Hint(end_line, end_column, label, "layouts", layout.text or None))
+    if "launch" in wanted and kernel.launch is not None:
+        span = kernel.launch.span
+        hints.append(
+            Hint(span.end_line or span.line, span.end_column or 0, launch_label(kernel, model), "launch")
+        )
+    if "pipelines" in wanted:
+        compiled = model.pipelines if model else []
+        for index, pipeline in enumerate(kernel.pipelines):
+            stages = compiled[index].num_stages if index < len(compiled) else pipeline.num_stages
+            span = pipeline.span
+            label = f"{stages} stages" if stages != 1 else "1 stage"
+            hints.append(Hint(span.end_line or span.line, span.end_column or 0, label, "pipelines"))
+    return hints
+
+
+def layout_label(layout: object) -> str:
+    """``128 threads × 128/thread`` for a fragment, the swizzle for a shared layout."""
+    kind = getattr(layout, "kind", None)
+    if kind == "fragment":
+        text = f"{layout.thread_extent} threads × {layout.elements_per_thread}/thread"  # type: ignore[attr-defined]
+        replicate = getattr(layout, "replicate", None) or 1
+        return text + (f", replicated ×{replicate}" if replicate > 1 else "")
+    swizzle = getattr(layout, "swizzle", None)
+    return f"layout {swizzle}" if swizzle and swizzle != "none" else ""
+
+
+def launch_label(kernel: StaticKernel, model: KernelModel | None) -> str:
+    """``grid 8×8 · 128 threads · 48 KB shared``, compiled figures where known."""
+    assert kernel.launch is not None
+    grid = shape_text(kernel.launch.grid)
+    threads: object = kernel.launch.threads
+    shared = kernel.shared_bytes
+    after_ws = None
+    if model is not None and model.launch is not None:
+        grid = shape_text(model.launch.grid)
+        threads = model.launch.threads
+        if model.launch.threads_after_ws != model.launch.threads:
+            after_ws = model.launch.threads_after_ws
+        shared = model.shared_bytes
+    parts = [f"grid {grid}", f"{threads} threads" + (f" ({after_ws} with producers)" if after_ws else "")]
+    if shared is not None:
+        parts.append(f"{kib(shared)} shared")
+    return " · ".join(parts)

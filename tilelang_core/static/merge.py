@@ -1,0 +1,79 @@
+"""Joining the two tiers: which compiled facts still describe the text being edited.
+
+A compiled ``KernelModel`` describes the source it was built from. It is used for a kernel only
+while that kernel's fingerprint (its own text, its bindings and the target) is unchanged, so
+editing one kernel never shows another's stale numbers, and editing this one falls back to the
+static tier until the compiler has caught up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from tilelang_core.model import Diagnostic, FileAnalysis, KernelModel
+from tilelang_core.static.records import StaticFile, StaticKernel
+
+COMPILER_KNOWS_BETTER = frozenset({"shared-memory", "fragment-threads"})
+"""Static estimates dropped once the compiler has built the kernel without error."""
+
+
+def fingerprints(static: StaticFile, source: str) -> dict[str, str]:
+    """Per kernel: a digest of its text, its bindings and its target."""
+    lines = source.splitlines()
+    found: dict[str, str] = {}
+    for kernel in static.kernels:
+        end = kernel.span.end_line or kernel.span.line
+        text = "\n".join(lines[kernel.span.line - 1 : end])
+        digest = hashlib.sha1(f"{text}\0{kernel.bindings!r}\0{kernel.target}".encode()).hexdigest()
+        found[kernel.ref.name] = digest
+    return found
+
+
+@dataclass(frozen=True)
+class CompiledSnapshot:
+    """A compiler-tier result together with the fingerprints of the text it was computed from."""
+
+    analysis: FileAnalysis
+    fingerprints: dict[str, str]
+    version: int | None = None
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What editor features draw from: the static file and the compiled models still valid for it."""
+
+    static: StaticFile
+    models: dict[str, KernelModel] = field(default_factory=dict)
+
+    def model(self, kernel: StaticKernel) -> KernelModel | None:
+        return self.models.get(kernel.ref.name)
+
+
+def facts(static: StaticFile, current: dict[str, str], compiled: CompiledSnapshot | None) -> Facts:
+    """The compiled models whose kernels are unchanged since they were compiled."""
+    if compiled is None:
+        return Facts(static)
+    models = {
+        model.kernel: model
+        for model in compiled.analysis.kernels
+        if compiled.fingerprints.get(model.kernel) is not None
+        and compiled.fingerprints.get(model.kernel) == current.get(model.kernel)
+    }
+    return Facts(static, models)
+
+
+def diagnostics(static: StaticFile, compiled: FileAnalysis | None) -> list[Diagnostic]:
+    """Static diagnostics plus the compiler's, the compiler's replacing static estimates it settles."""
+    if compiled is None:
+        return list(static.diagnostics)
+    built = {k.kernel for k in compiled.kernels if not any(d.severity == "error" for d in k.diagnostics)}
+    kept = [d for d in static.diagnostics if not (d.code in COMPILER_KNOWS_BETTER and d.kernel in built)]
+    syntax_seen = any(d.code == "syntax-error" for d in static.diagnostics)
+    for diagnostic in compiled.all_diagnostics():
+        if diagnostic.code == "syntax-error" and syntax_seen:
+            continue
+        if diagnostic not in kept:
+            kept.append(diagnostic)
+    kept.sort(key=lambda d: (d.span.line, d.span.column))
+    return kept

@@ -1,0 +1,110 @@
+"""The worker process: owns TileLang, runs user code, answers JSON requests one line at a time.
+
+It is started and supervised by ``tilelang_core.service.Analyzer``. Requests arrive on stdin; answers
+leave on a private copy of the original stdout, while fd 1 is pointed at stderr so that whatever
+user code or TVM prints can never corrupt the protocol.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import traceback
+from collections import OrderedDict
+from typing import Any, TextIO
+
+from tilelang_core.model import to_json
+
+_CACHE_SIZE = 8
+
+
+def _channel() -> TextIO:
+    protocol = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return protocol
+
+
+class Worker:
+    def __init__(self) -> None:
+        import tilelang  # noqa: F401  (warm the import: it is most of the start-up cost)
+
+        from tilelang_core import analysis, ir_text
+
+        self._analysis = analysis
+        self._ir_text = ir_text
+        self._runs: OrderedDict[str, dict[str, Any]] = OrderedDict()
+
+    @staticmethod
+    def key(request: dict[str, Any]) -> str:
+        parts = [request["path"], request.get("source", ""), request.get("target", "sm_90"), request.get("args") or {}]
+        return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+    def analyze(self, request: dict[str, Any]) -> dict[str, Any]:
+        result, runs = self._analysis.analyze_file(
+            request["path"],
+            request["source"],
+            target=request.get("target", "sm_90"),
+            kernel=request.get("kernel"),
+            args=request.get("args"),
+            with_ptxas=bool(request.get("ptxas")),
+        )
+        key = self.key(request)
+        self._runs[key] = {**self._runs.get(key, {}), **runs}
+        self._runs.move_to_end(key)
+        while len(self._runs) > _CACHE_SIZE:
+            self._runs.popitem(last=False)
+        return to_json(result)
+
+    def pass_ir(self, request: dict[str, Any]) -> dict[str, Any]:
+        kernel = request["kernel"]
+        runs = self._runs.get(self.key(request), {})
+        if kernel not in runs:
+            self.analyze({**request, "kernel": kernel, "ptxas": False})
+            runs = self._runs.get(self.key(request), {})
+        run = runs.get(kernel)
+        if run is None or run.lowered is None:
+            raise LookupError(f"kernel '{kernel}' did not lower, so it has no pass IR")
+        index = int(request["index"])
+        lowered = run.lowered
+        if index == -1:
+            mod = lowered.initial
+        elif 0 <= index < len(lowered.modules):
+            mod = lowered.modules[index]
+        else:
+            raise IndexError(f"pass index {index} out of range (0..{len(lowered.modules) - 1})")
+        return to_json(self._ir_text.render(mod, request["path"]))
+
+    def handle(self, request: dict[str, Any]) -> Any:
+        op = request.get("op")
+        if op == "ping":
+            return {"pid": os.getpid()}
+        if op == "analyze":
+            return self.analyze(request)
+        if op == "pass_ir":
+            return self.pass_ir(request)
+        raise ValueError(f"unknown request {op!r}")
+
+
+def main() -> None:
+    protocol = _channel()
+    worker = Worker()
+    protocol.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
+    for line in sys.stdin:
+        request = json.loads(line)
+        try:
+            answer = {"id": request.get("id"), "ok": True, "result": worker.handle(request)}
+        except Exception as err:
+            answer = {
+                "id": request.get("id"),
+                "ok": False,
+                "error": f"{type(err).__name__}: {err}",
+                "detail": traceback.format_exc()[-4000:],
+            }
+        protocol.write(json.dumps(answer) + "\n")
+
+
+if __name__ == "__main__":
+    main()
