@@ -1,0 +1,156 @@
+"""Completion and signature help for ``T.`` members and their keyword arguments.
+
+Works on the raw text before the cursor, because the line being typed rarely parses.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from tilelang_core.static import catalog
+
+_MEMBER = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\.([A-Za-z_0-9]*)$")
+_IDENTIFIER_TAIL = re.compile(r"[A-Za-z_][A-Za-z_0-9]*$")
+_CALLEE = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\.([A-Za-z_][A-Za-z_0-9]*)\s*$")
+_LOOKBACK = 4000
+
+
+@dataclass(frozen=True)
+class Completion:
+    label: str
+    kind: str
+    """``function``, ``class``, ``module``, ``dtype``, ``value`` or ``keyword`` (an argument name)."""
+    detail: str
+    documentation: str
+    insert_text: str | None = None
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """The ``T.<name>(`` call the cursor is inside of."""
+
+    name: str
+    active: int
+    """Index of the argument being typed."""
+    keywords: tuple[str, ...]
+    """Keyword arguments already given."""
+    current_keyword: str | None
+    current_text: str
+
+
+def complete(text_before: str, aliases: Iterable[str]) -> list[Completion]:
+    """Items for the cursor at the end of ``text_before``."""
+    aliases = set(aliases)
+    member = _MEMBER.search(text_before[-200:])
+    if member and member.group(1) in aliases:
+        return [_member(p) for p in catalog.primitives().values()]
+    context = call_context(text_before, aliases)
+    if context is None or context.current_keyword is not None:
+        return []
+    if not re.fullmatch(r"\s*[A-Za-z_0-9]*", context.current_text):
+        return []
+    primitive = catalog.lookup(context.name)
+    if primitive is None or primitive.params is None:
+        return []
+    return [
+        Completion(f"{p.name}=", "keyword", f"T.{context.name}", "", f"{p.name}=")
+        for p in primitive.params
+        if p.kind in ("positional_or_keyword", "keyword_only") and p.name not in context.keywords
+    ]
+
+
+def _member(primitive: catalog.Primitive) -> Completion:
+    detail = primitive.signature or primitive.kind
+    return Completion(primitive.name, primitive.kind, detail, primitive.summary)
+
+
+def call_context(text_before: str, aliases: Iterable[str]) -> CallContext | None:
+    """Find the innermost unclosed ``T.<name>(`` before the cursor, and the argument being typed."""
+    text = text_before[-_LOOKBACK:]
+    depth = 0
+    commas = 0
+    keywords: list[str] = []
+    segment_end = len(text)
+    index = len(text) - 1
+    while index >= 0:
+        ch = text[index]
+        if ch in ")]}":
+            depth += 1
+        elif ch in "([{":
+            if depth == 0:
+                if ch != "(":
+                    return None
+                segment = text[index + 1 : segment_end]
+                keyword = _keyword_of(segment)
+                if keyword:
+                    keywords.append(keyword)
+                callee = _CALLEE.search(text[:index])
+                if callee is None or callee.group(1) not in set(aliases):
+                    return None
+                first = text[index + 1 :]
+                last = first.rsplit(",", 1)[-1] if commas else first
+                return CallContext(
+                    name=callee.group(2),
+                    active=commas,
+                    keywords=tuple(keywords),
+                    current_keyword=_keyword_of(last) if "=" in last else None,
+                    current_text=last,
+                )
+            depth -= 1
+        elif ch == "," and depth == 0:
+            segment = text[index + 1 : segment_end]
+            keyword = _keyword_of(segment)
+            if keyword:
+                keywords.append(keyword)
+            segment_end = index
+            commas += 1
+        index -= 1
+    return None
+
+
+def _keyword_of(segment: str) -> str | None:
+    match = re.match(r"\s*([A-Za-z_][A-Za-z_0-9]*)\s*=(?!=)", segment)
+    return match.group(1) if match else None
+
+
+@dataclass(frozen=True)
+class Signature:
+    label: str
+    documentation: str
+    parameters: list[tuple[int, int]]
+    """Each parameter's [start, end) offsets within ``label``."""
+    active: int
+
+
+def signature_help(text_before: str, aliases: Iterable[str]) -> Signature | None:
+    context = call_context(text_before, aliases)
+    if context is None:
+        return None
+    primitive = catalog.lookup(context.name)
+    if primitive is None or primitive.params is None or primitive.signature is None:
+        return None
+    label = f"T.{primitive.signature}"
+    offsets: list[tuple[int, int]] = []
+    cursor = label.index("(") + 1
+    names = [p.name for p in primitive.params]
+    for param in primitive.params:
+        prefix = {"var_positional": "*", "var_keyword": "**"}.get(param.kind, "")
+        start = label.find(prefix + param.name, cursor)
+        if start < 0:
+            start = cursor
+        end = start + len(prefix + param.name)
+        offsets.append((start, end))
+        cursor = end
+    active = context.active
+    if context.current_keyword in names:
+        active = names.index(context.current_keyword)  # type: ignore[arg-type]
+    else:
+        positional = [i for i, p in enumerate(primitive.params) if p.kind != "keyword_only"]
+        variadic = next((i for i, p in enumerate(primitive.params) if p.kind == "var_positional"), None)
+        if variadic is not None and active >= variadic:
+            active = variadic
+        elif positional:
+            active = positional[min(active, len(positional) - 1)]
+    return Signature(label, primitive.summary, offsets, active)
