@@ -1,0 +1,46 @@
+"""``textDocument/codeLens``: "Trace passes", "Plot layouts" and "Show CUDA" above each kernel,
+each bound to a ``workspace/executeCommand`` command of ``lsp.commands``. Shown only in a trusted
+workspace, since the commands run the compiler."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from lsp.commands import PLOT_LAYOUT, SHOW_CUDA, TRACE_PASSES
+from lsp.convert import span_range
+from tilelang_core.model import Span
+
+if TYPE_CHECKING:
+    from lsp.server import TilescopeServer
+
+_PLOT_ORDER = ("local.fragment", "shared.dyn", "shared")
+
+
+def register(server: TilescopeServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+    def code_lens(ls: TilescopeServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        if not ls.settings.trusted:
+            return []
+        uri = params.text_document.uri
+        lines = ls.lines(uri)
+        lenses: list[types.CodeLens] = []
+        for kernel in ls.facts(uri).static.kernels:
+            where = span_range(lines, Span(kernel.span.line, kernel.span.column, kernel.span.line))
+            name = kernel.ref.name
+            lenses.append(_lens(where, "Trace passes", TRACE_PASSES, [uri, name]))
+            plotted = sorted(
+                (d for d in kernel.buffers if d.buffer.scope in _PLOT_ORDER),
+                key=lambda d: _PLOT_ORDER.index(d.buffer.scope),
+            )
+            if plotted:
+                lenses.append(_lens(where, "Plot layouts", PLOT_LAYOUT, [uri, name, plotted[0].buffer.name]))
+            lenses.append(_lens(where, "Show CUDA", SHOW_CUDA, [uri, name]))
+        return lenses
+
+
+def _lens(where: types.Range, title: str, command: str, arguments: list[object]) -> types.CodeLens:
+    return types.CodeLens(
+        range=where, command=types.Command(title=title, command=command, arguments=arguments)
+    )

@@ -1,0 +1,55 @@
+"""Server settings, from ``initializationOptions`` and ``workspace/didChangeConfiguration``.
+
+Shape of both (the latter may wrap it in a ``tilescope`` section)::
+
+    {"trusted": false, "target": "sm_90", "timeout": 60, "python": "/path/to/python",
+     "hints": {"buffers": true, "parameters": true, "launch": true, "layouts": true, "pipelines": true}}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from tilelang_core.static.hints import HINT_KINDS
+
+SECTION = "tilescope"
+
+
+@dataclass(frozen=True)
+class Settings:
+    trusted: bool = False
+    """Whether kernel code may run (the compiler tier imports and builds the user's file)."""
+    target: str = "sm_90"
+    timeout: float = 60.0
+    python: str | None = None
+    hints: frozenset[str] = field(default_factory=lambda: frozenset(HINT_KINDS))
+    idle_s: float = 0.5
+    """How long a document must rest before the compiler tier analyses it."""
+
+
+def merged(settings: Settings, raw: Any) -> Settings:
+    """``settings`` updated with whatever a client sent; unknown or ill-typed values are ignored."""
+    if not isinstance(raw, dict):
+        return settings
+    if isinstance(raw.get(SECTION), dict):
+        raw = raw[SECTION]
+    changes: dict[str, Any] = {}
+    if isinstance(raw.get("trusted"), bool):
+        changes["trusted"] = raw["trusted"]
+    if isinstance(raw.get("target"), str) and raw["target"]:
+        changes["target"] = raw["target"]
+    if isinstance(raw.get("timeout"), int | float) and raw["timeout"] > 0:
+        changes["timeout"] = float(raw["timeout"])
+    if isinstance(raw.get("python"), str):
+        changes["python"] = raw["python"] or None
+    if isinstance(raw.get("idle"), int | float) and raw["idle"] >= 0:
+        changes["idle_s"] = float(raw["idle"])
+    hints = raw.get("hints")
+    if isinstance(hints, dict):
+        enabled = set(settings.hints)
+        for kind in HINT_KINDS:
+            if isinstance(hints.get(kind), bool):
+                (enabled.add if hints[kind] else enabled.discard)(kind)
+        changes["hints"] = frozenset(enabled)
+    return replace(settings, **changes)
