@@ -7,6 +7,8 @@ what it knows better.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tilelang_core.static.checks import check_primitives
 from tilelang_core.static.kernels import discover, module_context, read_kernel
 from tilelang_core.static.records import (
@@ -21,7 +23,11 @@ from tilelang_core.static.records import (
 )
 from tilelang_core.static.recover import parse_tolerant
 
+SOURCE = "tilescope-static"
+"""The ``source`` of every static diagnostic; the compiler tier's say ``tilescope``."""
+
 __all__ = [
+    "SOURCE",
     "Binding",
     "BufferDecl",
     "LaunchDecl",
@@ -49,5 +55,7 @@ def analyze_source(source: str, path: str = "<unsaved>", *, target: str = "sm_90
         block_uses, found = check_primitives(block, context.aliases)
         uses.extend(block_uses)
         diagnostics.extend(d for d in found if d.span.line not in parsed.repaired_lines)
-    diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
+    diagnostics = sorted(
+        (replace(d, source=SOURCE) for d in diagnostics), key=lambda d: (d.span.line, d.span.column)
+    )
     return StaticFile(path, target, kernels, diagnostics, uses, sorted(context.aliases))

@@ -293,7 +293,11 @@ def _argument_problem(primitive: catalog.Primitive, call: ast.Call) -> str | Non
                 return f"T.{primitive.name} has no argument {keyword.arg!r}{hint}"
     if starred:
         return None
-    given = {p.name for p in positional[: len(call.args)]} | {k.arg for k in call.keywords if k.arg}
+    by_position = {p.name for p in positional[: len(call.args)]}
+    for keyword in call.keywords:
+        if keyword.arg in by_position:
+            return f"T.{primitive.name} got multiple values for argument {keyword.arg!r}"
+    given = by_position | {k.arg for k in call.keywords if k.arg}
     missing = [
         p.name
         for p in params

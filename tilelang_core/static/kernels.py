@@ -635,7 +635,7 @@ class KernelReader:
             reads = [o.buffer.buffer.name for o in operands[source : source + 1] if o]
             writes = [o.buffer.buffer.name for o in operands[dest : dest + 1] if o]
         elif name.startswith("gemm") or name.endswith("gemm"):
-            reads = [o.buffer.buffer.name for o in operands[:2] if o]
+            reads = [o.buffer.buffer.name for o in operands[:3] if o]
             writes = [o.buffer.buffer.name for o in operands[2:3] if o]
         elif name in _WRITE_FIRST:
             writes = [o.buffer.buffer.name for o in operands[:1] if o]

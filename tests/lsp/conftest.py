@@ -1,0 +1,74 @@
+"""A real LSP client talking to ``python -m lsp`` over stdio, as an editor would."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "lsp", "--stdio"], server_env=None)
+
+
+async def start(client: LanguageClient, **options: Any) -> None:
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=ROOT.as_uri(),
+            initialization_options=options,
+        )
+    )
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def client(lsp_client: LanguageClient):
+    """An untrusted session: the static tier only."""
+    await start(lsp_client, trusted=False)
+    yield
+    await lsp_client.shutdown_session()
+
+
+def open_file(client: LanguageClient, path: Path, text: str | None = None, version: int = 1) -> str:
+    uri = path.resolve().as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="python", version=version, text=path.read_text() if text is None else text
+            )
+        )
+    )
+    return uri
+
+
+def replace_all(client: LanguageClient, uri: str, text: str, version: int) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+async def until(condition: Callable[[], bool], timeout: float = 10.0, what: str = "condition") -> None:
+    """Wait for a notification-driven condition, failing clearly after ``timeout`` seconds."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+async def within(awaitable: Awaitable[Any], timeout: float = 10.0) -> Any:
+    return await asyncio.wait_for(awaitable, timeout)
+
+
+def whole_file(lines: int = 10_000) -> types.Range:
+    return types.Range(start=types.Position(line=0, character=0), end=types.Position(line=lines, character=0))

@@ -1,0 +1,157 @@
+"""Static checks name the mistake, the buffers involved and the line, before anything compiles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tilelang_core.static import analyze_source
+
+FIXTURES = Path(__file__).resolve().parents[1] / "lsp" / "fixtures"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+GEMM = (EXAMPLES / "gemm.py").read_text()
+
+
+def findings(source: str, target: str = "sm_90") -> list[tuple[int, str, str, str]]:
+    return [
+        (d.span.line, d.severity, d.code, d.message)
+        for d in analyze_source(source, target=target).diagnostics
+    ]
+
+
+def test_b_tile_of_the_wrong_orientation_fed_to_gemm() -> None:
+    assert findings((FIXTURES / "wrong_gemm.py").read_text()) == [
+        (
+            18,
+            "error",
+            "gemm-shape",
+            "T.gemm K mismatch: A_shared gives K = 32, B_shared gives K = 128; B_shared is 128×32, "
+            "so pass transpose_B=True or allocate it as 32×128",
+        ),
+        (
+            18,
+            "warning",
+            "gemm-accum-dtype",
+            "T.gemm accumulates in float16 (C_local): sums of float16 products lose precision; use float32",
+        ),
+    ]
+
+
+def test_transpose_b_makes_the_same_tile_correct() -> None:
+    source = (
+        (FIXTURES / "wrong_gemm.py")
+        .read_text()
+        .replace(
+            "T.gemm(A_shared, B_shared, C_local)", "T.gemm(A_shared, B_shared, C_local, transpose_B=True)"
+        )
+    )
+    assert [f[2] for f in findings(source)] == ["gemm-accum-dtype"]
+
+
+def test_integer_accumulator_for_half_inputs_is_an_error() -> None:
+    source = GEMM.replace('accum_dtype="float32"', 'accum_dtype="int32"')
+    assert findings(source) == [
+        (
+            23,
+            "error",
+            "gemm-accum-dtype",
+            "T.gemm accumulator C_local is int32; float16 inputs accumulate in float16 or float32",
+        )
+    ]
+
+
+def test_output_tile_that_does_not_match_a_times_b() -> None:
+    source = GEMM.replace(
+        "C_local = T.alloc_fragment((block_M, block_N)", "C_local = T.alloc_fragment((block_M, 64)"
+    )
+    assert findings(source)[0][2:] == (
+        "gemm-shape",
+        "T.gemm output shape: A_shared·B_shared is 128×128 but C_local is 128×64",
+    )
+
+
+def test_copy_between_tiles_of_different_shapes() -> None:
+    source = GEMM.replace("T.copy(C_local, C[by * block_M, bx * block_N])", "T.copy(A_shared, B_shared)")
+    assert findings(source) == [
+        (24, "error", "copy-shape", "T.copy shapes differ: A_shared is 128×32 but B_shared is 32×128")
+    ]
+
+
+def test_shared_memory_over_the_target_budget_counts_pipeline_stages() -> None:
+    found = findings((FIXTURES / "budgets.py").read_text())
+    assert found[0] == (
+        11,
+        "warning",
+        "shared-memory",
+        "shared memory 256 KB per block exceeds the sm_90 limit of 227 KB "
+        "(A_shared 32 KB × 4 stages, B_shared 32 KB × 4 stages)",
+    )
+
+
+def test_the_same_kernel_fits_a_smaller_pipeline() -> None:
+    source = (FIXTURES / "budgets.py").read_text().replace("stages=4", "stages=3")
+    assert "shared-memory" not in [f[2] for f in findings(source)]
+
+
+def test_a_smaller_target_budget_is_used_when_asked() -> None:
+    found = findings(GEMM.replace("num_stages=3", "num_stages=12"), target="sm_86")
+    assert found == [
+        (
+            15,
+            "warning",
+            "shared-memory",
+            "shared memory 192 KB per block exceeds the sm_86 limit of 99 KB "
+            "(A_shared 8 KB × 12 stages, B_shared 8 KB × 12 stages)",
+        )
+    ]
+
+
+def test_fragment_that_threads_cannot_share_evenly() -> None:
+    assert findings((FIXTURES / "budgets.py").read_text())[1] == (
+        25,
+        "warning",
+        "fragment-threads",
+        "A_local has 1000 elements, which 128 threads cannot share evenly (1000 % 128 = 104)",
+    )
+
+
+def test_reduce_output_must_drop_the_reduced_dimension() -> None:
+    source = (EXAMPLES / "softmax.py").read_text()
+    broken = source.replace("T.reduce_max(X_local, row_max, dim=1)", "T.reduce_max(X_local, row_max, dim=0)")
+    assert findings(broken) == [
+        (
+            21,
+            "error",
+            "reduce-shape",
+            "T.reduce_max along dim 0 of X_local (64×256) gives 256, but row_max is 64",
+        )
+    ]
+
+
+def test_unknown_primitive_suggests_the_closest_name() -> None:
+    found = findings((FIXTURES / "budgets.py").read_text())
+    assert (
+        28,
+        "error",
+        "unknown-primitive",
+        "T.cop is not part of tilelang.language; did you mean T.copy?",
+    ) in found
+
+
+def test_wrong_arguments_to_a_primitive() -> None:
+    found = [f for f in findings((FIXTURES / "budgets.py").read_text()) if f[2] == "wrong-arguments"]
+    assert found == [(29, "error", "wrong-arguments", "T.fill got multiple values for argument 'value'")]
+    misspelt = findings(
+        GEMM.replace(
+            "T.gemm(A_shared, B_shared, C_local)", "T.gemm(A_shared, B_shared, C_local, transpose_b=True)"
+        )
+    )
+    assert misspelt == [
+        (23, "error", "wrong-arguments", "T.gemm has no argument 'transpose_b'; did you mean transpose_B?")
+    ]
+    missing = findings(GEMM.replace("T.gemm(A_shared, B_shared, C_local)", "T.gemm(A_shared, B_shared)"))
+    assert missing == [(23, "error", "wrong-arguments", "T.gemm is missing C")]
+
+
+def test_symbolic_shapes_are_never_guessed_at() -> None:
+    source = GEMM.replace("# tilescope: M=1024 N=1024 K=1024\n", "").replace("block_K=32", "block_K=None")
+    assert findings(source) == []
