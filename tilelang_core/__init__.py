@@ -7,4 +7,12 @@ from tilelang_core.discovery import discover, instantiations
 from tilelang_core.model import SCHEMA_VERSION, FileAnalysis, IRText, KernelModel
 from tilelang_core.service import Analyzer
 
-__all__ = ["SCHEMA_VERSION", "Analyzer", "FileAnalysis", "IRText", "KernelModel", "discover", "instantiations"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "Analyzer",
+    "FileAnalysis",
+    "IRText",
+    "KernelModel",
+    "discover",
+    "instantiations",
+]

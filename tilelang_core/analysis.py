@@ -5,6 +5,7 @@ Each kernel is analysed on its own, so one broken kernel leaves the others' mode
 
 from __future__ import annotations
 
+import inspect
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -12,8 +13,9 @@ from typing import Any
 from tilelang_core import errors, extract, ptxas
 from tilelang_core.discovery import Instantiation, instantiations, syntax_diagnostic
 from tilelang_core.loader import build_prim_func, load_module
-from tilelang_core.lowering import Lowered, cuda_target, lower
-from tilelang_core.model import Diagnostic, FileAnalysis, KernelModel, Span
+from tilelang_core.lowering import Lowered, lower
+from tilelang_core.model import Buffer, Diagnostic, FileAnalysis, KernelModel, Span
+from tilelang_core.targets import shared_memory_budget, target_error
 
 
 @dataclass
@@ -54,12 +56,16 @@ def analyze_file(
         )
     elif kernel is not None and not found:
         diagnostics.append(
-            Diagnostic(severity="error", message=f"No kernel named '{kernel}' in this file", span=Span(line=1), code="no-kernel")
+            Diagnostic(
+                severity="error",
+                message=f"No kernel named '{kernel}' in this file",
+                span=Span(line=1),
+                code="no-kernel",
+            )
         )
-    try:
-        cuda_target(target)
-    except ValueError as err:
-        diagnostics.append(Diagnostic(severity="error", message=str(err), span=Span(line=1), code="bad-target"))
+    problem = target_error(target)
+    if problem:
+        diagnostics.append(Diagnostic(severity="error", message=problem, span=Span(line=1), code="bad-target"))
         return FileAnalysis(path=path, target=target, kernels=[], discovered=discovered, diagnostics=diagnostics), {}
     if not found:
         return FileAnalysis(path=path, target=target, kernels=[], discovered=discovered, diagnostics=diagnostics), {}
@@ -106,7 +112,38 @@ def _empty(inst: Instantiation, target: str, diagnostics: list[Diagnostic]) -> K
     )
 
 
-def _analyze_kernel(namespace: dict[str, Any], inst: Instantiation, path: str, target: str, with_ptxas: bool) -> KernelRun:
+def _shared_overflow(shared: int, target: str, buffers: list[Buffer], kernel: str, line: int) -> Diagnostic | None:
+    budget = shared_memory_budget(target)
+    if budget is None or shared <= budget:
+        return None
+    first = next((b.line for b in buffers if b.scope.startswith("shared") and b.line), line)
+    return Diagnostic(
+        severity="error",
+        message=f"Kernel '{kernel}' needs {shared} bytes of shared memory per block, over the {budget} bytes "
+        f"{target} allows (pipeline stages multiply every shared tile)",
+        span=Span(line=first),
+        code="shared-memory-overflow",
+        kernel=kernel,
+    )
+
+
+def _bound_args(obj: Any, inst: Instantiation) -> dict[str, Any]:
+    """Every argument the kernel was built with, defaults included, as JSON-friendly values."""
+    function = getattr(obj, "signature", None) or obj
+    try:
+        signature = function if isinstance(function, inspect.Signature) else inspect.signature(function)
+    except (TypeError, ValueError):
+        return dict(inst.args)
+    values = dict(inst.args)
+    for param in signature.parameters.values():
+        if param.name not in values and param.default is not inspect.Parameter.empty:
+            values[param.name] = param.default
+    return {k: v if isinstance(v, int | float | str | bool) or v is None else str(v) for k, v in values.items()}
+
+
+def _analyze_kernel(
+    namespace: dict[str, Any], inst: Instantiation, path: str, target: str, with_ptxas: bool
+) -> KernelRun:
     name, line = inst.kernel.name, inst.kernel.span.line
     if inst.missing:
         missing = ", ".join(inst.missing)
@@ -125,6 +162,7 @@ def _analyze_kernel(namespace: dict[str, Any], inst: Instantiation, path: str, t
     except Exception as err:
         return KernelRun(_empty(inst, target, [errors.build_error(err, path, name, line)]), None, None)
 
+    args = _bound_args(namespace[name], inst)
     buffers = extract.buffers(prim_func, path)
     start = time.perf_counter()
     lowered = lower(prim_func, target)
@@ -133,6 +171,10 @@ def _analyze_kernel(namespace: dict[str, Any], inst: Instantiation, path: str, t
     diagnostics: list[Diagnostic] = []
     if lowered.error is not None:
         diagnostics.append(errors.lowering_error(lowered.error, lowered.failed_pass, name, line, buffers))
+    shared = extract.shared_bytes(device_mod)
+    overflow = _shared_overflow(shared, target, buffers, name, line)
+    if overflow is not None:
+        diagnostics.append(overflow)
     source = lowered.artifact.kernel_source if lowered.artifact is not None else None
     resources = None
     if with_ptxas and source and target.startswith("sm_"):
@@ -140,14 +182,14 @@ def _analyze_kernel(namespace: dict[str, Any], inst: Instantiation, path: str, t
         diagnostics.extend(ptx_diagnostics)
     model = KernelModel(
         kernel=name,
-        args=inst.args,
+        args=args,
         target=target,
         buffers=buffers,
         launch=extract.launch(prim_func, device_mod, path),
         layouts=extract.layouts(lowered.layout_module),
         pipelines=extract.pipelines(prim_func, path),
         warp_specialized=extract.warp_specialized(lowered.layout_module),
-        shared_bytes=extract.shared_bytes(device_mod),
+        shared_bytes=shared,
         passes=lowered.passes,
         accesses=extract.accesses(prim_func, path),
         device_source=source,

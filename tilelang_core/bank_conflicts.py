@@ -118,9 +118,7 @@ def ldmatrix_tiles(offset: np.ndarray, bits: int) -> AccessReport:
         raise ValueError(f"a {rows}×{cols} tile does not split into 8×{width} ldmatrix tiles")
     grid = np.arange(offset.size).reshape(rows // 8, 8, cols // width, width)
     order = grid.transpose(0, 2, 1, 3).reshape(-1)
-    return _phased(
-        order, offset, bits, 8 * width, "ldmatrix", f"ldmatrix 8×8 (8 rows × {width} elements) per phase"
-    )
+    return _phased(order, offset, bits, 8 * width, "ldmatrix", f"ldmatrix 8×8 (8 rows × {width} elements) per phase")
 
 
 def column_reads(offset: np.ndarray, bits: int) -> AccessReport:

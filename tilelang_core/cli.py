@@ -16,8 +16,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tilescope", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for entry in sorted(entry_points(group="tilescope.commands"), key=lambda e: e.name):
-        entry.load()(subparsers)
+        try:
+            register = entry.load()
+        except ImportError as err:
+            _unavailable(subparsers, entry.name, err)
+            continue
+        register(subparsers)
     return parser
+
+
+def _unavailable(subparsers: argparse._SubParsersAction, name: str, err: ImportError) -> None:
+    """Keep the other commands usable when one package cannot be imported, and say why."""
+    message = f"tilescope {name} is unavailable: {err}"
+    parser = subparsers.add_parser(name, help=f"(unavailable: {err})")
+    parser.set_defaults(func=lambda _args: print(message, file=sys.stderr) or 2)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

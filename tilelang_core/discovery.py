@@ -117,7 +117,10 @@ def _kernel_ref(func: ast.FunctionDef, source: str) -> KernelRef | None:
     is_jit = any(_is_jit_decorator(d) for d in decorators)
     if _has_inner_prim_func(func):
         return KernelRef(
-            name=func.name, style="jit-factory" if is_jit else "factory", span=_span(func), params=_params(func, source)
+            name=func.name,
+            style="jit-factory" if is_jit else "factory",
+            span=_span(func),
+            params=_params(func, source),
         )
     if is_jit:
         consts = [Param(name=n) for n in _const_names(func)]

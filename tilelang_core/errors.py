@@ -63,6 +63,8 @@ def build_error(err: BaseException, path: str, kernel: str, kernel_line: int) ->
     message = first_message(err)
     if isinstance(err, AssertionError) and not str(err).strip():
         message = "an assertion in TileLang failed"
+    elif isinstance(err, MemoryError):
+        message = "it ran out of memory (the worker's memory limit stopped it)"
     return Diagnostic(
         severity="error",
         message=f"Building kernel '{kernel}' failed: {message}",
@@ -92,5 +94,10 @@ def lowering_error(
         text = f"Lowering kernel '{kernel}' failed{where}: {message}"
         code = "compile-error"
     return Diagnostic(
-        severity="error", message=text, span=Span(line=line or kernel_line), code=code, kernel=kernel, detail=_detail(err)
+        severity="error",
+        message=text,
+        span=Span(line=line or kernel_line),
+        code=code,
+        kernel=kernel,
+        detail=_detail(err),
     )

@@ -88,7 +88,7 @@ def buffers(func: Any, path: str) -> list[Buffer]:
 
     _visit(func.body, visit)
     seen = {b.name for b in result}
-    for buf in sorted(allocs, key=lambda b: (b.line or 0)):
+    for buf in sorted(allocs, key=lambda b: b.line or 0):
         if buf.name not in seen:
             seen.add(buf.name)
             result.append(buf)
@@ -212,7 +212,10 @@ def _tile_op(node: Any, path: str) -> Access | None:
     reads: list[str] = []
     writes: list[str] = []
     for arg in call.args:
-        if isinstance(arg, tirx.Call) and str(getattr(arg.op, "name", "")) in ("tl.region", "tl.tileop.region"):
+        if isinstance(arg, tirx.Call) and str(getattr(arg.op, "name", "")) in (
+            "tl.region",
+            "tl.tileop.region",
+        ):
             buffer = str(arg.args[0].buffer.name)
             mask = _int(arg.args[1])
             if mask & _REGION_READ and buffer not in reads:
@@ -287,7 +290,9 @@ def layout_record(name: str, layout: Any) -> Layout:
 
 def _swizzle_name(index: list[str], variables: list[str]) -> str:
     """A plain-words name for a shared layout: ``none`` when it is the identity, else ``swizzled``."""
-    if index == variables or (len(index) == len(variables) and all(i == v for i, v in zip(index, variables, strict=True))):
+    if index == variables or (
+        len(index) == len(variables) and all(i == v for i, v in zip(index, variables, strict=True))
+    ):
         return "none"
     if any("%" in e and ("+" in e or "^" in e or "xor" in e) for e in index):
         return "swizzled"

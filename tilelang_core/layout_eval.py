@@ -211,9 +211,7 @@ def fragment_map(layout: Layout) -> FragmentMap:
     env: dict[str, np.ndarray | int] = dict(_grid(shape, names))
     full = (replicate, *shape)
     if layout.replicate_var:
-        env[layout.replicate_var] = np.arange(replicate, dtype=np.int64).reshape(
-            (replicate,) + (1,) * len(shape)
-        )
+        env[layout.replicate_var] = np.arange(replicate, dtype=np.int64).reshape((replicate,) + (1,) * len(shape))
     thread = np.broadcast_to(evaluate(layout.thread, env), full).copy()
     index_coords = [np.broadcast_to(evaluate(e, env), full) for e in layout.index]
     local_full = _row_major(index_coords, list(layout.output_shape))

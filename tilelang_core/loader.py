@@ -17,7 +17,21 @@ from typing import Any
 from tilelang_core.discovery import Instantiation
 
 MODULE_NAME = "__tilescope_kernel__"
-_SAFE_CALLS = {"T", "tilelang", "tl", "int", "float", "str", "tuple", "list", "dict", "range", "len", "max", "min"}
+_SAFE_CALLS = {
+    "T",
+    "tilelang",
+    "tl",
+    "int",
+    "float",
+    "str",
+    "tuple",
+    "list",
+    "dict",
+    "range",
+    "len",
+    "max",
+    "min",
+}
 
 
 def _calls_only_safe(node: ast.AST) -> bool:

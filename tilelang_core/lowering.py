@@ -16,19 +16,21 @@ import tilelang
 import tvm
 
 from tilelang_core.model import PassRecord
+from tilelang_core.targets import target_error
 
 LAYOUT_PASS = "tl.LayoutInference"
 
 
 def cuda_target(arch: str) -> Any:
     """A TVM target from a short name: ``sm_90``, ``sm_80``, ``gfx942`` (HIP) or ``metal``."""
+    problem = target_error(arch)
+    if problem:
+        raise ValueError(problem)
     if arch.startswith("sm_"):
         return tvm.target.Target({"kind": "cuda", "arch": arch})
     if arch.startswith("gfx"):
         return tvm.target.Target({"kind": "hip", "mcpu": arch})
-    if arch in ("metal", "c"):
-        return tvm.target.Target({"kind": arch})
-    raise ValueError(f"unknown target {arch!r}: use sm_XX (CUDA), gfxNNN (HIP), metal or c")
+    return tvm.target.Target({"kind": arch})
 
 
 @dataclass

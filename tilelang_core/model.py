@@ -17,7 +17,7 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_
 SCHEMA_VERSION = 1
 
 Severity = Literal["error", "warning", "information", "hint"]
-Dim = Union[int, str]
+Dim = int | str
 """A shape extent: an int when known, else the symbolic expression as written (``"M"``)."""
 
 

@@ -97,7 +97,13 @@ def resource_usage(source: str, arch: str, kernel: str, line: int) -> tuple[Reso
             done = subprocess.run(command, capture_output=True, text=True, timeout=SPILL_TIMEOUT_S, check=False)
         except subprocess.TimeoutExpired:
             return None, [
-                Diagnostic("warning", "ptxas took too long; resource usage is unknown", Span(line), "ptxas-timeout", kernel=kernel)
+                Diagnostic(
+                    "warning",
+                    "ptxas took too long; resource usage is unknown",
+                    Span(line),
+                    "ptxas-timeout",
+                    kernel=kernel,
+                )
             ]
     output = done.stdout + done.stderr
     if done.returncode != 0:

@@ -22,8 +22,9 @@ from collections import OrderedDict, deque
 from pathlib import Path
 from typing import Any
 
-from tilelang_core.discovery import instantiations, syntax_diagnostic
+from tilelang_core.discovery import discover, instantiations, syntax_diagnostic
 from tilelang_core.model import Diagnostic, FileAnalysis, IRText, KernelModel, KernelRef, Span, from_json
+from tilelang_core.targets import target_error
 
 START_TIMEOUT_S = 120.0
 
@@ -192,10 +193,15 @@ class Analyzer:
             try:
                 source = Path(path).read_text()
             except OSError as err:
-                return _file_only(path, target, [], Diagnostic("error", f"Cannot read file: {err}", Span(1), "io-error"))
+                return _file_only(
+                    path, target, [], Diagnostic("error", f"Cannot read file: {err}", Span(1), "io-error")
+                )
         syntax = syntax_diagnostic(source, path)
         if syntax is not None:
             return _file_only(path, target, [], syntax)
+        problem = target_error(target)
+        if problem:
+            return _file_only(path, target, discover(source, path), Diagnostic("error", problem, Span(1), "bad-target"))
         found = instantiations(source, path)
         discovered = [i.kernel for i in found]
         if kernel is not None:
@@ -218,10 +224,16 @@ class Analyzer:
             partial = self._analyze_one(payload, inst.kernel, discovered, timeout_s)
             kernels.extend(partial.kernels)
             file_diagnostics.extend(d for d in partial.diagnostics if d not in file_diagnostics)
-        return FileAnalysis(path=path, target=target, kernels=kernels, discovered=discovered, diagnostics=file_diagnostics)
+        return FileAnalysis(
+            path=path, target=target, kernels=kernels, discovered=discovered, diagnostics=file_diagnostics
+        )
 
     def _analyze_one(
-        self, payload: dict[str, Any], ref: KernelRef | None, discovered: list[KernelRef], timeout_s: float | None
+        self,
+        payload: dict[str, Any],
+        ref: KernelRef | None,
+        discovered: list[KernelRef],
+        timeout_s: float | None,
     ) -> FileAnalysis:
         key = self._key(payload)
         cached = self._cache.get(key)
@@ -236,7 +248,10 @@ class Analyzer:
         except RuntimeError as err:
             line = ref.span.line if ref else 1
             return _file_only(
-                payload["path"], payload["target"], discovered, Diagnostic("error", str(err), Span(line), "internal-error")
+                payload["path"],
+                payload["target"],
+                discovered,
+                Diagnostic("error", str(err), Span(line), "internal-error"),
             )
         if len(result.kernels) == 1 and not result.diagnostics:
             self._cache[key] = result.kernels[0]

@@ -39,7 +39,12 @@ class Worker:
 
     @staticmethod
     def key(request: dict[str, Any]) -> str:
-        parts = [request["path"], request.get("source", ""), request.get("target", "sm_90"), request.get("args") or {}]
+        parts = [
+            request["path"],
+            request.get("source", ""),
+            request.get("target", "sm_90"),
+            request.get("args") or {},
+        ]
         return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
     def analyze(self, request: dict[str, Any]) -> dict[str, Any]:
