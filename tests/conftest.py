@@ -1,0 +1,45 @@
+"""Shared fixtures: one warm compiler worker for the whole session, and the bundled examples."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tilelang_core import Analyzer
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+
+
+def _has_cuda() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _has_cuda():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def analyzer() -> Iterator[Analyzer]:
+    with Analyzer(timeout_s=120) as instance:
+        instance.warm()
+        yield instance
+
+
+@pytest.fixture(scope="session")
+def has_ptxas() -> bool:
+    from tilelang_core.ptxas import find_nvcc
+
+    return find_nvcc() is not None or shutil.which("nvcc") is not None

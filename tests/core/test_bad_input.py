@@ -1,0 +1,98 @@
+"""Broken kernels become diagnostics at the right line, within their timeout, and never kill the service."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tilelang_core import Analyzer
+from tilelang_core.model import Diagnostic, FileAnalysis
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _only_error(result: FileAnalysis) -> Diagnostic:
+    errors = [d for d in result.all_diagnostics() if d.severity == "error"]
+    assert len(errors) == 1, result.all_diagnostics()
+    return errors[0]
+
+
+@pytest.fixture(scope="module")
+def strict() -> Analyzer:
+    """A separate worker with tight limits, so restarts do not disturb the shared one."""
+    with Analyzer(timeout_s=15, memory_mb=3072) as analyzer:
+        yield analyzer
+
+
+def test_kernel_that_raises_points_at_the_raising_line(analyzer: Analyzer) -> None:
+    error = _only_error(analyzer.analyze(str(FIXTURES / "raises.py")))
+    assert (error.code, error.span.line) == ("build-error", 7)
+    assert "integer division or modulo by zero" in error.message
+    assert error.detail and "Traceback" in error.detail
+
+
+def test_gemm_shape_mismatch_is_tilelangs_own_check_at_the_gemm_line(analyzer: Analyzer) -> None:
+    error = _only_error(analyzer.analyze(str(FIXTURES / "gemm_wrong_shape.py")))
+    assert error.span.line == 19
+    assert "T.gemm K shape check failed: K_A = 32, K_B = 128" in error.message
+
+
+def test_syntax_error_needs_no_worker(analyzer: Analyzer) -> None:
+    error = _only_error(analyzer.analyze(str(FIXTURES / "syntax_error.py")))
+    assert (error.code, error.span.line) == ("syntax-error", 13)
+
+
+def test_file_without_kernels_says_so(analyzer: Analyzer) -> None:
+    result = analyzer.analyze(str(FIXTURES / "no_kernels.py"))
+    assert [d.code for d in result.diagnostics] == ["no-kernels"]
+    assert result.kernels == []
+
+
+def test_unknown_target_is_refused_before_any_work(analyzer: Analyzer) -> None:
+    error = _only_error(analyzer.analyze(str(FIXTURES / "module_prim_func.py"), target="sm_xx"))
+    assert error.code == "bad-target" and "sm_xx" in error.message
+
+
+def test_missing_arguments_are_a_warning_naming_them(analyzer: Analyzer) -> None:
+    result = analyzer.analyze(str(FIXTURES / "needs_args.py"))
+    (warning,) = result.all_diagnostics()
+    assert warning.code == "missing-args" and "N, factor" in warning.message and warning.span.line == 4
+
+
+def test_hang_times_out_at_the_kernel_and_the_worker_recovers(strict: Analyzer) -> None:
+    start = time.monotonic()
+    error = _only_error(strict.analyze(str(FIXTURES / "hangs.py")))
+    assert time.monotonic() - start < 60
+    assert (error.code, error.span.line) == ("timeout", 4)
+    after = strict.analyze(str(FIXTURES / "module_prim_func.py"))
+    assert after.ok and after.kernels[0].passes
+
+
+def test_process_exit_is_a_crash_diagnostic_and_the_worker_restarts(strict: Analyzer) -> None:
+    restarts = strict.restarts
+    error = _only_error(strict.analyze(str(FIXTURES / "exits.py")))
+    assert (error.code, error.span.line) == ("worker-crash", 6)
+    assert "exited with code 3" in error.message
+    assert strict.analyze(str(FIXTURES / "module_prim_func.py")).ok
+    assert strict.restarts > restarts
+
+
+def test_unbounded_allocation_hits_the_memory_limit(strict: Analyzer) -> None:
+    error = _only_error(strict.analyze(str(FIXTURES / "greedy.py")))
+    assert error.span.line in (4, 7)
+    assert "memory" in error.message
+    assert strict.analyze(str(FIXTURES / "module_prim_func.py")).ok
+
+
+def test_main_block_never_runs(analyzer: Analyzer, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    source = (FIXTURES / "module_prim_func.py").read_text() + (
+        f"\nopen({str(marker)!r}, 'w').write('module level')\n"
+        f"if __name__ == '__main__':\n    open({str(marker)!r}, 'w').write('main')\n"
+    )
+    kernel = tmp_path / "kernel.py"
+    kernel.write_text(source)
+    assert analyzer.analyze(str(kernel)).ok
+    assert not marker.exists()
