@@ -16,7 +16,9 @@ def _only(source: str):
 
 
 def test_every_example_style_is_found_with_its_span() -> None:
-    found = {ref.name: (ref.style, ref.span.line) for f in sorted(EXAMPLES.glob("*.py")) for ref in discover(f.read_text())}
+    found = {
+        ref.name: (ref.style, ref.span.line) for f in sorted(EXAMPLES.glob("*.py")) for ref in discover(f.read_text())
+    }
     assert found == {
         "dequant_gemm": ("factory", 13),
         "elementwise_add": ("jit-factory", 8),
@@ -33,7 +35,16 @@ def test_module_level_prim_func_needs_no_arguments() -> None:
 
 def test_eager_kernel_parameters_are_its_constants_and_non_tensor_arguments() -> None:
     (ref,) = discover((EXAMPLES / "flash_attention.py").read_text())
-    assert [p.name for p in ref.params] == ["batch", "heads", "seq_len", "dim", "sm_scale", "block_M", "block_N", "num_stages"]
+    assert [p.name for p in ref.params] == [
+        "batch",
+        "heads",
+        "seq_len",
+        "dim",
+        "sm_scale",
+        "block_M",
+        "block_N",
+        "num_stages",
+    ]
 
 
 def test_directive_wins_over_call_and_default() -> None:

@@ -184,7 +184,9 @@ def test_buffers_are_exact(case: Expected, models: dict[str, KernelModel]) -> No
 
 
 @pytest.mark.parametrize("case", EXPECTED, ids=lambda c: c.file)
-def test_launch_matches_lowered_ir(case: Expected, models: dict[str, KernelModel], lowered_ir: dict[str, Lowered]) -> None:
+def test_launch_matches_lowered_ir(
+    case: Expected, models: dict[str, KernelModel], lowered_ir: dict[str, Lowered]
+) -> None:
     model, ir = models[case.file], lowered_ir[case.file]
     assert model.launch is not None
     assert model.launch.grid == case.grid

@@ -200,9 +200,7 @@ def test_expressions_follow_tvm_floor_semantics_and_printed_calls():
     assert evaluate("T.Div(x, 4)", {"x": x}).tolist() == [-1, 0, 0, 1, 2]
     assert evaluate("T.truncmod(x, 4)", {"x": x}).tolist() == [-3, -1, 0, 1, 1]
     assert evaluate("T.shift_right(x, 1) + T.bitwise_and(x, 3)", {"x": np.array([6])}).tolist() == [5]
-    assert evaluate(
-        'T.if_then_else(x < 2, T.min(x, 1), T.max(x, 7)) + T.Cast("int64", 0)', {"x": x}
-    ).tolist() == [
+    assert evaluate('T.if_then_else(x < 2, T.min(x, 1), T.max(x, 7)) + T.Cast("int64", 0)', {"x": x}).tolist() == [
         -7,
         -1,
         0,
