@@ -32,13 +32,16 @@ def register(server: TilescopeServer) -> None:
             ls.facts(uri), ls.settings.hints, params.range.start.line + 1, params.range.end.line + 1
         )
         lines = ls.lines(uri)
+        start, end = params.range.start, params.range.end
+        placed = [(position(lines, hint.line, hint.column), hint) for hint in found]
         return [
             types.InlayHint(
-                position=position(lines, hint.line, hint.column),
+                position=where,
                 label=hint.label,
                 kind=_KIND[hint.kind],
                 padding_left=True,
                 tooltip=hint.tooltip,
             )
-            for hint in found
+            for where, hint in placed
+            if (start.line, start.character) <= (where.line, where.character) <= (end.line, end.character)
         ]

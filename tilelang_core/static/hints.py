@@ -116,6 +116,6 @@ def launch_label(kernel: StaticKernel, model: KernelModel | None) -> str:
             after_ws = model.launch.threads_after_ws
         shared = model.shared_bytes
     parts = [f"grid {grid}", f"{threads} threads" + (f" ({after_ws} with producers)" if after_ws else "")]
-    if shared is not None:
+    if shared:
         parts.append(f"{kib(shared)} shared")
     return " · ".join(parts)
