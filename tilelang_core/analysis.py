@@ -134,9 +134,12 @@ def _bound_args(obj: Any, inst: Instantiation) -> dict[str, Any]:
         signature = function if isinstance(function, inspect.Signature) else inspect.signature(function)
     except (TypeError, ValueError):
         return dict(inst.args)
-    values = dict(inst.args)
+    names = list(signature.parameters)
+    values = {k: v for k, v in inst.args.items() if k not in names}  # T.const names come first
     for param in signature.parameters.values():
-        if param.name not in values and param.default is not inspect.Parameter.empty:
+        if param.name in inst.args:
+            values[param.name] = inst.args[param.name]
+        elif param.default is not inspect.Parameter.empty:
             values[param.name] = param.default
     return {k: v if isinstance(v, int | float | str | bool) or v is None else str(v) for k, v in values.items()}
 
