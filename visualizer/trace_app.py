@@ -1,0 +1,290 @@
+"""``tilescope trace``: browse every pass the compiler ran and what it did to the IR.
+
+Left, the passes grouped by phase (unchanged ones hidden until asked for); right, the selected
+pass's diff against the IR before it, with the Python line behind each IR line; below, what the
+pass does in plain words. IR is fetched from the core on demand, in worker threads, so the
+interface never waits on the compiler; the +/− counts fill in the background.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.widgets import Footer, Header, Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from visualizer.ir_diff import Diff, Row, listing, side_by_side
+from visualizer.ir_view import IRView
+from visualizer.trace_session import TraceSession
+
+CUDA = -2
+"""The pseudo-pass that shows the generated CUDA after the last pass."""
+
+
+class PassList(OptionList):
+    """The passes, one option each, under disabled phase headings."""
+
+
+class TraceApp(App[None]):
+    CSS_PATH = "trace_app.tcss"
+    TITLE = "tilescope trace"
+    AUTO_FOCUS = "#passes"
+
+    BINDINGS = [
+        Binding("n", "next_change", "Next change"),
+        Binding("p", "previous_change", "Prev change"),
+        Binding("u", "toggle_unchanged", "Unchanged"),
+        Binding("v", "toggle_split", "Side by side"),
+        Binding("i", "toggle_full", "Full IR"),
+        Binding("slash", "filter_passes", "Filter passes"),
+        Binding("f", "find", "Find in IR"),
+        Binding("c", "show_cuda", "CUDA"),
+        Binding("escape", "close_inputs", "Close", show=False),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    show_unchanged: reactive[bool] = reactive(False)
+    split: reactive[bool] = reactive(False)
+    full_ir: reactive[bool] = reactive(False)
+    current: reactive[int | None] = reactive(None)
+    name_filter: reactive[str] = reactive("")
+
+    def __init__(self, session: TraceSession) -> None:
+        super().__init__()
+        self.session = session
+        self.sub_title = session.title
+        self._last_hit = -1
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield Input(placeholder="filter passes by name", id="filter")
+                yield PassList(id="passes")
+            with Vertical(id="right"):
+                yield Static(id="heading")
+                yield Input(placeholder="find in IR (enter: next match)", id="search")
+                yield IRView(id="ir")
+                yield Static(id="about")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.rebuild_list()
+        first = next((p.index for p in self.session.passes if p.changed), 0)
+        self.select(first)
+        self.count_changes()
+
+    # ----- the pass list -------------------------------------------------------------------
+
+    def _visible(self) -> list[int]:
+        term = self.name_filter.lower()
+        return [
+            p.index
+            for p in self.session.passes
+            if (self.show_unchanged or p.changed or p.index == self.current)
+            and (not term or term in self.session.display_name(p.index).lower())
+        ]
+
+    def _prompt(self, index: int) -> Text:
+        record = self.session.passes[index]
+        diff = self.session.known_diff(index)
+        marker = "●" if record.changed else "·"
+        counts = f"+{diff.added} −{diff.removed}" if diff and diff.changed else ("=" if diff else "…")
+        text = Text(
+            f"{marker}{index:>3} ", style="bold" if record.changed else "dim", no_wrap=True, overflow="ellipsis"
+        )
+        text.append(f"{self.session.display_name(index):<34.34}", style="" if record.changed else "dim")
+        text.append(f"{counts:>10}", style="green" if diff and diff.changed else "dim")
+        text.append(f"{record.duration_ms:>8.1f}ms", style="dim")
+        return text
+
+    def rebuild_list(self) -> None:
+        options: list[Option] = []
+        phase = None
+        for index in self._visible():
+            record = self.session.passes[index]
+            if record.phase != phase:
+                phase = record.phase
+                options.append(Option(Text(phase.upper(), style="bold italic"), id=f"phase-{index}", disabled=True))
+            options.append(Option(self._prompt(index), id=f"pass-{index}"))
+        if self.session.cuda:
+            options.append(Option(Text("⇒ generated CUDA", style="bold"), id="cuda"))
+        passes = self.query_one(PassList)
+        passes.set_options(options)
+        self._highlight_current()
+
+    def _highlight_current(self) -> None:
+        passes = self.query_one(PassList)
+        wanted = "cuda" if self.current == CUDA else f"pass-{self.current}"
+        try:
+            passes.highlighted = passes.get_option_index(wanted)
+        except Exception:
+            passes.highlighted = None
+
+    @on(OptionList.OptionHighlighted, "#passes")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        option_id = event.option.id or ""
+        self.current = CUDA if option_id == "cuda" else int(option_id.removeprefix("pass-"))
+
+    def select(self, index: int) -> None:
+        """Show pass ``index`` (or ``CUDA``), listing it even when unchanged passes are hidden."""
+        self.current = index
+        if index != CUDA and f"pass-{index}" not in {o.id for o in self.query_one(PassList).options}:
+            self.rebuild_list()
+        self._highlight_current()
+
+    # ----- the right pane ------------------------------------------------------------------
+
+    def watch_current(self) -> None:
+        self.refresh_view()
+
+    def watch_split(self) -> None:
+        self.refresh_view()
+
+    def watch_full_ir(self) -> None:
+        self.refresh_view()
+
+    def watch_show_unchanged(self) -> None:
+        if self.is_mounted:
+            self.rebuild_list()
+
+    def watch_name_filter(self) -> None:
+        if self.is_mounted:
+            self.rebuild_list()
+
+    def refresh_view(self) -> None:
+        if self.current is None or not self.is_mounted:
+            return
+        if self.current == CUDA:
+            self._show_cuda()
+            return
+        self.query_one("#heading", Static).update(Text(f"{self.session.display_name(self.current)} · loading…"))
+        self.load(self.current, self.split, self.full_ir)
+
+    @work(thread=True, exclusive=True, group="load")
+    def load(self, index: int, split: bool, full: bool) -> None:
+        """Fetch (once) and diff the pass's IR off the UI thread, then show it."""
+        diff = self.session.diff(index)
+        rows = listing(self.session.ir(index)) if full else diff.rows
+        self.call_from_thread(self.show_pass, index, diff, rows, split and not full)
+
+    def show_pass(self, index: int, diff: Diff, rows: list[Row], split: bool) -> None:
+        if index != self.current:
+            return
+        record = self.session.passes[index]
+        view = self.query_one(IRView)
+        if self.full_ir:
+            view.show(rows, "listing")
+            what = f"full IR after the pass, {len(rows)} lines"
+        elif not diff.changed:
+            view.show([Row("hunk", "(this pass left the IR unchanged)")], "unified")
+            what = "no change"
+        else:
+            view.show(side_by_side(diff) if split else rows, "split" if split else "unified")
+            what = f"+{diff.added} −{diff.removed} lines" + (" · side by side" if split else "")
+        heading = Text(f"{index}. {self.session.display_name(index)}", style="bold")
+        heading.append(f"  {record.phase} · {record.duration_ms:.2f} ms · {what}", style="dim")
+        self.query_one("#heading", Static).update(heading)
+        self._describe(index)
+        self._refresh_prompt(index)
+
+    def _describe(self, index: int) -> None:
+        info = self.session.infos[index]
+        about = self.query_one("#about", Static)
+        if info is None:
+            about.update(Text("No catalogue entry for this pass.", style="dim"))
+            return
+        text = Text(info.what + "\n")
+        text.append("Look for: ", style="bold")
+        text.append(info.look_for, style="italic")
+        about.update(text)
+
+    def _show_cuda(self) -> None:
+        source = self.session.cuda or ""
+        lines = source.splitlines()
+        rows = [Row("same", line, i + 1, i + 1) for i, line in enumerate(lines)]
+        self.query_one(IRView).show(rows, "listing")
+        self.query_one("#heading", Static).update(
+            Text(f"generated CUDA · {len(lines)} lines · {self.session.kernel.target}", style="bold")
+        )
+        self.query_one("#about", Static).update(
+            Text("The device source the last pass's IR became: what nvcc compiles.", style="italic")
+        )
+
+    def _refresh_prompt(self, index: int) -> None:
+        passes = self.query_one(PassList)
+        try:
+            passes.replace_option_prompt(f"pass-{index}", self._prompt(index))
+        except Exception:
+            return
+
+    @work(thread=True, group="count")
+    def count_changes(self) -> None:
+        """Diff every changing pass in the background, so the list can show its +/− counts."""
+        for record in self.session.passes:
+            if record.changed:
+                self.session.diff(record.index)
+                self.call_from_thread(self._refresh_prompt, record.index)
+
+    # ----- actions -------------------------------------------------------------------------
+
+    def _step(self, direction: int) -> None:
+        start = self.current if self.current not in (None, CUDA) else -1
+        indices = range(start + direction, len(self.session.passes)) if direction > 0 else range(start - 1, -1, -1)
+        target = next((i for i in indices if self.session.passes[i].changed), None)
+        if target is not None:
+            self.select(target)
+
+    def action_next_change(self) -> None:
+        self._step(+1)
+
+    def action_previous_change(self) -> None:
+        self._step(-1)
+
+    def action_toggle_unchanged(self) -> None:
+        self.show_unchanged = not self.show_unchanged
+        self.notify("showing every pass" if self.show_unchanged else "hiding passes that left the IR unchanged")
+
+    def action_toggle_split(self) -> None:
+        self.split = not self.split
+
+    def action_toggle_full(self) -> None:
+        self.full_ir = not self.full_ir
+
+    def action_show_cuda(self) -> None:
+        if self.session.cuda:
+            self.select(CUDA)
+
+    def action_filter_passes(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.focus()
+
+    def action_find(self) -> None:
+        box = self.query_one("#search", Input)
+        box.display = True
+        box.focus()
+
+    def action_close_inputs(self) -> None:
+        for box in self.query(Input):
+            box.display = False
+        self.query_one(PassList).focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.name_filter = event.value
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self.query_one(PassList).focus()
+
+    @on(Input.Submitted, "#search")
+    def _find_next(self, event: Input.Submitted) -> None:
+        hit = self.query_one(IRView).search(event.value, self._last_hit)
+        self._last_hit = hit if hit is not None else -1
+        if hit is None:
+            self.notify(f"{event.value!r} not found", severity="warning")

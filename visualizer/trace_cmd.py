@@ -1,0 +1,36 @@
+"""``tilescope trace FILE``: open the pass viewer, or ``--export html|patch`` the whole trace."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from tilelang_core import Analyzer
+from visualizer.analyze import kernel_model
+from visualizer.trace_session import TraceSession
+
+
+def run(args: argparse.Namespace) -> int:
+    with Analyzer(timeout_s=args.timeout) as analyzer:
+        result, kernel = kernel_model(args, analyzer)
+        if kernel is None:
+            return 1
+        session = TraceSession(analyzer, result.path, kernel)
+        if args.export:
+            from visualizer.trace_export import to_html, to_patch
+
+            started = time.perf_counter()
+            text = to_html(session) if args.export == "html" else to_patch(session)
+            out = Path(args.output or f"{kernel.kernel}-trace.{args.export}")
+            out.write_text(text)
+            took = time.perf_counter() - started
+            changed = sum(p.changed for p in session.passes)
+            print(
+                f"{out}: {len(session.passes)} passes, {changed} changed the IR, {len(text) // 1024} KiB in {took:.2f} s"
+            )
+            return 0
+        from visualizer.trace_app import TraceApp
+
+        TraceApp(session).run()
+    return 0

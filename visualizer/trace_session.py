@@ -1,0 +1,89 @@
+"""One kernel's pass trace: the pass list from the model, each pass's IR fetched once, on demand.
+
+The core prints a pass's IR only when asked (printing all of them is what makes a full lowering
+trace slow), so the session asks for a pass when the viewer shows it and remembers the answer.
+Safe to use from the viewer's worker threads: the analyzer serialises its own requests.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from tilelang_core import Analyzer
+from tilelang_core.model import IRText, KernelModel, PassRecord
+from tilelang_core.pass_catalog import PassInfo, resolve
+from visualizer.ir_diff import Diff, unified
+
+
+class TraceSession:
+    def __init__(
+        self,
+        analyzer: Analyzer,
+        path: str,
+        kernel: KernelModel,
+        *,
+        source: str | None = None,
+    ) -> None:
+        self.analyzer = analyzer
+        self.path = path
+        self.kernel = kernel
+        self.source = Path(path).read_text() if source is None else source
+        self.passes: list[PassRecord] = list(kernel.passes)
+        self.infos: list[PassInfo | None] = resolve([p.name for p in self.passes])
+        self._ir: dict[int, IRText] = {}
+        self._diffs: dict[int, Diff] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def title(self) -> str:
+        args = " ".join(f"{k}={v}" for k, v in self.kernel.args.items())
+        return f"{self.kernel.kernel}({args}) · {self.kernel.target} · {len(self.passes)} passes"
+
+    @property
+    def cuda(self) -> str | None:
+        return self.kernel.device_source
+
+    def ir(self, index: int) -> IRText:
+        """The IR after pass ``index`` (``-1``: as it entered the pipeline)."""
+        with self._lock:
+            cached = self._ir.get(index)
+        if cached is not None:
+            return cached
+        text = self.analyzer.pass_ir(
+            self.path,
+            self.source,
+            kernel=self.kernel.kernel,
+            index=index,
+            target=self.kernel.target,
+            args=self._args(),
+        )
+        with self._lock:
+            self._ir[index] = text
+        return text
+
+    def _args(self) -> dict[str, Any] | None:
+        return dict(self.kernel.args) or None
+
+    def diff(self, index: int) -> Diff:
+        """What pass ``index`` changed in the IR."""
+        with self._lock:
+            cached = self._diffs.get(index)
+        if cached is not None:
+            return cached
+        result = unified(self.ir(index - 1), self.ir(index))
+        with self._lock:
+            self._diffs[index] = result
+        return result
+
+    def known_diff(self, index: int) -> Diff | None:
+        """The diff of pass ``index`` if it was already computed, without fetching anything."""
+        with self._lock:
+            return self._diffs.get(index)
+
+    def display_name(self, index: int) -> str:
+        """The pass name, with the function behind an anonymous ``pass_fn``."""
+        name = self.passes[index].name
+        info = self.infos[index]
+        return f"{name} ({info.name})" if info and name != info.name else name
