@@ -8,10 +8,12 @@ interface never waits on the compiler; the +/− counts fill in the background.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.widgets import Footer, Header, Input, OptionList, Static
@@ -34,7 +36,7 @@ class TraceApp(App[None]):
     TITLE = "tilescope trace"
     AUTO_FOCUS = "#passes"
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "next_change", "Next change"),
         Binding("p", "previous_change", "Prev change"),
         Binding("u", "toggle_unchanged", "Unchanged"),

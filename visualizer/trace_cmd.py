@@ -26,9 +26,8 @@ def run(args: argparse.Namespace) -> int:
             out.write_text(text)
             took = time.perf_counter() - started
             changed = sum(p.changed for p in session.passes)
-            print(
-                f"{out}: {len(session.passes)} passes, {changed} changed the IR, {len(text) // 1024} KiB in {took:.2f} s"
-            )
+            size = len(text) // 1024
+            print(f"{out}: {len(session.passes)} passes, {changed} changed the IR, {size} KiB in {took:.2f} s")
             return 0
         from visualizer.trace_app import TraceApp
 
