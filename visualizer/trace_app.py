@@ -17,7 +17,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.widgets import Footer, Header, Input, OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets.option_list import Option, OptionDoesNotExist
+from textual.worker import get_current_worker
 
 from visualizer.ir_diff import Diff, Row, listing, side_by_side
 from visualizer.ir_view import IRView
@@ -124,7 +125,7 @@ class TraceApp(App[None]):
         wanted = "cuda" if self.current == CUDA else f"pass-{self.current}"
         try:
             passes.highlighted = passes.get_option_index(wanted)
-        except Exception:
+        except OptionDoesNotExist:
             passes.highlighted = None
 
     @on(OptionList.OptionHighlighted, "#passes")
@@ -218,16 +219,17 @@ class TraceApp(App[None]):
         )
 
     def _refresh_prompt(self, index: int) -> None:
-        passes = self.query_one(PassList)
-        try:
-            passes.replace_option_prompt(f"pass-{index}", self._prompt(index))
-        except Exception:
-            return
+        for passes in self.query(PassList):
+            if f"pass-{index}" in {o.id for o in passes.options}:
+                passes.replace_option_prompt(f"pass-{index}", self._prompt(index))
 
     @work(thread=True, group="count")
     def count_changes(self) -> None:
         """Diff every changing pass in the background, so the list can show its +/− counts."""
+        worker = get_current_worker()
         for record in self.session.passes:
+            if worker.is_cancelled:
+                return
             if record.changed:
                 self.session.diff(record.index)
                 self.call_from_thread(self._refresh_prompt, record.index)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tilelang_core import Analyzer
-from tilelang_core.model import KernelModel
+from tilelang_core.model import FileAnalysis, KernelModel
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -19,7 +19,12 @@ def analyzer():
 
 
 @pytest.fixture(scope="session")
-def gemm(analyzer) -> KernelModel:
-    kernel = analyzer.analyze(str(EXAMPLES / "gemm.py")).kernel("matmul")
+def gemm_analysis(analyzer) -> FileAnalysis:
+    return analyzer.analyze(str(EXAMPLES / "gemm.py"))
+
+
+@pytest.fixture(scope="session")
+def gemm(gemm_analysis) -> KernelModel:
+    kernel = gemm_analysis.kernel("matmul")
     assert kernel is not None and kernel.layouts
     return kernel
