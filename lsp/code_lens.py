@@ -41,6 +41,4 @@ def register(server: TilescopeServer) -> None:
 
 
 def _lens(where: types.Range, title: str, command: str, arguments: list[object]) -> types.CodeLens:
-    return types.CodeLens(
-        range=where, command=types.Command(title=title, command=command, arguments=arguments)
-    )
+    return types.CodeLens(range=where, command=types.Command(title=title, command=command, arguments=arguments))

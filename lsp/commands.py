@@ -11,7 +11,9 @@ Each needs the compiler tier, so each fails with a clear message in an untrusted
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
+
+from pygls.lsp.server import LanguageServer
 
 from tilelang_core import pass_catalog
 from tilelang_core.model import FileAnalysis, KernelModel, to_json
@@ -46,15 +48,14 @@ async def _kernel(ls: TilescopeServer, uri: str, name: str | None) -> KernelMode
     if model is None:
         problems = "; ".join(d.message for d in analysis.all_diagnostics() if d.severity == "error")
         wanted = f"kernel {name!r}" if name else "a kernel"
-        raise CommandError(
-            f"Tilescope: no compiled model for {wanted}" + (f": {problems}" if problems else "")
-        )
+        raise CommandError(f"Tilescope: no compiled model for {wanted}" + (f": {problems}" if problems else ""))
     return model
 
 
 def register(server: TilescopeServer) -> None:
     @server.command(TRACE_PASSES)
-    async def trace_passes(ls: TilescopeServer, uri: str, kernel: str | None = None) -> dict[str, Any]:
+    async def trace_passes(server: LanguageServer, uri: str, kernel: str | None = None) -> dict[str, Any]:
+        ls = cast("TilescopeServer", server)
         model = await _kernel(ls, uri, kernel)
         infos = pass_catalog.resolve([p.name for p in model.passes])
         passes = []
@@ -71,7 +72,8 @@ def register(server: TilescopeServer) -> None:
         return {"kernel": model.kernel, "passes": passes, "catalog": catalog}
 
     @server.command(PASS_IR)
-    async def pass_ir(ls: TilescopeServer, uri: str, kernel: str, index: int) -> dict[str, Any]:
+    async def pass_ir(server: LanguageServer, uri: str, kernel: str, index: int) -> dict[str, Any]:
+        ls = cast("TilescopeServer", server)
         model = await _kernel(ls, uri, kernel)
         if not -1 <= index < len(model.passes):
             raise CommandError(f"Tilescope: pass index {index} is outside 0..{len(model.passes) - 1}")
@@ -85,9 +87,8 @@ def register(server: TilescopeServer) -> None:
         }
 
     @server.command(PLOT_LAYOUT)
-    async def plot_layout(
-        ls: TilescopeServer, uri: str, kernel: str, buffer: str | None = None
-    ) -> dict[str, Any]:
+    async def plot_layout(server: LanguageServer, uri: str, kernel: str, buffer: str | None = None) -> dict[str, Any]:
+        ls = cast("TilescopeServer", server)
         model = await _kernel(ls, uri, kernel)
         layout = model.layout(buffer) if buffer else next(iter(model.layouts), None)
         if layout is None:
@@ -96,12 +97,14 @@ def register(server: TilescopeServer) -> None:
         return {"layout": to_json(layout), "grid": layout_grid(layout)}
 
     @server.command(SHOW_CUDA)
-    async def show_cuda(ls: TilescopeServer, uri: str, kernel: str | None = None) -> dict[str, Any]:
+    async def show_cuda(server: LanguageServer, uri: str, kernel: str | None = None) -> dict[str, Any]:
+        ls = cast("TilescopeServer", server)
         model = await _kernel(ls, uri, kernel)
         if model.device_source is None:
             raise CommandError(f"Tilescope: no device source for kernel {model.kernel!r}")
         return {"source": model.device_source}
 
     @server.command(KERNEL_MODEL)
-    async def kernel_model(ls: TilescopeServer, uri: str) -> Any:
+    async def kernel_model(server: LanguageServer, uri: str) -> Any:
+        ls = cast("TilescopeServer", server)
         return to_json(await _analysis(ls, uri))

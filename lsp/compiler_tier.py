@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from lsp.server import TilescopeServer
 
 log = logging.getLogger(__name__)
+_CATCH_UP_ROUNDS = 3
+"""Analyses a command waits through while the document keeps changing under it."""
 
 
 class CompilerTier:
@@ -117,18 +119,19 @@ class CompilerTier:
 
     async def current(self, uri: str) -> CompiledSnapshot | None:
         """A snapshot of the document's current version, analysing it now if needed."""
-        server = self._server
-        snapshot = server.documents.current_compiled(uri, server.settings.target)
-        if snapshot is not None or not self.enabled:
-            return snapshot
-        if uri in self._running:
-            waiter: asyncio.Future[CompiledSnapshot | None] = asyncio.get_running_loop().create_future()
-            self._waiters.setdefault(uri, []).append(waiter)
-            self._pending.add(uri)
-            await waiter
-        else:
-            await self.run(uri)
-        return server.documents.current_compiled(uri, server.settings.target)
+        documents, settings = self._server.documents, self._server.settings
+        for _ in range(_CATCH_UP_ROUNDS):
+            snapshot = documents.current_compiled(uri, settings.target)
+            if snapshot is not None or not self.enabled:
+                return snapshot
+            if uri in self._running:
+                waiter: asyncio.Future[CompiledSnapshot | None] = asyncio.get_running_loop().create_future()
+                self._waiters.setdefault(uri, []).append(waiter)
+                self._pending.add(uri)
+                await waiter
+            else:
+                await self.run(uri)
+        return documents.current_compiled(uri, settings.target)
 
     async def pass_ir(self, uri: str, kernel: str, index: int) -> IRText:
         server = self._server

@@ -33,9 +33,7 @@ def text_before(ls: TilescopeServer, uri: str, position: types.Position) -> str:
 
 
 def register(server: TilescopeServer) -> None:
-    @server.feature(
-        types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=[".", "(", ","])
-    )
+    @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=[".", "(", ","]))
     def completion(ls: TilescopeServer, params: types.CompletionParams) -> types.CompletionList:
         uri = params.text_document.uri
         aliases = ls.facts(uri).static.aliases

@@ -48,9 +48,7 @@ class Documents:
         ):
             return cached
         path = document.path or uri
-        state = DocumentState(
-            uri, document.version, source, target, analyze_source(source, path, target=target)
-        )
+        state = DocumentState(uri, document.version, source, target, analyze_source(source, path, target=target))
         self._states[uri] = state
         return state
 

@@ -28,9 +28,7 @@ def register(server: TilescopeServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))
     def inlay_hint(ls: TilescopeServer, params: types.InlayHintParams) -> list[types.InlayHint]:
         uri = params.text_document.uri
-        found = inlay_hints(
-            ls.facts(uri), ls.settings.hints, params.range.start.line + 1, params.range.end.line + 1
-        )
+        found = inlay_hints(ls.facts(uri), ls.settings.hints, params.range.start.line + 1, params.range.end.line + 1)
         lines = ls.lines(uri)
         start, end = params.range.start, params.range.end
         placed = [(position(lines, hint.line, hint.column), hint) for hint in found]

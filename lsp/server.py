@@ -53,9 +53,7 @@ class TilescopeServer(LanguageServer):
         if self.settings.trusted or self.untrusted_notice_sent:
             return
         self.untrusted_notice_sent = True
-        self.window_show_message(
-            types.ShowMessageParams(type=types.MessageType.Info, message=UNTRUSTED_NOTICE)
-        )
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=UNTRUSTED_NOTICE))
 
     def compiled_ready(self, uri: str, snapshot: CompiledSnapshot) -> None:
         """A compiler-tier result arrived: keep it, and publish it if the document has not moved on."""

@@ -19,9 +19,7 @@ def _utf16(text: str) -> int:
 
 
 def register(server: TilescopeServer) -> None:
-    @server.feature(
-        types.TEXT_DOCUMENT_SIGNATURE_HELP, types.SignatureHelpOptions(trigger_characters=["(", ","])
-    )
+    @server.feature(types.TEXT_DOCUMENT_SIGNATURE_HELP, types.SignatureHelpOptions(trigger_characters=["(", ","]))
     def signature_help(ls: TilescopeServer, params: types.SignatureHelpParams) -> types.SignatureHelp | None:
         uri = params.text_document.uri
         aliases = ls.facts(uri).static.aliases

@@ -28,9 +28,7 @@ def _symbol(lines: list[str], node: OutlineNode) -> types.DocumentSymbol:
 
 def register(server: TilescopeServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    def document_symbol(
-        ls: TilescopeServer, params: types.DocumentSymbolParams
-    ) -> list[types.DocumentSymbol]:
+    def document_symbol(ls: TilescopeServer, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
         uri = params.text_document.uri
         lines = ls.lines(uri)
         return [_symbol(lines, node) for node in outline(ls.facts(uri))]

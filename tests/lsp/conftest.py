@@ -19,6 +19,10 @@ SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "lsp", "--stdi
 
 
 async def start(client: LanguageClient, **options: Any) -> None:
+    """Initialise a session; the client answers the refresh requests an editor would."""
+    for method in (types.WORKSPACE_CODE_LENS_REFRESH, types.WORKSPACE_INLAY_HINT_REFRESH):
+        if method not in client.protocol.fm.features:
+            client.feature(method)(_refreshed)
     await client.initialize_session(
         types.InitializeParams(
             capabilities=client_capabilities("visual-studio-code"),
@@ -26,6 +30,10 @@ async def start(client: LanguageClient, **options: Any) -> None:
             initialization_options=options,
         )
     )
+
+
+def _refreshed(params: None) -> None:
+    """Editors re-request hints or lenses here; the tests request them explicitly."""
 
 
 @pytest_lsp.fixture(config=SERVER)
@@ -72,3 +80,25 @@ async def within(awaitable: Awaitable[Any], timeout: float = 10.0) -> Any:
 
 def whole_file(lines: int = 10_000) -> types.Range:
     return types.Range(start=types.Position(line=0, character=0), end=types.Position(line=lines, character=0))
+
+
+def record_publishes(client: LanguageClient) -> list[types.PublishDiagnosticsParams]:
+    """Every ``publishDiagnostics`` the client receives from now on, in order (the client itself
+    keeps only the latest per document)."""
+    seen: list[types.PublishDiagnosticsParams] = []
+    protocol = client.protocol
+    original = protocol._handle_notification
+
+    def handle(method_name: str, params: Any) -> None:
+        if method_name == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS:
+            seen.append(params)
+        original(method_name, params)
+
+    protocol._handle_notification = handle  # type: ignore[method-assign]
+    return seen
+
+
+def execute(client: LanguageClient, command: str, *arguments: Any) -> Awaitable[Any]:
+    return client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=command, arguments=list(arguments))
+    )

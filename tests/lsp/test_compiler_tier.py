@@ -1,0 +1,200 @@
+"""The compiler tier in a trusted workspace: results replace static ones, stale versions are never
+published, a hanging kernel becomes a diagnostic, and the commands return the core's JSON."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from tests.lsp.conftest import (
+    EXAMPLES,
+    FIXTURES,
+    SERVER,
+    execute,
+    open_file,
+    record_publishes,
+    replace_all,
+    start,
+    until,
+    whole_file,
+    within,
+)
+
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+COMPILE_WAIT = 180.0
+"""Generous: the first analysis starts the worker, which imports TileLang."""
+GEMM = EXAMPLES / "gemm.py"
+
+
+@pytest_lsp.fixture(config=SERVER, scope="module")
+async def client(lsp_client: LanguageClient):
+    """One trusted session (one warm compiler worker) for the whole module."""
+    await start(lsp_client, trusted=True, timeout=60)
+    yield
+    await lsp_client.shutdown_session()
+
+
+def doc(uri: str) -> types.TextDocumentIdentifier:
+    return types.TextDocumentIdentifier(uri=uri)
+
+
+def at(line: int, character: int) -> types.Position:
+    return types.Position(line=line, character=character)
+
+
+async def hint_labels(client: LanguageClient, uri: str) -> list[tuple[int, int, str]]:
+    found = await within(
+        client.text_document_inlay_hint_async(types.InlayHintParams(text_document=doc(uri), range=whole_file()))
+    )
+    return [(h.position.line, h.position.character, h.label) for h in found]
+
+
+def compiler_diagnostics(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
+    return [d for d in client.diagnostics.get(uri, ()) if d.source == "tilescope"]
+
+
+async def test_compiled_facts_replace_static_hints(client: LanguageClient) -> None:
+    uri = open_file(client, GEMM)
+    found: list[tuple[int, int, str]] = []
+
+    async def compiled() -> bool:
+        found[:] = await hint_labels(client, uri)
+        return any(label.endswith("/thread") for _, _, label in found)
+
+    deadline = time.monotonic() + COMPILE_WAIT
+    while not await compiled():
+        assert time.monotonic() < deadline, f"no compiled hints after {COMPILE_WAIT} s: {found}"
+        await asyncio.sleep(0.2)
+    assert found == [
+        (10, 34, "1024×1024 · float16"),
+        (11, 34, "1024×1024 · float16"),
+        (12, 34, "1024×1024 · float16"),
+        (14, 80, "grid 8×8 · 128 threads (256 with producers) · 48 KB shared"),
+        (15, 64, "128×32 · float16 · shared.dyn"),
+        (15, 64, "layout swizzled"),
+        (16, 64, "32×128 · float16 · shared.dyn"),
+        (16, 64, "layout swizzled"),
+        (17, 71, "128×128 · float32 · local.fragment"),
+        (17, 71, "128 threads × 128/thread"),
+        (19, 69, "3 stages"),
+    ]
+    hover = await within(
+        client.text_document_hover_async(types.HoverParams(text_document=doc(uri), position=at(17, 14)))
+    )
+    text = hover.contents.value
+    assert "(compiled facts)" in text
+    assert "- thread(_i, _j) = `_i % 64 // 16 * 32 + _i % 8 * 4 + _j % 8 // 2`" in text
+    assert "```text\n 0  0  1  1  2  2  3  3\n 4  4  5  5  6  6  7  7\n" in text
+
+
+async def test_editing_one_line_falls_back_to_static_for_that_kernel(client: LanguageClient) -> None:
+    uri = open_file(client, GEMM)
+    await until(lambda: uri in client.diagnostics, what="diagnostics")
+    edited = GEMM.read_text().replace("block_N=128", "block_N=64")
+    replace_all(client, uri, edited, 2)
+    labels = [label for _, _, label in await hint_labels(client, uri)]
+    assert "32×64 · float16 · shared.dyn" in labels
+    assert not any(label.endswith("/thread") for label in labels)
+
+
+async def test_compiler_diagnostic_at_the_gemm_line(client: LanguageClient) -> None:
+    uri = open_file(client, FIXTURES / "wrong_gemm.py")
+    await until(lambda: bool(compiler_diagnostics(client, uri)), timeout=COMPILE_WAIT, what="compiler diagnostics")
+    (compiled,) = compiler_diagnostics(client, uri)
+    assert compiled.range.start.line == 17
+    assert compiled.code == "build-error"
+    assert compiled.message == "Building kernel 'matmul' failed: T.gemm K shape check failed: K_A = 32, K_B = 128"
+    static = [d.code for d in client.diagnostics[uri] if d.source == "tilescope-static"]
+    assert static == ["gemm-shape", "gemm-accum-dtype"]
+
+
+async def test_results_for_an_older_version_are_never_published(client: LanguageClient) -> None:
+    seen = record_publishes(client)
+    path = FIXTURES / "wrong_gemm.py"
+    uri = open_file(client, path, text=path.read_text() + "\n", version=10)
+    fixed = (
+        path.read_text()
+        .replace("T.gemm(A_shared, B_shared, C_local)", "T.gemm(A_shared, B_shared, C_local, transpose_B=True)")
+        .replace(
+            'C_local = T.alloc_fragment((block_M, block_N), "float16")',
+            'C_local = T.alloc_fragment((block_M, block_N), "float32")',
+        )
+    )
+    replace_all(client, uri, fixed, 11)
+    result = await within(execute(client, "tilescope.kernelModel", uri), timeout=COMPILE_WAIT)
+    assert [k["kernel"] for k in result["kernels"]] == ["matmul"]
+    assert result["kernels"][0]["diagnostics"] == []
+    mine = [p for p in seen if p.uri == uri]
+    assert mine and all(p.version == 11 for p in mine[1:])
+    assert not any(d.source == "tilescope" for p in mine for d in p.diagnostics)
+
+
+async def test_a_kernel_that_hangs_leaves_the_server_answering(client: LanguageClient) -> None:
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"tilescope": {"timeout": 4}})
+    )
+    uri = open_file(client, FIXTURES / "hang.py")
+    await asyncio.sleep(0.5)
+    began = time.monotonic()
+    hover = await within(
+        client.text_document_hover_async(types.HoverParams(text_document=doc(uri), position=at(12, 14)))
+    )
+    assert time.monotonic() - began < 1.0
+    assert hover.contents.value.startswith("```text\nA_local: 128 float32 local.fragment")
+    await until(lambda: bool(compiler_diagnostics(client, uri)), timeout=COMPILE_WAIT, what="timeout diagnostic")
+    (timeout,) = compiler_diagnostics(client, uri)
+    assert (timeout.code, timeout.range.start.line) == ("timeout", 5)
+    assert timeout.message == (
+        "Analysing kernel 'spin' did not finish within 4 s: building it may loop forever "
+        "(the analysis was stopped and the worker restarted)"
+    )
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"tilescope": {"timeout": 60}})
+    )
+
+
+async def test_code_lenses_on_each_kernel(client: LanguageClient) -> None:
+    uri = open_file(client, GEMM)
+    lenses = await within(client.text_document_code_lens_async(types.CodeLensParams(text_document=doc(uri))))
+    assert [
+        (lens.range.start.line, lens.command.title, lens.command.command, list(lens.command.arguments))
+        for lens in lenses
+    ] == [
+        (7, "Trace passes", "tilescope.tracePasses", [uri, "matmul"]),
+        (7, "Plot layouts", "tilescope.plotLayout", [uri, "matmul", "C_local"]),
+        (7, "Show CUDA", "tilescope.showCuda", [uri, "matmul"]),
+    ]
+
+
+async def test_commands_return_the_core_json(client: LanguageClient) -> None:
+    uri = open_file(client, GEMM)
+    trace = await within(execute(client, "tilescope.tracePasses", uri, None), timeout=COMPILE_WAIT)
+    assert trace["kernel"] == "matmul"
+    names = [p["name"] for p in trace["passes"]]
+    assert len(names) > 50 and "tl.LayoutInference" in names
+    assert [p["index"] for p in trace["passes"]] == list(range(len(names)))
+    assert "tl.LayoutInference" in trace["catalog"]
+
+    index = names.index("tl.LayoutInference")
+    ir = await within(execute(client, "tilescope.passIR", uri, "matmul", index), timeout=COMPILE_WAIT)
+    assert set(ir) == {"before", "after", "before_lines", "after_lines"}
+    assert ir["before"] != ir["after"] and "layout_map" in ir["after"]
+    assert len(ir["after_lines"]) == len(ir["after"].splitlines())
+
+    plot = await within(execute(client, "tilescope.plotLayout", uri, "matmul", "C_local"))
+    assert plot["layout"]["thread"] == "_i % 64 // 16 * 32 + _i % 8 * 4 + _j % 8 // 2"
+    assert plot["grid"]["shape"] == [128, 128]
+    assert plot["grid"]["thread"][0][:8] == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert plot["grid"]["index"][0][:4] == [0, 1, 0, 1]
+    assert (plot["grid"]["thread"][0][8], plot["grid"]["index"][0][8]) == (0, 4)
+
+    cuda = await within(execute(client, "tilescope.showCuda", uri, "matmul"))
+    assert "__global__" in cuda["source"]
+
+    model = await within(execute(client, "tilescope.kernelModel", uri))
+    assert model["schema_version"] == 1 and model["kernels"][0]["launch"]["grid"] == [8, 8]
