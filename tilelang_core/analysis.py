@@ -167,13 +167,14 @@ def _analyze_kernel(
 
     args = _bound_args(namespace[name], inst)
     buffers = extract.buffers(prim_func, path)
+    accesses = extract.accesses(prim_func, path)
     start = time.perf_counter()
     lowered = lower(prim_func, target)
     lower_ms = (time.perf_counter() - start) * 1000
     device_mod = lowered.artifact.device_mod if lowered.artifact is not None else None
     diagnostics: list[Diagnostic] = []
     if lowered.error is not None:
-        diagnostics.append(errors.lowering_error(lowered.error, lowered.failed_pass, name, line, buffers))
+        diagnostics.append(errors.lowering_error(lowered.error, lowered.failed_pass, name, line, buffers, accesses))
     shared = extract.shared_bytes(device_mod)
     overflow = _shared_overflow(shared, target, buffers, name, line)
     if overflow is not None:
@@ -194,7 +195,7 @@ def _analyze_kernel(
         warp_specialized=extract.warp_specialized(lowered.layout_module),
         shared_bytes=shared,
         passes=lowered.passes,
-        accesses=extract.accesses(prim_func, path),
+        accesses=accesses,
         device_source=source,
         resources=resources,
         diagnostics=diagnostics,

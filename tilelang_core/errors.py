@@ -9,7 +9,7 @@ import re
 import traceback
 from collections.abc import Iterable
 
-from tilelang_core.model import Buffer, Diagnostic, Span
+from tilelang_core.model import Access, Buffer, Diagnostic, Span
 
 _TVM_NOISE = re.compile(r"^\s*(Traceback|File \"|  File|\d+: |During handling|The above exception)")
 
@@ -76,28 +76,62 @@ def build_error(err: BaseException, path: str, kernel: str, kernel_line: int) ->
 
 
 def lowering_error(
-    err: BaseException, failed_pass: str | None, kernel: str, kernel_line: int, buffers: Iterable[Buffer]
+    err: BaseException,
+    failed_pass: str | None,
+    kernel: str,
+    kernel_line: int,
+    buffers: Iterable[Buffer],
+    accesses: Iterable[Access],
 ) -> Diagnostic:
-    """The compiler rejected the kernel; point at a buffer the message names, else at the kernel."""
+    """The compiler rejected the kernel; say where in the pipeline and point at the likely line."""
+    buffers = list(buffers)
     message = first_message(err)
-    named = [b for b in buffers if b.line and re.search(rf"\b{re.escape(b.name)}\b", str(err))]
-    line = named[0].line if named else kernel_line
-    where = f" in pass {failed_pass}" if failed_pass else ""
     if failed_pass == "tl.LayoutInference":
-        names = ", ".join(b.name for b in named) or "the kernel's buffers"
-        text = (
-            f"Layout inference failed for {names}: the compiler could not find one layout that every "
-            f"operation on them accepts ({message})"
-        )
-        code = "layout-inference"
-    else:
-        text = f"Lowering kernel '{kernel}' failed{where}: {message}"
-        code = "compile-error"
+        return _layout_failure(err, message, kernel, kernel_line, buffers, list(accesses))
+    named = [b for b in buffers if b.line and re.search(rf"\b{re.escape(b.name)}\b", str(err))]
+    line = named[0].line if named and named[0].line else kernel_line
+    where = f" in pass {failed_pass}" if failed_pass else ""
+    return Diagnostic(
+        severity="error",
+        message=f"Lowering kernel '{kernel}' failed{where}: {message}",
+        span=Span(line=line),
+        code="compile-error",
+        kernel=kernel,
+        detail=_detail(err),
+    )
+
+
+def _layout_failure(
+    err: BaseException, message: str, kernel: str, kernel_line: int, buffers: list[Buffer], accesses: list[Access]
+) -> Diagnostic:
+    """Explain a layout-inference failure with the fragments and the operations that constrain them.
+
+    TileLang's own message (``no available layout found``) names neither; the usual cause is a
+    ``T.Parallel`` loop that reads fragments whose layouts were fixed differently elsewhere, such
+    as a row-reduction result indexed by column.
+    """
+    rank = {b.name: len(b.shape) for b in buffers if b.scope == "local.fragment"}
+    involved = [a for a in accesses if set(a.reads + a.writes) & rank.keys()]
+    mixed = [a for a in involved if a.op == "parallel" and len({rank[n] for n in a.reads + a.writes if n in rank}) > 1]
+    culprit = (mixed or [a for a in involved if a.op == "parallel"] or involved or [None])[0]
+    names = sorted({n for a in (mixed or involved) for n in a.reads + a.writes if n in rank})
+    uses = "; ".join(
+        f"{a.op} at line {a.line} ({', '.join(n for n in dict.fromkeys(a.reads + a.writes) if n in rank)})"
+        for a in involved
+        if a.line
+    )
+    text = (
+        f"Layout inference failed: no single register layout satisfies every operation on "
+        f"{', '.join(names) or 'the fragments'}. Operations that constrain them: {uses or 'none recorded'}. "
+        "A T.Parallel loop must index each fragment the way the operation that produced it laid it out "
+        f"(for example a row reduction's result by row, not by column). Compiler: {message}"
+    )
+    line = culprit.line if culprit is not None and culprit.line else kernel_line
     return Diagnostic(
         severity="error",
         message=text,
-        span=Span(line=line or kernel_line),
-        code=code,
+        span=Span(line=line),
+        code="layout-inference",
         kernel=kernel,
         detail=_detail(err),
     )

@@ -8,7 +8,9 @@ device module.
 
 from __future__ import annotations
 
+import linecache
 import math
+import re
 from typing import Any
 
 import tilelang.ir as tl_ir
@@ -231,7 +233,20 @@ def _tile_op(node: Any, path: str) -> Access | None:
     if op == "reduce":
         kind = next((str(a.value) for a in call.args if isinstance(a, tirx.StringImm)), "")
         op = f"reduce_{kind}" if kind else op
-    return Access(op, _line(tl_ir.get_stmt_span(node), path), reads, writes)
+    line = _line(tl_ir.get_stmt_span(node), path) or _line_from_source(path, op, reads + writes)
+    return Access(op, line, reads, writes)
+
+
+def _line_from_source(path: str, op: str, buffers: list[str]) -> int | None:
+    """The line of a tile op that TileLang left without a span (reductions), when exactly one matches.
+
+    The worker registered the file's text in ``linecache``, so this reads what was analysed.
+    """
+    call = re.compile(rf"\b{re.escape(op)}\s*\(\s*{re.escape(buffers[0])}\b") if buffers else None
+    if call is None:
+        return None
+    matches = [i for i, text in enumerate(linecache.getlines(path), start=1) if call.search(text)]
+    return matches[0] if len(matches) == 1 else None
 
 
 def layouts(layout_module: Any | None) -> list[Layout]:

@@ -96,3 +96,11 @@ def test_main_block_never_runs(analyzer: Analyzer, tmp_path: Path) -> None:
     kernel.write_text(source)
     assert analyzer.analyze(str(kernel)).ok
     assert not marker.exists()
+
+
+def test_layout_inference_failure_names_fragments_and_ops(analyzer: Analyzer) -> None:
+    error = _only_error(analyzer.analyze(str(FIXTURES / "layout_conflict.py")))
+    assert (error.code, error.span.line) == ("layout-inference", 11)
+    assert "A_local, row" in error.message
+    assert "reduce_sum at line 10" in error.message and "parallel at line 11" in error.message
+    assert "no available layout found" in error.message

@@ -1,0 +1,37 @@
+"""Resource usage from ptxas: the report parser, and a real compile where nvcc is installed."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import EXAMPLES
+from tilelang_core import Analyzer
+from tilelang_core.ptxas import find_nvcc, parse_report
+
+REPORT = """ptxas info    : 11 bytes gmem
+ptxas info    : Compiling entry function 'main_kernel' for 'sm_90a'
+ptxas info    : Function properties for main_kernel
+    16 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads
+ptxas info    : Used 168 registers, used 1 barriers, 1024 bytes smem, 400 bytes cmem[0]
+"""
+
+
+def test_report_parser_reads_registers_spills_and_shared_memory() -> None:
+    resources = parse_report(REPORT, "sm_90")
+    assert resources is not None
+    assert (resources.registers, resources.spill_store_bytes, resources.spill_load_bytes) == (168, 8, 12)
+    assert resources.shared_bytes == 1024
+
+
+def test_report_without_usage_is_none() -> None:
+    assert parse_report("nvcc fatal: something", "sm_90") is None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(find_nvcc() is None, reason="needs nvcc (pip install 'tilescope[nvcc]')")
+def test_gemm_compiles_to_a_cubin_with_its_register_count(analyzer: Analyzer) -> None:
+    result = analyzer.analyze(str(EXAMPLES / "gemm.py"), ptxas=True)
+    model = result.kernel("matmul")
+    assert result.ok and model is not None and model.resources is not None
+    assert 128 <= model.resources.registers <= 255
+    assert model.resources.spill_store_bytes == 0
