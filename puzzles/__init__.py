@@ -1,0 +1,1 @@
+"""Graded TileLang puzzles: content, a grader that runs the real compiler, progress, and an app."""

@@ -1,0 +1,136 @@
+"""The puzzle catalogue: each folder under ``content/`` is one puzzle, described by ``puzzle.json``.
+
+Reading the catalogue imports neither torch nor TileLang, so listing puzzles is instant; the torch
+reference is loaded only when a solution is graded.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Literal
+
+CONTENT = Path(__file__).parent / "content"
+KERNEL_NAME = "kernel"
+"""Every puzzle file defines its kernel factory under this name."""
+
+Bound = Literal["memory", "compute", "latency"]
+Expect = Literal["wrong-values", "out-of-bounds", "compile-error", "signature", "non-finite"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One correctness check: the factory's arguments and the kind of input values."""
+
+    name: str
+    args: dict[str, int]
+    values: str = "normal"
+
+
+@dataclass(frozen=True)
+class PerfSpec:
+    args: dict[str, int]
+    bound: Bound
+    target: float
+    """Percent of the roofline for memory/compute-bound puzzles; microseconds for latency-bound ones."""
+
+
+@dataclass(frozen=True)
+class WrongSolution:
+    """A deliberately wrong solution kept as a test: the grader must fail it for the stated reason."""
+
+    file: str
+    mistake: str
+    expect: Expect
+
+
+@dataclass(frozen=True)
+class Puzzle:
+    number: int
+    slug: str
+    folder: Path
+    title: str
+    topic: str
+    outputs: list[str]
+    hints: list[str]
+    cases: list[Case]
+    perf: PerfSpec
+    wrong: list[WrongSolution]
+    seeds: int = 2
+    cpu: bool = False
+    """TileLang's C target can run this puzzle, so a machine without a GPU still checks values."""
+    tolerance: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return f"{self.number:02d}"
+
+    @property
+    def statement_path(self) -> Path:
+        return self.folder / "statement.md"
+
+    @property
+    def starter_path(self) -> Path:
+        return self.folder / "starter.py"
+
+    @property
+    def solution_path(self) -> Path:
+        return self.folder / "solution.py"
+
+    def statement(self) -> str:
+        return self.statement_path.read_text()
+
+    def reference(self) -> ModuleType:
+        """The torch reference module (imports torch)."""
+        return _load_reference(self.folder / "reference.py")
+
+
+@cache
+def _load_reference(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"puzzles_reference_{path.parent.name}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _puzzle(folder: Path) -> Puzzle:
+    meta: dict[str, Any] = json.loads((folder / "puzzle.json").read_text())
+    number, slug = folder.name.split("_", 1)
+    perf = meta["perf"]
+    return Puzzle(
+        number=int(number),
+        slug=slug,
+        folder=folder,
+        title=meta["title"],
+        topic=meta["topic"],
+        outputs=list(meta["outputs"]),
+        hints=list(meta["hints"]),
+        cases=[Case(c["name"], dict(c["args"]), c.get("values", "normal")) for c in meta["cases"]],
+        perf=PerfSpec(dict(perf["args"]), perf["bound"], float(perf["target"])),
+        wrong=[WrongSolution(w["file"], w["mistake"], w["expect"]) for w in meta["wrong"]],
+        seeds=int(meta.get("seeds", 2)),
+        cpu=bool(meta.get("cpu", False)),
+        tolerance=dict(meta.get("tolerance", {})),
+    )
+
+
+@cache
+def puzzles() -> tuple[Puzzle, ...]:
+    """Every puzzle, in order."""
+    folders = sorted(p for p in CONTENT.iterdir() if (p / "puzzle.json").is_file())
+    return tuple(_puzzle(f) for f in folders)
+
+
+def get(key: str | int) -> Puzzle:
+    """A puzzle by number (``3``, ``"03"``) or slug (``vector_add``)."""
+    text = str(key)
+    for p in puzzles():
+        if (text.isdigit() and int(text) == p.number) or text in (p.slug, p.folder.name):
+            return p
+    raise KeyError(f"no puzzle {key!r}; `tilescope puzzles list` shows them")

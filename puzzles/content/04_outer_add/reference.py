@@ -1,0 +1,16 @@
+"""What the kernel must compute, in torch: C = a[:, None] + b[None, :]."""
+
+import torch
+
+from puzzles.tensors import sample
+
+
+def inputs(args: dict, gen: torch.Generator, values: str, device: str) -> list[torch.Tensor]:
+    return [
+        sample((args["M"],), torch.float32, gen, values, device),
+        sample((args["N"],), torch.float32, gen, values, device),
+    ]
+
+
+def reference(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    return (a[:, None] + b[None, :],)

@@ -1,0 +1,13 @@
+"""What the kernel must compute, in torch: the sum of each row."""
+
+import torch
+
+from puzzles.tensors import sample
+
+
+def inputs(args: dict, gen: torch.Generator, values: str, device: str) -> list[torch.Tensor]:
+    return [sample((args["M"], args["N"]), torch.float32, gen, values, device)]
+
+
+def reference(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    return (x.double().sum(dim=1).float(),)

@@ -1,0 +1,78 @@
+"""What a check of a puzzle solution found: plain records, JSON-ready through the core's ``to_json``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from puzzles.compare import Comparison, GuardReport
+from tilelang_core.model import Diagnostic
+
+FailureKind = Literal[
+    "compile-error", "signature", "runtime-error", "out-of-bounds", "input-modified", "non-finite", "wrong-values"
+]
+
+
+@dataclass(frozen=True)
+class OutputCheck:
+    name: str
+    comparison: Comparison
+    guard: GuardReport
+    unwritten: int = 0
+    """Elements the kernel never stored to (they still hold the poison pattern)."""
+    first_unwritten: list[int] | None = None
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    name: str
+    args: dict[str, int]
+    values: str
+    seed: int
+    passed: bool
+    outputs: list[OutputCheck] = field(default_factory=list)
+    failure: FailureKind | None = None
+    problem: str | None = None
+    """The first thing wrong, in plain words."""
+
+
+@dataclass(frozen=True)
+class PerfResult:
+    args: dict[str, int]
+    time_us: float
+    bytes: int
+    flops: int
+    bound: str
+    achieved: float
+    """Bytes/s for memory-bound puzzles, FLOP/s for compute-bound ones, microseconds for latency."""
+    roofline: float
+    percent: float | None
+    """Percent of the roofline; ``None`` for latency-bound puzzles."""
+    target: float
+    stars: int
+    gpu: str
+    roofline_source: str
+
+
+@dataclass(frozen=True)
+class Report:
+    puzzle: str
+    path: str
+    device: str
+    passed: bool
+    summary: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    cases: list[CaseResult] = field(default_factory=list)
+    perf: PerfResult | None = None
+    failure: FailureKind | None = None
+    checked: list[str] = field(default_factory=list)
+    not_checked: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def stars(self) -> int:
+        return self.perf.stars if self.passed and self.perf else 0
+
+    def first_failure(self) -> CaseResult | None:
+        return next((c for c in self.cases if not c.passed), None)

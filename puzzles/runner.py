@@ -1,0 +1,100 @@
+"""Build, compile and launch a puzzle file's kernel in this process (imports TileLang).
+
+Build and compile failures come back as the core's diagnostics, at the learner's line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from puzzles.catalog import KERNEL_NAME
+from tilelang_core import discover
+from tilelang_core.errors import build_error, first_message, load_error
+from tilelang_core.loader import load_module
+from tilelang_core.model import Diagnostic, Span
+
+
+class CompileFailure(Exception):
+    """The kernel did not build or compile; ``diagnostic`` says why and where."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+
+
+def _kernel_line(source: str, path: str) -> int:
+    refs = [r for r in discover(source, path) if r.name == KERNEL_NAME]
+    return refs[0].span.line if refs else 1
+
+
+def build(path: str, source: str, args: dict[str, Any]) -> Any:
+    """The PrimFunc the file's ``kernel`` factory returns for these arguments."""
+    try:
+        namespace = load_module(source, path)
+    except Exception as err:
+        raise CompileFailure(load_error(err, path)) from err
+    factory = namespace.get(KERNEL_NAME)
+    if not callable(factory):
+        message = f"The file defines no `{KERNEL_NAME}` function; the grader calls `{KERNEL_NAME}(...)`."
+        raise CompileFailure(Diagnostic("error", message, Span(1), "no-kernel"))
+    try:
+        return factory(**args)
+    except Exception as err:
+        raise CompileFailure(build_error(err, path, KERNEL_NAME, _kernel_line(source, path))) from err
+
+
+def compile_kernel(prim_func: Any, device: str, path: str, source: str) -> Any:
+    """A callable kernel for ``cuda`` (this machine's GPU) or ``cpu`` (TileLang's C target)."""
+    import tilelang
+
+    target = "cuda" if device == "cuda" else "c"
+    try:
+        return tilelang.compile(prim_func, target=target)
+    except Exception as err:
+        message = f"Compiling kernel '{KERNEL_NAME}' for {target} failed: {first_message(err)}"
+        diagnostic = Diagnostic(
+            "error",
+            message,
+            Span(_kernel_line(source, path)),
+            "compile-error",
+            kernel=KERNEL_NAME,
+            detail=str(err)[-4000:],
+        )
+        raise CompileFailure(diagnostic) from err
+
+
+def params(prim_func: Any) -> list[Param]:
+    """The kernel's tensor parameters, in order, with the shapes and dtypes it was built for."""
+    result = []
+    for var in prim_func.params:
+        buf = prim_func.buffer_map.get(var)
+        if buf is None:
+            continue
+        shape = tuple(int(s) if hasattr(s, "value") or isinstance(s, int) else -1 for s in buf.shape)
+        result.append(Param(buf.name, shape, str(buf.dtype)))
+    return result
+
+
+def signature_problem(declared: Sequence[Param], tensors: Sequence[torch.Tensor]) -> str | None:
+    """Plain words for the first mismatch between the kernel's parameters and the puzzle's tensors."""
+    if len(declared) != len(tensors):
+        names = ", ".join(p.name for p in declared)
+        return f"The kernel takes {len(declared)} tensors ({names}); the puzzle passes {len(tensors)}."
+    for p, t in zip(declared, tensors, strict=True):
+        want_dtype = str(t.dtype).removeprefix("torch.")
+        if p.dtype != want_dtype:
+            return f"Parameter {p.name} is declared {p.dtype}; the puzzle passes {want_dtype}."
+        if -1 not in p.shape and p.shape != tuple(t.shape):
+            return f"Parameter {p.name} is declared with shape {p.shape}; the puzzle passes {tuple(t.shape)}."
+    return None

@@ -1,0 +1,96 @@
+"""Kernel timing on a CUDA GPU and the roofline a time is judged against.
+
+Times are CUDA-event medians after warm-up, with the L2 cache flushed before every run so a
+memory-bound kernel cannot be timed out of cache.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class Roofline:
+    gpu: str
+    bandwidth: float
+    """Bytes per second of device memory."""
+    tensor_flops: float
+    """Dense fp16 tensor-core FLOP/s."""
+    source: str
+    """``datasheet`` or ``measured``."""
+
+
+DATASHEET = {
+    "H200": (4.8e12, 989e12),
+    "H100 80GB HBM3": (3.35e12, 989e12),
+    "H100": (3.35e12, 989e12),
+    "A100": (2.039e12, 312e12),
+    "L40S": (0.864e12, 362e12),
+    "RTX 4090": (1.008e12, 165e12),
+}
+
+
+def roofline(device: int = 0) -> Roofline:
+    """The datasheet peaks for a known GPU; otherwise peaks measured with torch now."""
+    name = torch.cuda.get_device_name(device)
+    for key, (bw, flops) in DATASHEET.items():
+        if key in name:
+            return Roofline(name, bw, flops, "datasheet")
+    return Roofline(name, measured_bandwidth(), measured_tensor_flops(), "measured")
+
+
+def measured_bandwidth(n_bytes: int = 1 << 30) -> float:
+    """Device-to-device copy bandwidth, counting bytes read and written."""
+    src = torch.empty(n_bytes, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    t = time_cuda(lambda: dst.copy_(src), runs=10)
+    return 2 * n_bytes / (t * 1e-6)
+
+
+def measured_tensor_flops(n: int = 8192) -> float:
+    a = torch.randn(n, n, device="cuda", dtype=torch.float16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.float16)
+    t = time_cuda(lambda: a @ b, runs=10)
+    return 2 * n**3 / (t * 1e-6)
+
+
+_flush_buffer: torch.Tensor | None = None
+
+
+def flush_l2() -> None:
+    """Overwrite a buffer larger than any L2 so the next kernel starts cold."""
+    global _flush_buffer
+    if _flush_buffer is None:
+        _flush_buffer = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    _flush_buffer.zero_()
+
+
+def time_cuda(fn: Callable[[], object], warmup: int = 3, runs: int = 20) -> float:
+    """Median microseconds of ``fn`` over ``runs`` launches, each after an L2 flush."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        flush_l2()
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1000.0)
+    return statistics.median(times)
+
+
+def stars(score: float) -> int:
+    """Stars for a correct solution: ``score`` is achieved over target (1.0 meets the target)."""
+    if score >= 1.0:
+        return 3
+    if score >= 0.5:
+        return 2
+    return 1
