@@ -96,10 +96,10 @@ def analyze_file(
     return analysis, runs
 
 
-def _empty(inst: Instantiation, target: str, diagnostics: list[Diagnostic]) -> KernelModel:
+def _empty(name: str, args: dict[str, Any], target: str, diagnostics: list[Diagnostic]) -> KernelModel:
     return KernelModel(
-        kernel=inst.kernel.name,
-        args=inst.args,
+        kernel=name,
+        args=args,
         target=target,
         buffers=[],
         launch=None,
@@ -159,13 +159,13 @@ def _analyze_kernel(
             code="missing-args",
             kernel=name,
         )
-        return KernelRun(_empty(inst, target, [diagnostic]), None, None)
+        return KernelRun(_empty(name, dict(inst.args), target, [diagnostic]), None, None)
+    args = _bound_args(namespace[name], inst)
     try:
         prim_func = build_prim_func(namespace, inst)
     except Exception as err:
-        return KernelRun(_empty(inst, target, [errors.build_error(err, path, name, line)]), None, None)
+        return KernelRun(_empty(name, args, target, [errors.build_error(err, path, name, line)]), None, None)
 
-    args = _bound_args(namespace[name], inst)
     buffers = extract.buffers(prim_func, path)
     accesses = extract.accesses(prim_func, path)
     start = time.perf_counter()
