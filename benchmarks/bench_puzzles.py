@@ -17,7 +17,6 @@ import json
 import multiprocessing
 import sys
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -68,40 +67,25 @@ def ceilings() -> dict[str, float]:
 
 
 def verify(puzzles: list[catalog.Puzzle]) -> list[dict[str, Any]]:
-    from puzzles import grader
+    from puzzles.isolated import IsolatedGrader
     from tilelang_core.model import to_json
 
     rows = []
-    for p in puzzles:
-        row: dict[str, Any] = {"puzzle": p.id, "slug": p.slug, "title": p.title, "bound": p.perf.bound}
-        start = time.perf_counter()
-        try:
-            report = grader.grade(p, p.solution_path, device="cuda")
-            row["reference"] = to_json(report)
-        except Exception:
-            row["reference"] = {"passed": False, "summary": traceback.format_exc()[-2000:]}
-        row["wrong"] = []
-        for w in p.wrong:
-            try:
-                bad = grader.grade(p, p.folder / w.file, device="cuda", perf=False)
-                row["wrong"].append(
-                    {
-                        "file": w.file,
-                        "expect": w.expect,
-                        "failure": bad.failure,
-                        "passed": bad.passed,
-                        "summary": bad.summary,
-                    }
-                )
-            except Exception:
-                row["wrong"].append(
-                    {"file": w.file, "expect": w.expect, "failure": "crash", "summary": traceback.format_exc()[-2000:]}
-                )
-        row["seconds"] = round(time.perf_counter() - start, 1)
-        print(json.dumps({k: row[k] for k in ("puzzle", "seconds")}), row["reference"].get("summary"), flush=True)
-        for w in row["wrong"]:
-            print("   wrong", w["file"], w["expect"], "->", w["failure"], "|", str(w["summary"])[:300], flush=True)
-        rows.append(row)
+    with IsolatedGrader(timeout_s=240) as grader:
+        for p in puzzles:
+            row: dict[str, Any] = {"puzzle": p.id, "slug": p.slug, "title": p.title, "bound": p.perf.bound}
+            start = time.perf_counter()
+            row["reference"] = to_json(grader.grade(p.id, p.solution_path, device="cuda"))
+            row["wrong"] = []
+            for w in p.wrong:
+                bad = grader.grade(p.id, p.folder / w.file, device="cuda", perf=False)
+                found = {"failure": bad.failure, "passed": bad.passed, "summary": bad.summary}
+                row["wrong"].append({"file": w.file, "expect": w.expect, **found})
+            row["seconds"] = round(time.perf_counter() - start, 1)
+            print(json.dumps({k: row[k] for k in ("puzzle", "seconds")}), row["reference"].get("summary"), flush=True)
+            for w in row["wrong"]:
+                print("   wrong", w["file"], w["expect"], "->", w["failure"], "|", str(w["summary"])[:300], flush=True)
+            rows.append(row)
     return rows
 
 

@@ -19,7 +19,7 @@ KERNEL_NAME = "kernel"
 """Every puzzle file defines its kernel factory under this name."""
 
 Bound = Literal["memory", "compute", "latency"]
-Expect = Literal["wrong-values", "out-of-bounds", "compile-error", "signature", "non-finite"]
+Expect = Literal["wrong-values", "out-of-bounds", "compile-error", "signature", "non-finite", "runtime-error"]
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ class Comparison:
     got: float | None
     max_abs_error: float
     max_rel_error: float
+    """Against |expected|, floored at ``atol`` so that near-zero expected values do not explode it."""
     heatmap: list[list[float]]
     """The fraction of wrong elements per cell of a coarse grid over the output (rows x columns)."""
 
@@ -81,7 +82,7 @@ def compare(expected: torch.Tensor, got: torch.Tensor, atol: float, rtol: float)
     diff = torch.where(torch.isnan(diff), torch.full_like(diff, math.inf), diff)
     both_inf = torch.isinf(exp) & (exp == out)
     diff = torch.where(both_inf, torch.zeros_like(diff), diff)
-    rel = diff / exp.abs().clamp_min(1e-30)
+    rel = diff / exp.abs().clamp_min(max(atol, 1e-12))
     rel = torch.where(diff == 0, torch.zeros_like(rel), rel)
     count = int(wrong_mask.sum())
     first = None

@@ -1,0 +1,166 @@
+"""``tilescope puzzles``: the app with no verb, or list / show / start / check / hint / reveal / reset."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from puzzles import catalog
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("puzzles", help="graded TileLang puzzles (an app, or verbs from the shell)")
+    parser.set_defaults(func=_app)
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB")
+
+    verbs.add_parser("list", help="every puzzle with your progress").set_defaults(func=_list)
+    p = verbs.add_parser("show", help="a puzzle's statement, target and your progress")
+    p.add_argument("puzzle")
+    p.set_defaults(func=_show)
+    p = verbs.add_parser("start", help="create your file for a puzzle from its starter (kept if it exists)")
+    p.add_argument("puzzle")
+    p.set_defaults(func=_start)
+    p = verbs.add_parser("check", help="compile and grade your file (or FILE)")
+    p.add_argument("puzzle")
+    p.add_argument("file", nargs="?")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--cpu", action="store_true", help="check without the GPU even when one is present")
+    p.add_argument("--no-perf", action="store_true", help="skip timing")
+    p.set_defaults(func=_check)
+    p = verbs.add_parser("hint", help="unlock the next hint")
+    p.add_argument("puzzle")
+    p.set_defaults(func=_hint)
+    p = verbs.add_parser("reveal", help="print the reference solution (asks first unless solved)")
+    p.add_argument("puzzle")
+    p.add_argument("--yes", action="store_true", help="reveal without asking")
+    p.add_argument("--write", action="store_true", help="also save it next to your file")
+    p.set_defaults(func=_reveal)
+    p = verbs.add_parser("reset", help="restore the starter file (your file is backed up first)")
+    p.add_argument("puzzle")
+    p.set_defaults(func=_reset)
+
+
+def _puzzle(args: argparse.Namespace) -> catalog.Puzzle:
+    try:
+        return catalog.get(args.puzzle)
+    except KeyError as err:
+        raise SystemExit(str(err.args[0])) from None
+
+
+def _app(args: argparse.Namespace) -> int:
+    from puzzles.app import PuzzlesApp
+
+    PuzzlesApp().run()
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from puzzles.progress import ProgressStore
+
+    store = ProgressStore()
+    for p in catalog.puzzles():
+        s = store.status(p.id)
+        mark = "✓" if s.solved else "·" if s.attempts else " "
+        stars = "★" * s.best_stars if s.solved else ""
+        print(f"{mark} {p.id} {p.title:<38} {stars:<3} {p.topic}")
+    store.close()
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from puzzles.progress import ProgressStore
+    from puzzles.workspace import learner_path
+
+    p = _puzzle(args)
+    store = ProgressStore()
+    s = store.status(p.id)
+    store.close()
+    print(p.statement().rstrip())
+    unit = "µs" if p.perf.bound == "latency" else f"% of the {p.perf.bound} roofline"
+    print(f"\nTarget: {p.perf.target:g} {unit} at " + " ".join(f"{k}={v}" for k, v in p.perf.args.items()))
+    print(f"Your file: {learner_path(p)}  ·  attempts {s.attempts}  ·  hints {s.hints_shown}/{len(p.hints)}")
+    return 0
+
+
+def _start(args: argparse.Namespace) -> int:
+    from puzzles.workspace import start
+
+    print(start(_puzzle(args)))
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from puzzles.grader import default_device
+    from puzzles.isolated import IsolatedGrader
+    from puzzles.progress import ProgressStore
+    from puzzles.render import report_lines
+    from puzzles.workspace import learner_path
+    from tilelang_core.model import to_json
+
+    p = _puzzle(args)
+    path = Path(args.file) if args.file else learner_path(p)
+    if not path.exists():
+        print(f"{path} does not exist; `tilescope puzzles start {p.id}` creates it", file=sys.stderr)
+        return 2
+    device = "cpu" if args.cpu else default_device()
+    with IsolatedGrader() as grader:
+        report = grader.grade(p.id, path, device=device, perf=not args.no_perf)
+    store = ProgressStore()
+    store.record(report)
+    store.close()
+    if args.json:
+        print(json.dumps(to_json(report), indent=1))
+    else:
+        print("\n".join(report_lines(report, f"{p.id} {p.title}")))
+    return 0 if report.passed else 1
+
+
+def _hint(args: argparse.Namespace) -> int:
+    from puzzles.progress import ProgressStore
+
+    p = _puzzle(args)
+    store = ProgressStore()
+    shown = store.unlock_hint(p.id, len(p.hints))
+    store.close()
+    for i, text in enumerate(p.hints[:shown], 1):
+        print(f"Hint {i}/{len(p.hints)}: {text}")
+    if shown == len(p.hints):
+        print("That was the last hint; `tilescope puzzles reveal` shows the solution.")
+    return 0
+
+
+def _reveal(args: argparse.Namespace) -> int:
+    from puzzles.progress import ProgressStore
+    from puzzles.workspace import write_solution
+
+    p = _puzzle(args)
+    store = ProgressStore()
+    solved = store.status(p.id).solved
+    if not (solved or args.yes):
+        if not sys.stdin.isatty():
+            print("Not solved yet: pass --yes to see the solution anyway.", file=sys.stderr)
+            store.close()
+            return 2
+        if input("Not solved yet. Show the solution? [y/N] ").strip().lower() != "y":
+            store.close()
+            return 1
+    store.mark_revealed(p.id)
+    store.close()
+    print(p.solution_path.read_text())
+    if args.write:
+        print(f"saved to {write_solution(p)}", file=sys.stderr)
+    return 0
+
+
+def _reset(args: argparse.Namespace) -> int:
+    from puzzles.workspace import reset
+
+    path, saved = reset(_puzzle(args))
+    if saved:
+        print(f"{path} restored from the starter; your version is in {saved}")
+    else:
+        print(f"{path} created from the starter")
+    return 0

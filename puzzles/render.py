@@ -1,0 +1,70 @@
+"""Reports as text, shared by the command line and the app."""
+
+from __future__ import annotations
+
+from puzzles.report import CaseResult, Report
+
+SHADES = " ░▒▓█"
+
+
+def heatmap_lines(heatmap: list[list[float]]) -> list[str]:
+    """One character per cell: blank where all is right, darker as more of the cell is wrong."""
+    lines = []
+    for row in heatmap:
+        cells = [SHADES[0 if frac <= 0 else 1 + min(3, int(frac * 4))] for frac in row]
+        lines.append("│" + "".join(cells) + "│")
+    if lines:
+        width = len(heatmap[0])
+        lines.insert(0, "┌" + "─" * width + "┐")
+        lines.append("└" + "─" * width + "┘")
+    return lines
+
+
+def _case_lines(case: CaseResult) -> list[str]:
+    args = " ".join(f"{k}={v}" for k, v in case.args.items())
+    lines = [f"failed case: {case.name} ({args}; {case.values} values; seed {case.seed})"]
+    if case.problem:
+        lines.append(f"  {case.problem}")
+    for out in case.outputs:
+        comp = out.comparison
+        if comp.ok and out.guard.ok:
+            lines.append(f"  {out.name}: all {comp.total} elements right")
+            continue
+        if comp.wrong:
+            where = ", ".join(str(i) for i in comp.first_wrong or [])
+            lines.append(
+                f"  {out.name}: {comp.wrong}/{comp.total} wrong; first at [{where}]: expected {comp.expected:.6g}, "
+                f"got {comp.got:.6g}; max abs error {comp.max_abs_error:.3g}, max rel error {comp.max_rel_error:.3g}"
+            )
+            shape = "×".join(str(s) for s in comp.shape)
+            lines.append(f"  where {out.name} ({shape}) is wrong:")
+            lines.extend("    " + line for line in heatmap_lines(comp.heatmap))
+    return lines
+
+
+def report_lines(report: Report, name: str = "") -> list[str]:
+    mark = "PASS" if report.passed else "FAIL" if report.failure else "COMPILES"
+    lines = [f"{mark} {name or report.puzzle}: {report.summary}"]
+    for d in report.diagnostics:
+        lines.append(f"{report.path}:{d.span.line}: {d.severity}: {d.message}")
+    bad = report.first_failure()
+    if bad is not None:
+        lines.extend(_case_lines(bad))
+    if report.perf:
+        p = report.perf
+        stars = "★" * p.stars + "☆" * (3 - p.stars)
+        if p.percent is None:
+            lines.append(f"performance: {p.time_us:.1f} µs on {p.gpu} (target ≤ {p.target:g} µs) {stars}")
+        else:
+            unit = "TB/s" if p.bound == "memory" else "TFLOP/s"
+            lines.append(
+                f"performance: {p.time_us:.1f} µs, {p.achieved / 1e12:.2f} {unit} = {p.percent:.0f}% of the "
+                f"{p.gpu} {p.bound} roofline ({p.roofline_source}; target {p.target:g}%) {stars}"
+            )
+    for item in report.warnings[:3]:
+        lines.append(f"warning: {item.splitlines()[0]}")
+    if report.checked:
+        lines.append("checked: " + "; ".join(report.checked))
+    if report.not_checked:
+        lines.append("NOT checked: " + "; ".join(report.not_checked))
+    return lines

@@ -1,0 +1,82 @@
+"""The learner's own puzzle files: created from the starter, never overwritten without a backup.
+
+Writes go to a temporary file that replaces the target in one rename, so an interrupted write
+never leaves half a file behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from puzzles.catalog import Puzzle
+from puzzles.progress import data_dir
+
+
+def workspace_dir() -> Path:
+    """``TILESCOPE_PUZZLES_DIR``, else ``puzzles/`` in the user data directory."""
+    override = os.environ.get("TILESCOPE_PUZZLES_DIR")
+    return Path(override) if override else data_dir() / "puzzles"
+
+
+def learner_path(puzzle: Puzzle) -> Path:
+    return workspace_dir() / f"{puzzle.folder.name}.py"
+
+
+def backup_dir() -> Path:
+    return workspace_dir() / ".backups"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def backup(path: Path) -> Path:
+    """Copy ``path`` to the backup folder under a timestamped name; returns the copy's path."""
+    backup_dir().mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = backup_dir() / f"{path.stem}.{stamp}{path.suffix}"
+    n = 1
+    while target.exists():
+        target = backup_dir() / f"{path.stem}.{stamp}-{n}{path.suffix}"
+        n += 1
+    shutil.copy2(path, target)
+    return target
+
+
+def start(puzzle: Puzzle) -> Path:
+    """The learner's file, created from the starter the first time; an existing file is kept."""
+    path = learner_path(puzzle)
+    if not path.exists():
+        _write_atomic(path, puzzle.starter_path.read_text())
+    return path
+
+
+def reset(puzzle: Puzzle) -> tuple[Path, Path | None]:
+    """Put the starter back, after backing up the learner's current file; returns (file, backup)."""
+    path = learner_path(puzzle)
+    saved = backup(path) if path.exists() else None
+    _write_atomic(path, puzzle.starter_path.read_text())
+    return path, saved
+
+
+def write_solution(puzzle: Puzzle) -> Path:
+    """Put the reference solution next to the learner's file (never over it)."""
+    path = workspace_dir() / f"{puzzle.folder.name}.solution.py"
+    if path.exists():
+        backup(path)
+    _write_atomic(path, puzzle.solution_path.read_text())
+    return path
