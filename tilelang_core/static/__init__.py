@@ -55,7 +55,5 @@ def analyze_source(source: str, path: str = "<unsaved>", *, target: str = "sm_90
         block_uses, found = check_primitives(block, context.aliases)
         uses.extend(block_uses)
         diagnostics.extend(d for d in found if d.span.line not in parsed.repaired_lines)
-    diagnostics = sorted(
-        (replace(d, source=SOURCE) for d in diagnostics), key=lambda d: (d.span.line, d.span.column)
-    )
+    diagnostics = sorted((replace(d, source=SOURCE) for d in diagnostics), key=lambda d: (d.span.line, d.span.column))
     return StaticFile(path, target, kernels, diagnostics, uses, sorted(context.aliases))

@@ -123,9 +123,7 @@ def _check_gemm(
             flipped_k = b0 if trans_b else b1
             if flipped_k == k_a:
                 setting = "False" if trans_b else "True"
-                message += (
-                    f"; {names[1]} is {b0}×{b1}, so pass transpose_B={setting} or allocate it as {b1}×{b0}"
-                )
+                message += f"; {names[1]} is {b0}×{b1}, so pass transpose_B={setting} or allocate it as {b1}×{b0}"
             found.append(_error(message, call, "gemm-shape", kernel))
         elif (m, n) != (c0, c1):
             message = f"T.gemm output shape: {names[0]}·{names[1]} is {m}×{n} but {names[2]} is {c0}×{c1}"
@@ -149,16 +147,12 @@ def _check_gemm_dtypes(call: ast.Call, a: Operand, b: Operand, c: Operand, kerne
         message = f"T.gemm accumulator {names[2]} is {dc}; {da} inputs accumulate in {wanted}"
         found.append(_error(message, call, "gemm-accum-dtype", kernel))
     elif dc == "float16":
-        message = (
-            f"T.gemm accumulates in float16 ({names[2]}): sums of {da} products lose precision; use float32"
-        )
+        message = f"T.gemm accumulates in float16 ({names[2]}): sums of {da} products lose precision; use float32"
         found.append(_error(message, call, "gemm-accum-dtype", kernel, "warning"))
     return found
 
 
-def _check_reduce(
-    name: str, call: ast.Call, src: Operand | None, dst: Operand | None, kernel: str
-) -> list[Diagnostic]:
+def _check_reduce(name: str, call: ast.Call, src: Operand | None, dst: Operand | None, kernel: str) -> list[Diagnostic]:
     if src is None or dst is None or not _known(src.shape) or not _known(dst.shape):
         return []
     assert src.shape is not None and dst.shape is not None
@@ -205,9 +199,7 @@ def check_kernel(kernel: StaticKernel) -> list[Diagnostic]:
     if is_known_int(threads):
         assert isinstance(threads, int)
         for decl in kernel.buffers:
-            if decl.buffer.scope != "local.fragment" or not all(
-                isinstance(d, int) for d in decl.buffer.shape
-            ):
+            if decl.buffer.scope != "local.fragment" or not all(isinstance(d, int) for d in decl.buffer.shape):
                 continue
             count = 1
             for dim in decl.buffer.shape:
@@ -217,15 +209,11 @@ def check_kernel(kernel: StaticKernel) -> list[Diagnostic]:
                     f"{decl.buffer.name} has {count} elements, which {threads} threads cannot share evenly "
                     f"({count} % {threads} = {count % threads})"
                 )
-                found.append(
-                    Diagnostic("warning", message, decl.anchor, "fragment-threads", kernel=kernel.ref.name)
-                )
+                found.append(Diagnostic("warning", message, decl.anchor, "fragment-threads", kernel=kernel.ref.name))
     return found
 
 
-def check_primitives(
-    block: ParsedBlock, aliases: frozenset[str]
-) -> tuple[list[PrimitiveUse], list[Diagnostic]]:
+def check_primitives(block: ParsedBlock, aliases: frozenset[str]) -> tuple[list[PrimitiveUse], list[Diagnostic]]:
     """Every ``T.<name>`` in a block, and diagnostics for unknown names and wrong arguments."""
     key = ("primitives", aliases)
     cached = block.memo.get(key)
@@ -235,9 +223,7 @@ def check_primitives(
     return cached  # type: ignore[return-value]
 
 
-def _check_primitives(
-    nodes: list[ast.AST], aliases: frozenset[str]
-) -> tuple[list[PrimitiveUse], list[Diagnostic]]:
+def _check_primitives(nodes: list[ast.AST], aliases: frozenset[str]) -> tuple[list[PrimitiveUse], list[Diagnostic]]:
     from tilelang_core.static.records import PrimitiveUse
 
     uses: list[PrimitiveUse] = []
@@ -247,9 +233,7 @@ def _check_primitives(
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             calls[id(node.func)] = node
     for node in nodes:
-        if not (
-            isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
-        ):
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases):
             continue
         end = node.end_col_offset or 0
         span = Span(node.end_lineno or node.lineno, end - len(node.attr), node.end_lineno, end)
@@ -282,9 +266,7 @@ def _argument_problem(primitive: catalog.Primitive, call: ast.Call) -> str | Non
     by_keyword = {p.name for p in params if p.kind in ("positional_or_keyword", "keyword_only")}
     starred = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
     if "var_positional" not in kinds and not starred and len(call.args) > len(positional):
-        return (
-            f"T.{primitive.name} takes {len(positional)} positional arguments but {len(call.args)} were given"
-        )
+        return f"T.{primitive.name} takes {len(positional)} positional arguments but {len(call.args)} were given"
     if "var_keyword" not in kinds:
         for keyword in call.keywords:
             if keyword.arg is not None and keyword.arg not in by_keyword:

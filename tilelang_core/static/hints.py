@@ -41,11 +41,7 @@ def inlay_hints(
         if end < first_line or (last_line is not None and kernel.span.line > last_line):
             continue
         hints.extend(_kernel_hints(kernel, facts.model(kernel), wanted))
-    return [
-        h
-        for h in sorted(hints, key=lambda h: (h.line, h.column))
-        if first_line <= h.line <= (last_line or h.line)
-    ]
+    return [h for h in sorted(hints, key=lambda h: (h.line, h.column)) if first_line <= h.line <= (last_line or h.line)]
 
 
 def buffer_facts(decl: BufferDecl, model: KernelModel | None) -> Buffer:
@@ -78,9 +74,7 @@ def _kernel_hints(kernel: StaticKernel, model: KernelModel | None, wanted: set[s
                 hints.append(Hint(end_line, end_column, label, "layouts", layout.text or None))
     if "launch" in wanted and kernel.launch is not None:
         span = kernel.launch.span
-        hints.append(
-            Hint(span.end_line or span.line, span.end_column or 0, launch_label(kernel, model), "launch")
-        )
+        hints.append(Hint(span.end_line or span.line, span.end_column or 0, launch_label(kernel, model), "launch"))
     if "pipelines" in wanted:
         compiled = model.pipelines if model else []
         for index, pipeline in enumerate(kernel.pipelines):

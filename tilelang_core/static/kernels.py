@@ -183,7 +183,7 @@ def _discover_block(
             continue
         is_jit = any(_is_jit(d) for d in stmt.decorator_list)
         params = _params(stmt)
-        inner = _inner_prim_func(stmt)
+        inner = _inner_prim_func(stmt, block.nodes)
         if inner is not None:
             style = "jit-factory" if is_jit else "factory"
             yield KernelRef(stmt.name, style, span_of(stmt), params), stmt, inner
@@ -198,28 +198,39 @@ def _params(func: ast.FunctionDef) -> list[Param]:
     args = func.args
     positional = [*args.posonlyargs, *args.args]
     defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-    params = [
-        Param(a.arg, None if d is None else ast.unparse(d)) for a, d in zip(positional, defaults, strict=True)
-    ]
+    params = [Param(a.arg, None if d is None else ast.unparse(d)) for a, d in zip(positional, defaults, strict=True)]
     for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
         params.append(Param(arg.arg, None if default is None else ast.unparse(default)))
     return params
 
 
-def _inner_prim_func(func: ast.FunctionDef) -> ast.FunctionDef | None:
+def _inner_prim_func(func: ast.FunctionDef, nodes: list[ast.AST]) -> ast.FunctionDef | None:
+    """The ``@T.prim_func`` a factory returns (its last one if none is returned by name)."""
+    inside = [n for n in nodes if _within(n, func)]
     found = [
         node
-        for node in ast.walk(func)
-        if isinstance(node, ast.FunctionDef)
-        and node is not func
-        and any(_is_prim_func(d) for d in node.decorator_list)
+        for node in inside
+        if isinstance(node, ast.FunctionDef) and node is not func and any(_is_prim_func(d) for d in node.decorator_list)
     ]
     if not found:
         return None
-    returned = {
-        n.value.id for n in ast.walk(func) if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)
-    }
+    returned = {n.value.id for n in inside if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
     return next((f for f in found if f.name in returned), found[-1])
+
+
+def _within(node: ast.AST, func: ast.FunctionDef) -> bool:
+    line = getattr(node, "lineno", None)
+    return line is not None and func.lineno <= line <= (func.end_lineno or func.lineno)
+
+
+def _default_nodes(func: ast.FunctionDef) -> dict[str, ast.expr]:
+    args = func.args
+    positional = [*args.posonlyargs, *args.args]
+    found = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults) :]], args.defaults, strict=True))
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        if default is not None:
+            found[arg.arg] = default
+    return found
 
 
 def _const_names(func: ast.FunctionDef, aliases: frozenset[str]) -> list[str]:
@@ -310,11 +321,8 @@ def _block_env(block: ParsedBlock, context: ModuleContext) -> dict[str, Value]:
     env = dict(context.env)
     for stmt in block.statements:
         if isinstance(stmt, ast.FunctionDef):
-            for param in _params(stmt):
-                if param.default is not None:
-                    env[param.name] = evaluate(
-                        ast.parse(param.default, mode="eval").body, env, context.aliases
-                    )
+            for name, default in _default_nodes(stmt).items():
+                env[name] = evaluate(default, env, context.aliases)
     for node in block.nodes:
         if isinstance(node, ast.Assign):
             _bind_assignment(node, env, context.aliases)
@@ -329,6 +337,7 @@ def bindings(ref: KernelRef, outer: ast.FunctionDef, context: ModuleContext) -> 
     calls = call_sites(context, ref.name)
     result: list[Binding] = []
     positional = [a.arg for a in [*outer.args.posonlyargs, *outer.args.args]]
+    defaults = _default_nodes(outer)
     for param in ref.params:
         if param.name in written:
             result.append(Binding(param.name, _directive_value(written[param.name]), "directive"))
@@ -336,8 +345,8 @@ def bindings(ref: KernelRef, outer: ast.FunctionDef, context: ModuleContext) -> 
         value = _from_calls(param.name, positional, calls, context.aliases)
         if value is not None:
             result.append(Binding(param.name, value, "call"))
-        elif param.default is not None:
-            default = evaluate(ast.parse(param.default, mode="eval").body, context.env, context.aliases)
+        elif param.name in defaults:
+            default = evaluate(defaults[param.name], context.env, context.aliases)
             known = None if isinstance(default, Sym | tuple) else default
             result.append(Binding(param.name, known, "default" if known is not None else "unknown"))
         else:
@@ -448,9 +457,7 @@ class KernelReader:
 
     def _const(self, stmt: ast.Assign) -> None:
         targets = stmt.targets[0]
-        names = (
-            [e.id for e in targets.elts if isinstance(e, ast.Name)] if isinstance(targets, ast.Tuple) else []
-        )
+        names = [e.id for e in targets.elts if isinstance(e, ast.Name)] if isinstance(targets, ast.Tuple) else []
         if isinstance(targets, ast.Name):
             names = [targets.id]
         for name in names:
@@ -472,16 +479,12 @@ class KernelReader:
     def _add(self, decl: BufferDecl) -> None:
         self.buffers[decl.buffer.name] = decl
 
-    def _make(
-        self, name: str, shape: list[Value], dtype: str, scope: str, line: int, is_param: bool
-    ) -> Buffer:
+    def _make(self, name: str, shape: list[Value], dtype: str, scope: str, line: int, is_param: bool) -> Buffer:
         dims: list[Dim] = [as_dim(v) for v in shape]
         return Buffer(name, dims, dtype, scope, _bytes(shape, dtype), line, is_param)
 
     def _allocate(self, target: ast.Name, call: ast.Call, allocator: str) -> None:
-        args = _arguments(
-            call, ["dtype", "init"] if allocator == "alloc_var" else ["shape", "dtype", "scope"]
-        )
+        args = _arguments(call, ["dtype", "init"] if allocator == "alloc_var" else ["shape", "dtype", "scope"])
         if allocator == "alloc_var":
             shape: list[Value] = [1]
             dtype = self._dtype(args.get("dtype"), "int32")
@@ -512,9 +515,7 @@ class KernelReader:
         self._add(BufferDecl(buffer, span_of(target), span_of(call), "empty"))
 
     def _declare_annotated(self, name: str, annotation: ast.expr, name_span: Span) -> bool:
-        kind = primitive_name(
-            annotation.value if isinstance(annotation, ast.Subscript) else annotation, self.aliases
-        )
+        kind = primitive_name(annotation.value if isinstance(annotation, ast.Subscript) else annotation, self.aliases)
         if kind not in _TENSOR_ANNOTATIONS:
             return False
         if isinstance(annotation, ast.Subscript):
@@ -527,29 +528,19 @@ class KernelReader:
             return False
         scope = _ANNOTATION_SCOPES.get(kind, "global")
         shape = self._shape(shape_node)
-        buffer = self._make(
-            name, shape, self._dtype(dtype_node, "float32"), scope, name_span.line, scope == "global"
-        )
+        buffer = self._make(name, shape, self._dtype(dtype_node, "float32"), scope, name_span.line, scope == "global")
         self._add(BufferDecl(buffer, name_span, span_of(annotation), kind))
         return True
 
     def _kernel(self, call: ast.expr, names: ast.expr | None) -> None:
         assert isinstance(call, ast.Call)
-        grid = [
-            as_dim(evaluate(a, self.env, self.aliases)) for a in call.args if not isinstance(a, ast.Starred)
-        ]
+        grid = [as_dim(evaluate(a, self.env, self.aliases)) for a in call.args if not isinstance(a, ast.Starred)]
         keywords = {k.arg: k.value for k in call.keywords}
-        threads_value = (
-            evaluate(keywords["threads"], self.env, self.aliases) if "threads" in keywords else 128
-        )
+        threads_value = evaluate(keywords["threads"], self.env, self.aliases) if "threads" in keywords else 128
         if isinstance(threads_value, tuple):
             product = 1
             for item in threads_value:
-                product = (
-                    product * item
-                    if is_known_int(item) and is_known_int(product)
-                    else Sym(str(threads_value))
-                )
+                product = product * item if is_known_int(item) and is_known_int(product) else Sym(str(threads_value))
             threads_value = product
         if self.launch is None:
             self.launch = LaunchDecl(grid, as_dim(threads_value), span_of(call))
@@ -578,11 +569,7 @@ class KernelReader:
         reads: list[str] = []
         writes: list[str] = []
         for node in ast.walk(stmt):
-            if (
-                isinstance(node, ast.Subscript)
-                and isinstance(node.value, ast.Name)
-                and node.value.id in self.buffers
-            ):
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in self.buffers:
                 bucket = writes if isinstance(node.ctx, ast.Store) else reads
                 if isinstance(node.ctx, ast.Store):
                     self.writes.add((node.value.lineno, node.value.col_offset))
@@ -594,11 +581,7 @@ class KernelReader:
         if isinstance(node, ast.Name) and node.id in self.buffers:
             decl = self.buffers[node.id]
             return Operand(decl, node, list(_values(decl.buffer.shape)))
-        if (
-            isinstance(node, ast.Subscript)
-            and isinstance(node.value, ast.Name)
-            and node.value.id in self.buffers
-        ):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in self.buffers:
             decl = self.buffers[node.value.id]
             items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             if not any(isinstance(i, ast.Slice) for i in items):
@@ -652,9 +635,7 @@ class KernelReader:
         self.accesses.append(Access(name, call.lineno, reads, writes, pipelined=pipeline is not None))
         self.diagnostics.extend(checks.check_op(name, call, operands, self.ref.name))
 
-    def finish(
-        self, span: Span, outer: ast.FunctionDef, body_def: ast.FunctionDef, bound: list[Binding]
-    ) -> StaticKernel:
+    def finish(self, span: Span, body_def: ast.FunctionDef, bound: list[Binding], nodes: list[ast.AST]) -> StaticKernel:
         buffers = []
         for decl in self.buffers.values():
             stages = self.stage_of.get(decl.buffer.name, 1)
@@ -668,17 +649,17 @@ class KernelReader:
             launch=self.launch,
             pipelines=self.pipelines,
             accesses=self.accesses,
-            occurrences=self._occurrences(body_def),
+            occurrences=self._occurrences(body_def, nodes),
             shared_bytes=shared,
             target=self.target,
         )
         self.diagnostics.extend(checks.check_kernel(kernel))
         return kernel
 
-    def _occurrences(self, func: ast.FunctionDef) -> list[Occurrence]:
+    def _occurrences(self, func: ast.FunctionDef, nodes: list[ast.AST]) -> list[Occurrence]:
         definitions = {(d.name_span.line, d.name_span.column) for d in self.buffers.values()}
         found: list[Occurrence] = []
-        for node in ast.walk(func):
+        for node in (n for n in nodes if _within(n, func)):
             if isinstance(node, ast.arg) and node.arg in self.buffers:
                 span = _arg_span(node)
                 found.append(Occurrence(node.arg, span, "definition"))
@@ -761,7 +742,7 @@ def read_kernel(
         _read_factory_prelude(outer, body_def, env, context.aliases)
         reader.read_params(body_def)
     reader.read_body(body_def.body)
-    kernel = reader.finish(span_of(outer), outer, body_def, bound)
+    kernel = reader.finish(span_of(outer), body_def, bound, block.nodes)
     result = (kernel, reader.diagnostics)
     block.memo[key] = result
     return result

@@ -88,7 +88,5 @@ def outline(facts: Facts) -> list[OutlineNode]:
         ]
         start = kernel.span.column + len("def ")
         name_span = Span(kernel.span.line, start, kernel.span.line, start + len(kernel.ref.name))
-        nodes.append(
-            OutlineNode(kernel.ref.name, "kernel", kernel.ref.style, kernel.span, name_span, children)
-        )
+        nodes.append(OutlineNode(kernel.ref.name, "kernel", kernel.ref.style, kernel.span, name_span, children))
     return nodes

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 
 from tilelang_core.model import Diagnostic, Span
 
@@ -41,12 +41,95 @@ class ParsedBlock:
         """Every node of the block, walked once."""
         found = self.memo.get("nodes")
         if found is None:
-            found = [node for stmt in self.statements for node in ast.walk(stmt)]
+            found = _walk(self.statements)
             self.memo["nodes"] = found
         return found  # type: ignore[return-value]
 
 
-_cache: OrderedDict[tuple[int, str], ParsedBlock] = OrderedDict()
+_cache: OrderedDict[str, ParsedBlock] = OrderedDict()
+_LINE_FREE = ("nodes", "calls", "argparse", "env")
+"""Memo entries that hold no line numbers (AST nodes are moved in place)."""
+_LINE_FIELDS = ("line", "end_line")
+
+
+def shifted(value: object, delta: int) -> object:
+    """A copy of a record (or a list, tuple or dict of them) ``delta`` lines further down.
+
+    Every ``line``/``end_line`` field of the frozen model records is moved; AST nodes are left
+    alone, since ``_moved`` shifts them in place.
+    """
+    if not delta or value is None or isinstance(value, str | int | float | ast.AST):
+        return value
+    if isinstance(value, list):
+        return [v if isinstance(v, str | int) else shifted(v, delta) for v in value]
+    if isinstance(value, tuple):
+        return tuple(v if isinstance(v, str | int) else shifted(v, delta) for v in value)
+    if isinstance(value, dict):
+        return {k: shifted(v, delta) for k, v in value.items()}
+    plan = _plan(type(value))
+    if plan is None:
+        return value
+    lines, nested = plan
+    state = dict(value.__dict__)
+    for name in lines:
+        if state[name] is not None:
+            state[name] += delta
+    for name in nested:
+        current = state[name]
+        if current is not None and not isinstance(current, str | int | float):
+            state[name] = shifted(current, delta)
+    copy = object.__new__(type(value))
+    copy.__dict__.update(state)
+    return copy
+
+
+_plans: dict[type, tuple[tuple[str, ...], tuple[str, ...]] | None] = {}
+
+
+def _plan(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """For a dataclass: its line fields, and the fields that may hold records."""
+    if cls not in _plans:
+        if not is_dataclass(cls):
+            _plans[cls] = None
+        else:
+            names = [f.name for f in fields(cls)]
+            lines = tuple(n for n in names if n in _LINE_FIELDS)
+            _plans[cls] = (lines, tuple(n for n in names if n not in lines))
+    return _plans[cls]
+
+
+def _walk(statements: list[ast.stmt]) -> list[ast.AST]:
+    """All nodes under ``statements``; ``ast.walk`` without its per-node generators."""
+    found: list[ast.AST] = []
+    stack: list[ast.AST] = list(reversed(statements))
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                stack.append(value)
+            elif isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, ast.AST))
+    return found
+
+
+def _line_free(key: object) -> bool:
+    return (key[0] if isinstance(key, tuple) else key) in _LINE_FREE
+
+
+def _moved(block: ParsedBlock, start: int) -> ParsedBlock:
+    """The same parsed block ``start - block.start_line`` lines further down, shifted in place."""
+    delta = start - block.start_line
+    for node in block.nodes:
+        if hasattr(node, "lineno"):
+            node.lineno += delta  # type: ignore[attr-defined]
+            if getattr(node, "end_lineno", None) is not None:
+                node.end_lineno += delta  # type: ignore[attr-defined]
+    error = shifted(block.error, delta)
+    memo = {k: v if _line_free(k) else shifted(v, delta) for k, v in block.memo.items()}
+    repaired = frozenset(line + delta for line in block.repaired_lines)
+    return ParsedBlock(start, block.end_line + delta, block.statements, error, repaired, memo)  # type: ignore[arg-type]
 
 
 def split_blocks(lines: list[str]) -> list[tuple[int, int]]:
@@ -98,18 +181,26 @@ def _scan(line: str, depth: int, quote: str | None) -> tuple[int, str | None]:
     return depth, quote
 
 
-def parse_block(lines: list[str], start: int, end: int) -> ParsedBlock:
-    """Parse lines ``start..end`` (1-based) with their real line numbers, repairing if needed."""
+def parse_block(lines: list[str], start: int, end: int, claimed: set[int] | None = None) -> ParsedBlock:
+    """Parse lines ``start..end`` (1-based) with their real line numbers, repairing if needed.
+
+    A block whose text was parsed before is reused, moved to its new lines, unless ``claimed``
+    says this parse already used it (the same text twice in one file).
+    """
     text = "".join(lines[start - 1 : end])
-    key = (start, text)
-    cached = _cache.get(key)
-    if cached is not None:
-        _cache.move_to_end(key)
-        return cached
-    block = _parse(lines[start - 1 : end], start, end)
-    _cache[key] = block
-    if len(_cache) > _CACHE_SIZE:
-        _cache.popitem(last=False)
+    cached = _cache.get(text)
+    if cached is not None and (claimed is None or id(cached) not in claimed):
+        block = cached if cached.start_line == start else _moved(cached, start)
+        _cache[text] = block
+        _cache.move_to_end(text)
+    else:
+        block = _parse(lines[start - 1 : end], start, end)
+        if cached is None:
+            _cache[text] = block
+            if len(_cache) > _CACHE_SIZE:
+                _cache.popitem(last=False)
+    if claimed is not None:
+        claimed.add(id(block))
     return block
 
 
@@ -198,8 +289,9 @@ def parse_tolerant(source: str) -> ParsedFile:
     statements: list[ast.stmt] = []
     errors: list[Diagnostic] = []
     repaired: set[int] = set()
+    claimed: set[int] = set()
     for start, end in split_blocks(lines):
-        block = parse_block(lines, start, end)
+        block = parse_block(lines, start, end, claimed)
         blocks.append(block)
         statements.extend(block.statements)
         if block.error is not None:
