@@ -34,10 +34,6 @@ class Instantiation:
     target: str | None = None
     const_names: list[str] = field(default_factory=list)
 
-    @property
-    def resolved(self) -> dict[str, Any]:
-        return self.args
-
 
 def _span(node: ast.AST) -> Span:
     return Span(
@@ -98,7 +94,7 @@ def _tensor_params(func: ast.FunctionDef) -> set[str]:
     }
 
 
-def _params(func: ast.FunctionDef, source: str, skip: set[str] = frozenset()) -> list[Param]:  # type: ignore[assignment]
+def _params(func: ast.FunctionDef, source: str, skip: frozenset[str] | set[str] = frozenset()) -> list[Param]:
     args = func.args
     positional = [*args.posonlyargs, *args.args]
     defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
