@@ -113,7 +113,7 @@ class CompilerTier:
         path = server.documents.path(uri)
         loop = asyncio.get_running_loop()
         analysis = await loop.run_in_executor(
-            self._executor, _analyze, analyzer, path, state.source, settings.target, settings.timeout
+            self._executor, _analyze, analyzer, path, state.source, settings.target, settings.timeout, settings.ptxas
         )
         return CompiledSnapshot(analysis, state.fingerprints, state.version)
 
@@ -164,10 +164,10 @@ def _warm(analyzer: Analyzer) -> None:
         log.exception("the compiler worker did not start")
 
 
-def _analyze(analyzer: Analyzer, path: str, source: str, target: str, timeout: float) -> FileAnalysis:
+def _analyze(analyzer: Analyzer, path: str, source: str, target: str, timeout: float, ptxas: bool) -> FileAnalysis:
     """The analysis, or a file-level diagnostic when the worker itself cannot run."""
     try:
-        return analyzer.analyze(path, source, target=target, timeout_s=timeout)
+        return analyzer.analyze(path, source, target=target, timeout_s=timeout, ptxas=ptxas)
     except Exception as err:
         log.exception("the compiler tier failed")
         problem = f"{type(err).__name__}: {err}"

@@ -24,15 +24,29 @@ _KIND = {
 }
 
 
+def _same(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+    """Identity, not equality: the records are large, and unchanged ones are the same objects."""
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
 def register(server: TilescopeServer) -> None:
+    answers: dict[str, tuple[tuple[object, ...], object, list[types.InlayHint]]] = {}
+    """Per document, the last answer: editors ask again for the same text on every scroll."""
+
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))
     def inlay_hint(ls: TilescopeServer, params: types.InlayHintParams) -> list[types.InlayHint]:
         uri = params.text_document.uri
-        found = inlay_hints(ls.facts(uri), ls.settings.hints, params.range.start.line + 1, params.range.end.line + 1)
-        lines = ls.lines(uri)
         start, end = params.range.start, params.range.end
+        facts = ls.facts(uri)
+        sources = (facts.static, *facts.models.values())
+        request = (ls.settings.hints, start, end)
+        cached = answers.get(uri)
+        if cached is not None and _same(cached[0], sources) and cached[1] == request:
+            return cached[2]
+        found = inlay_hints(facts, ls.settings.hints, start.line + 1, end.line + 1)
+        lines = ls.lines(uri)
         placed = [(position(lines, hint.line, hint.column), hint) for hint in found]
-        return [
+        result = [
             types.InlayHint(
                 position=where,
                 label=hint.label,
@@ -43,3 +57,5 @@ def register(server: TilescopeServer) -> None:
             for where, hint in placed
             if (start.line, start.character) <= (where.line, where.character) <= (end.line, end.character)
         ]
+        answers[uri] = (sources, request, result)
+        return result

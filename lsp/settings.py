@@ -2,7 +2,8 @@
 
 Shape of both (the latter may wrap it in a ``tilescope`` section)::
 
-    {"trusted": false, "target": "sm_90", "timeout": 60, "python": "/path/to/python",
+    {"trusted": false, "target": "sm_90", "timeout": 60, "python": "/path/to/python", "ptxas": false,
+     "idle": 0.5,
      "hints": {"buffers": true, "parameters": true, "launch": true, "layouts": true, "pipelines": true}}
 """
 
@@ -26,6 +27,8 @@ class Settings:
     hints: frozenset[str] = field(default_factory=lambda: frozenset(HINT_KINDS))
     idle_s: float = 0.5
     """How long a document must rest before the compiler tier analyses it."""
+    ptxas: bool = False
+    """Also compile the device code with ptxas (seconds per kernel) for registers and spills."""
 
 
 def merged(settings: Settings, raw: Any) -> Settings:
@@ -43,6 +46,8 @@ def merged(settings: Settings, raw: Any) -> Settings:
         changes["timeout"] = float(raw["timeout"])
     if isinstance(raw.get("python"), str):
         changes["python"] = raw["python"] or None
+    if isinstance(raw.get("ptxas"), bool):
+        changes["ptxas"] = raw["ptxas"]
     if isinstance(raw.get("idle"), int | float) and raw["idle"] >= 0:
         changes["idle_s"] = float(raw["idle"])
     hints = raw.get("hints")
