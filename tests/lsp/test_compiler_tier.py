@@ -198,3 +198,18 @@ async def test_commands_return_the_core_json(client: LanguageClient) -> None:
 
     model = await within(execute(client, "tilescope.kernelModel", uri))
     assert model["schema_version"] == 1 and model["kernels"][0]["launch"]["grid"] == [8, 8]
+
+
+async def test_a_kernel_that_kills_its_process_becomes_a_diagnostic(client: LanguageClient) -> None:
+    uri = open_file(client, FIXTURES / "exits.py")
+    await until(lambda: bool(compiler_diagnostics(client, uri)), timeout=COMPILE_WAIT, what="crash diagnostic")
+    (crash,) = compiler_diagnostics(client, uri)
+    assert (crash.code, crash.range.start.line) == ("worker-crash", 7)
+    assert crash.message.startswith("The compiler worker died while building kernel 'quit_early'")
+    hover = await within(
+        client.text_document_hover_async(types.HoverParams(text_document=doc(uri), position=at(14, 33)))
+    )
+    assert hover.contents.value.startswith("```text\nA_local: 128 float32 local.fragment")
+    gemm = open_file(client, GEMM)
+    model = await within(execute(client, "tilescope.kernelModel", gemm), timeout=COMPILE_WAIT)
+    assert model["kernels"][0]["kernel"] == "matmul"
