@@ -12,10 +12,7 @@ GEMM = (EXAMPLES / "gemm.py").read_text()
 
 
 def findings(source: str, target: str = "sm_90") -> list[tuple[int, str, str, str]]:
-    return [
-        (d.span.line, d.severity, d.code, d.message)
-        for d in analyze_source(source, target=target).diagnostics
-    ]
+    return [(d.span.line, d.severity, d.code, d.message) for d in analyze_source(source, target=target).diagnostics]
 
 
 def test_b_tile_of_the_wrong_orientation_fed_to_gemm() -> None:
@@ -40,9 +37,7 @@ def test_transpose_b_makes_the_same_tile_correct() -> None:
     source = (
         (FIXTURES / "wrong_gemm.py")
         .read_text()
-        .replace(
-            "T.gemm(A_shared, B_shared, C_local)", "T.gemm(A_shared, B_shared, C_local, transpose_B=True)"
-        )
+        .replace("T.gemm(A_shared, B_shared, C_local)", "T.gemm(A_shared, B_shared, C_local, transpose_B=True)")
     )
     assert [f[2] for f in findings(source)] == ["gemm-accum-dtype"]
 
@@ -60,9 +55,7 @@ def test_integer_accumulator_for_half_inputs_is_an_error() -> None:
 
 
 def test_output_tile_that_does_not_match_a_times_b() -> None:
-    source = GEMM.replace(
-        "C_local = T.alloc_fragment((block_M, block_N)", "C_local = T.alloc_fragment((block_M, 64)"
-    )
+    source = GEMM.replace("C_local = T.alloc_fragment((block_M, block_N)", "C_local = T.alloc_fragment((block_M, 64)")
     assert findings(source)[0][2:] == (
         "gemm-shape",
         "T.gemm output shape: A_shared·B_shared is 128×128 but C_local is 128×64",
@@ -141,9 +134,7 @@ def test_wrong_arguments_to_a_primitive() -> None:
     found = [f for f in findings((FIXTURES / "budgets.py").read_text()) if f[2] == "wrong-arguments"]
     assert found == [(29, "error", "wrong-arguments", "T.fill got multiple values for argument 'value'")]
     misspelt = findings(
-        GEMM.replace(
-            "T.gemm(A_shared, B_shared, C_local)", "T.gemm(A_shared, B_shared, C_local, transpose_b=True)"
-        )
+        GEMM.replace("T.gemm(A_shared, B_shared, C_local)", "T.gemm(A_shared, B_shared, C_local, transpose_b=True)")
     )
     assert misspelt == [
         (23, "error", "wrong-arguments", "T.gemm has no argument 'transpose_b'; did you mean transpose_B?")

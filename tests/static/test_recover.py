@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
+from tilelang_core.model import dumps
 from tilelang_core.static import analyze_source
-from tilelang_core.static.recover import parse_tolerant, split_blocks
+from tilelang_core.static.recover import clear_cache, parse_tolerant, split_blocks
 
 FIXTURES = Path(__file__).resolve().parents[1] / "lsp" / "fixtures"
-GEMM = (Path(__file__).resolve().parents[2] / "examples" / "gemm.py").read_text()
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+GEMM = (EXAMPLES / "gemm.py").read_text()
 
 
 def test_syntax_error_in_one_kernel_leaves_the_next_one_whole() -> None:
-    static = analyze_source((FIXTURES / "syntax_error_mid.py").read_text())
+    static = analyze_source((FIXTURES / "syntax_error_mid.py.txt").read_text())
     assert [k.ref.name for k in static.kernels] == ["broken", "intact"]
     (error,) = static.diagnostics
     assert (error.code, error.span.line, error.message) == ("syntax-error", 11, "'(' was never closed")
@@ -21,7 +24,7 @@ def test_syntax_error_in_one_kernel_leaves_the_next_one_whole() -> None:
 
 
 def test_the_broken_kernel_keeps_the_lines_around_its_error() -> None:
-    broken = analyze_source((FIXTURES / "syntax_error_mid.py").read_text()).kernels[0]
+    broken = analyze_source((FIXTURES / "syntax_error_mid.py.txt").read_text()).kernels[0]
     assert [d.buffer.name for d in broken.buffers] == ["A", "A_shared", "A_local"]
 
 
@@ -42,14 +45,25 @@ def test_truncated_file_still_parses_what_came_before() -> None:
 
 
 def test_blocks_follow_top_level_statements() -> None:
-    lines = (
-        "import a\n\n@deco\ndef f(\n    x,\n):\n    return '''\ndef not_a_block\n'''\nelse_ = 1\n".splitlines(
-            True
-        )
-    )
+    lines = "import a\n\n@deco\ndef f(\n    x,\n):\n    return '''\ndef not_a_block\n'''\nelse_ = 1\n".splitlines(True)
     assert split_blocks(lines) == [(1, 2), (3, 9), (10, 10)]
 
 
 def test_valid_file_parses_without_repairs() -> None:
     parsed = parse_tolerant(GEMM)
     assert parsed.errors == [] and parsed.repaired_lines == frozenset()
+
+
+def test_reused_blocks_give_the_same_answers_as_a_cold_parse() -> None:
+    """Blocks found again at other lines are moved, not re-read: the result must not differ."""
+    rng = random.Random(7)
+    sources = [p.read_text() for p in sorted(EXAMPLES.glob("*.py"))] + [(FIXTURES / "budgets.py").read_text()]
+    for _ in range(150):
+        lines = rng.choice(sources).splitlines(keepends=True)
+        for _ in range(rng.randint(1, 3)):
+            at = rng.randrange(len(lines) + 1)
+            lines[at:at] = [rng.choice(["\n", "# moved\n", "X = 1\n", "def f(:\n", lines[rng.randrange(len(lines))]])]
+        text = "".join(lines)
+        warm = dumps(analyze_source(text))
+        clear_cache()
+        assert dumps(analyze_source(text)) == warm

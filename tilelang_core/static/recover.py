@@ -98,6 +98,11 @@ def _plan(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     return _plans[cls]
 
 
+def clear_cache() -> None:
+    """Forget every parsed block (for measuring cold parses, and for tests)."""
+    _cache.clear()
+
+
 def _walk(statements: list[ast.stmt]) -> list[ast.AST]:
     """All nodes under ``statements``; ``ast.walk`` without its per-node generators."""
     found: list[ast.AST] = []
