@@ -16,7 +16,7 @@ export default tseslint.config(
   {
     files: ["e2e/**/*.js", "esbuild.mjs"],
     languageOptions: {
-      globals: { require: "readonly", process: "readonly", console: "readonly", document: "readonly", __dirname: "readonly" },
+      globals: { require: "readonly", process: "readonly", console: "readonly", document: "readonly", NodeFilter: "readonly", setTimeout: "readonly" },
     },
     rules: { "@typescript-eslint/no-require-imports": "off" },
   },

@@ -28,4 +28,4 @@ fi
 if [ ! -d "$P/drive/node_modules/playwright-core" ]; then
   npm install --prefix "$P/drive" --no-audit --no-fund "playwright-core@$PLAYWRIGHT_VERSION"
 fi
-PATH=$NODE24/bin:$PATH "$P/cs/bin/code-server" --version
+XDG_CONFIG_HOME=$(mktemp -d) PATH=$NODE24/bin:$PATH "$P/cs/bin/code-server" --version

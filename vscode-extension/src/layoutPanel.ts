@@ -15,7 +15,7 @@ header { display: flex; gap: 12px; align-items: center; padding: 8px 0; }
 #modes { display: flex; gap: 4px; }
 #facts table { border-collapse: collapse; margin: 6px 0; }
 #facts th { text-align: left; padding: 1px 10px 1px 0; font-weight: normal; opacity: .75; vertical-align: top; }
-#facts code { white-space: pre-wrap; word-break: break-all; }
+#facts code { white-space: pre-wrap; word-break: break-all; line-height: 1.5; }
 #readout { height: 1.4em; font-family: var(--vscode-editor-font-family); }
 #plot { overflow: auto; }
 svg.layout text { font: 9px var(--vscode-editor-font-family); text-anchor: middle; fill: #111; pointer-events: none; }

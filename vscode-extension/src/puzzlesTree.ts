@@ -28,11 +28,7 @@ export class PuzzlesTree implements vscode.TreeDataProvider<Puzzle>, vscode.Disp
     item.description = p.solved ? "solved" : "";
     item.tooltip = p.description ?? p.title;
     item.iconPath = new vscode.ThemeIcon(p.solved ? "pass-filled" : "circle-large-outline");
-    if (p.path) {
-      const uri = vscode.Uri.file(this.absolute(p.path));
-      item.resourceUri = uri;
-      item.command = { command: "vscode.open", title: "Open puzzle", arguments: [uri] };
-    }
+    item.command = { command: "tilescope.openPuzzle", title: "Open puzzle", arguments: [p] };
     return item;
   }
 
@@ -50,31 +46,44 @@ export class PuzzlesTree implements vscode.TreeDataProvider<Puzzle>, vscode.Disp
     return this.puzzles;
   }
 
+  /** Opens the learner's file of a puzzle, created from its starter by `puzzles start` when new. */
+  async open(puzzle: Puzzle): Promise<void> {
+    try {
+      const printed = (await this.output(["puzzles", "start", String(puzzle.number)])).trim().split("\n").pop() ?? "";
+      const file = printed || (puzzle.path ? this.absolute(puzzle.path) : "");
+      await vscode.window.showTextDocument(vscode.Uri.file(file));
+    } catch (error) {
+      void vscode.window.showErrorMessage(`Opening puzzle ${puzzle.number} failed: ${errorText(error)}`);
+    }
+  }
+
   /** Checks a puzzle: the given one against its file, or the active editor's file against its puzzle. */
   async check(puzzle?: Puzzle): Promise<void> {
     if (!vscode.workspace.isTrusted) {
       void vscode.window.showWarningMessage("Checking a puzzle runs its code: trust this workspace first.");
       return;
     }
-    const editor = vscode.window.activeTextEditor;
+    // From the tree: the learner's own file (the command line knows where it is);
+    // from the editor: the open file, matched to its puzzle.
     let target = puzzle;
-    let file = puzzle?.path ? this.absolute(puzzle.path) : undefined;
+    let file: string | undefined;
+    const editor = vscode.window.activeTextEditor;
     if (!target && editor) {
       await editor.document.save();
       file = editor.document.uri.fsPath;
       target = puzzleForFile(this.puzzles.length ? this.puzzles : parsePuzzles(await this.run(["puzzles", "list", "--json"])), file);
     }
-    if (!target || !file) {
+    if (!target) {
       void vscode.window.showWarningMessage("Open a puzzle's file, or pick a puzzle in the Puzzles view, to check it.");
       return;
     }
     const chosen = target;
-    const path = file;
+    const args = ["puzzles", "check", String(chosen.number), ...(file ? [file] : []), "--json"];
     const result = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `Checking puzzle ${chosen.number}…` },
       async () => {
         try {
-          return parseCheck(await this.run(["puzzles", "check", String(chosen.number), path, "--json"]));
+          return parseCheck(await this.run(args));
         } catch (error) {
           return { passed: false, message: errorText(error) };
         }
@@ -95,16 +104,29 @@ export class PuzzlesTree implements vscode.TreeDataProvider<Puzzle>, vscode.Disp
 
   /** Runs `<python> -m tilelang_core.cli ARGS` and parses its JSON stdout; a failing check still prints JSON. */
   private async run(args: string[]): Promise<unknown> {
+    const { stdout, stderr, error } = await this.exec(args);
+    try {
+      return JSON.parse(stdout);
+    } catch {
+      throw new Error(lastLines(stderr || error?.message || "no output"));
+    }
+  }
+
+  private async output(args: string[]): Promise<string> {
+    const { stdout, stderr, error } = await this.exec(args);
+    if (error) {
+      throw new Error(lastLines(stderr || error.message));
+    }
+    return stdout;
+  }
+
+  private async exec(args: string[]): Promise<{ stdout: string; stderr: string; error: Error | null }> {
     const python = await this.python();
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-    return new Promise((resolve, reject) => {
-      execFile(python, ["-m", "tilelang_core.cli", ...args], { cwd, timeout: 300_000, maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
-        try {
-          resolve(JSON.parse(stdout));
-        } catch {
-          reject(new Error((stderr || error?.message || "no output").trim().split("\n").slice(-3).join(" ")));
-        }
-      });
+    return new Promise((resolve) => {
+      execFile(python, ["-m", "tilelang_core.cli", ...args], { cwd, timeout: 300_000, maxBuffer: 16 << 20 }, (error, stdout, stderr) =>
+        resolve({ stdout, stderr, error }),
+      );
     });
   }
 
@@ -112,4 +134,8 @@ export class PuzzlesTree implements vscode.TreeDataProvider<Puzzle>, vscode.Disp
     this.view.dispose();
     this.changed.dispose();
   }
+}
+
+function lastLines(text: string): string {
+  return text.trim().split("\n").slice(-3).join(" ");
 }

@@ -4,12 +4,10 @@
  * extension must agree on these names.
  */
 
-export interface HintKinds {
-  shape: boolean;
-  launch: boolean;
-  layout: boolean;
-  pipeline: boolean;
-}
+/** The server's hint kinds (`tilelang_core.static.hints.HINT_KINDS`), each switchable. */
+export const HINT_KINDS = ["buffers", "parameters", "launch", "layouts", "pipelines"] as const;
+
+export type HintKinds = Record<(typeof HINT_KINDS)[number], boolean>;
 
 export interface ServerSettings {
   trusted: boolean;
@@ -30,12 +28,7 @@ export function serverSettings(get: ConfigGetter, trusted: boolean): ServerSetti
   return {
     trusted,
     target: get<string>("target", DEFAULT_TARGET).trim() || DEFAULT_TARGET,
-    hints: {
-      shape: get<boolean>("hints.shape", true),
-      launch: get<boolean>("hints.launch", true),
-      layout: get<boolean>("hints.layout", true),
-      pipeline: get<boolean>("hints.pipeline", true),
-    },
+    hints: Object.fromEntries(HINT_KINDS.map((kind) => [kind, get<boolean>(`hints.${kind}`, true)])) as HintKinds,
     timeout: Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_TIMEOUT_S,
   };
 }

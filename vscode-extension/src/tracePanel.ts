@@ -11,7 +11,7 @@ const STYLES =
   `
 header { display: flex; gap: 12px; align-items: center; flex-wrap: wrap; padding: 8px 0; border-bottom: 1px solid var(--vscode-panel-border); }
 main { display: flex; gap: 12px; height: calc(100vh - 60px); }
-#passes { list-style: none; margin: 0; padding: 0; width: 340px; min-width: 260px; overflow-y: auto; }
+#passes { list-style: none; margin: 0; padding: 0; flex: 0 0 min(380px, 42%); overflow-y: auto; }
 #passes li { display: flex; gap: 8px; padding: 2px 6px; cursor: pointer; }
 #passes li:hover { background: var(--vscode-list-hoverBackground); }
 #passes li.selected { background: var(--vscode-list-activeSelectionBackground); color: var(--vscode-list-activeSelectionForeground); }
@@ -19,7 +19,8 @@ main { display: flex; gap: 12px; height: calc(100vh - 60px); }
 #passes .idx { width: 2.5em; text-align: right; opacity: .7; }
 #passes .name { flex: 1; }
 #passes .ms { opacity: .7; font-variant-numeric: tabular-nums; }
-#detail { flex: 1; overflow: auto; }
+#detail { flex: 1; min-width: 0; overflow: auto; }
+.hunk code { white-space: pre; }
 #detail h2 small { font-weight: normal; opacity: .7; }
 .hunk { margin: 8px 0; border: 1px solid var(--vscode-panel-border); }
 .hh { background: var(--vscode-editorWidget-background); padding: 2px 6px; opacity: .8; font-family: var(--vscode-editor-font-family); }

@@ -10,17 +10,17 @@ test("defaults give every hint kind, sm_90 and a 60 s timeout", () => {
   assert.deepEqual(serverSettings(getter({}), true), {
     trusted: true,
     target: "sm_90",
-    hints: { shape: true, launch: true, layout: true, pipeline: true },
+    hints: { buffers: true, parameters: true, launch: true, layouts: true, pipelines: true },
     timeout: 60,
   });
 });
 
 test("user settings and trust flow into the server's options", () => {
-  const s = serverSettings(getter({ target: " sm_80 ", "hints.layout": false, timeout: 5 }), false);
+  const s = serverSettings(getter({ target: " sm_80 ", "hints.layouts": false, timeout: 5 }), false);
   assert.equal(s.trusted, false);
   assert.equal(s.target, "sm_80");
-  assert.equal(s.hints.layout, false);
-  assert.equal(s.hints.shape, true);
+  assert.equal(s.hints.layouts, false);
+  assert.equal(s.hints.buffers, true);
   assert.equal(s.timeout, 5);
 });
 

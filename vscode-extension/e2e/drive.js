@@ -1,0 +1,226 @@
+// Drives code-server's VS Code in headless Chromium and checks what a user would see of the
+// Tilescope extension. Usage: node drive.js URL SCREENSHOT_DIR   (playwright-core via NODE_PATH)
+const { chromium } = require("playwright-core");
+const path = require("path");
+
+const url = process.argv[2];
+const shots = process.argv[3];
+const results = [];
+const t0 = Date.now();
+
+function check(name, ok, detail) {
+  results.push({ name, ok });
+  console.log(`${ok ? "ok" : "FAIL"}: ${name}${detail ? ` (${detail})` : ""} [${((Date.now() - t0) / 1000).toFixed(1)} s]`);
+}
+
+/** Polls `probe` until it returns a truthy value or `ms` pass; returns that value or null. */
+async function until(probe, ms, every = 500) {
+  const end = Date.now() + ms;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v) {
+        return v;
+      }
+    } catch {
+      // the DOM changes under us while VS Code renders; try again
+    }
+    if (Date.now() > end) {
+      return null;
+    }
+    await new Promise((r) => setTimeout(r, every));
+  }
+}
+
+async function openFile(page, name) {
+  // The explorer, not quick open: keys typed while a webview has focus never reach the workbench.
+  await page.getByRole("treeitem", { name }).first().click({ timeout: 15000 });
+  await page.waitForSelector(`.tab.active[aria-label*="${name}"]`, { timeout: 15000 });
+}
+
+/** The text of the editor line that contains `needle` (inlay hints are part of it). */
+async function lineWith(page, needle) {
+  return page.evaluate((n) => {
+    const lines = [...document.querySelectorAll(".editor-instance .monaco-editor .view-line")];
+    return lines.map((l) => l.textContent.replace(/\u00a0/g, " ")).find((t) => t.includes(n)) ?? null;
+  }, needle);
+}
+
+/** Rests the mouse on `token` in the editor line containing `lineNeedle`; returns the visible hover's text. */
+async function hoverToken(page, lineNeedle, token) {
+  const box = await page.evaluate(
+    ([needle, tok]) => {
+      for (const line of document.querySelectorAll(".editor-instance .monaco-editor .view-line")) {
+        if (!line.textContent.replace(/\u00a0/g, " ").includes(needle)) {
+          continue;
+        }
+        const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+        for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+          const at = n.textContent.indexOf(tok);
+          if (at >= 0) {
+            const range = document.createRange();
+            range.setStart(n, at);
+            range.setEnd(n, at + tok.length);
+            const r = range.getBoundingClientRect();
+            return { x: r.x, y: r.y, width: r.width, height: r.height };
+          }
+        }
+      }
+      return null;
+    },
+    [lineNeedle, token],
+  );
+  if (!box) {
+    return null;
+  }
+  await page.mouse.move(box.x + box.width / 2, box.y + 250);
+  await page.waitForTimeout(300);
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2, { steps: 3 });
+  return until(
+    () =>
+      page.evaluate(() =>
+        [...document.querySelectorAll(".monaco-hover")]
+          .filter((h) => !h.classList.contains("hidden") && h.getBoundingClientRect().width > 0)
+          .map((h) => h.innerText)
+          .join("\n"),
+      ),
+    4000,
+    250,
+  );
+}
+
+/** The inner text of the webview frame whose body matches `pattern`. */
+async function webviewText(page, pattern) {
+  for (const frame of page.frames()) {
+    const text = await frame.evaluate(() => document.body?.innerText ?? "").catch(() => "");
+    if (pattern.test(text)) {
+      return text;
+    }
+  }
+  return null;
+}
+
+async function clickLens(page, pattern) {
+  const lens = page.locator(".editor-instance .codelens-decoration a", { hasText: pattern }).first();
+  await lens.click({ timeout: 10000 });
+}
+
+(async () => {
+  const browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  page.on("console", (m) => {
+    if (m.type() === "error" && /tilescope/i.test(m.text())) {
+      console.log("[browser error]", m.text().slice(0, 300));
+    }
+  });
+  const shot = (name) => page.screenshot({ path: path.join(shots, `${name}.png`) });
+  await page.goto(url);
+  await page.waitForSelector(".monaco-workbench", { timeout: 90000 });
+  console.log(`workbench up after ${Date.now() - t0} ms`);
+  await page.waitForSelector(".explorer-folders-view .monaco-list-row", { timeout: 30000 });
+
+  await openFile(page, "gemm.py");
+  const status = await until(async () => {
+    const t = await page.locator("#tilescope\\.status, [id$='tilescope.status']").first().innerText();
+    return /Tilescope/.test(t) ? t.trim() : null;
+  }, 30000);
+  check("extension activated and its server started (status bar)", Boolean(status) && !/error/.test(status), status ?? "no Tilescope status item");
+  if (!status || /error/.test(status)) {
+    await shot("server-error");
+    await browser.close();
+    console.log("e2e: 0 passed, 1 failed (the language server did not start; later checks skipped)");
+    process.exit(1);
+  }
+
+  const hinted = await until(async () => {
+    const t = await lineWith(page, "A_shared = T.alloc_shared");
+    return t && /float16/.test(t) && /shared/.test(t.split("alloc_shared")[1] ?? "") && /\d+\s*[×x]\s*\d+/.test(t) ? t : null;
+  }, 60000);
+  check("shape·dtype·scope inlay hint on an allocation line", Boolean(hinted), hinted?.trim());
+
+  const lens = await until(async () => {
+    const t = await page.locator(".editor-instance .codelens-decoration").allInnerTexts();
+    return t.some((x) => /trace passes/i.test(x)) ? t.join(" | ") : null;
+  }, 30000);
+  check("code lens on the kernel", Boolean(lens), lens);
+  await shot("inlay-hints-and-lens");
+
+  const hover = await until(async () => {
+    const t = await hoverToken(page, "C_local = T.alloc_fragment", "C_local");
+    return t && /layout/i.test(t) && /thread/i.test(t) ? t : null;
+  }, 90000, 1500);
+  check("hover on a fragment shows its layout", Boolean(hover), hover?.replace(/\s+/g, " ").slice(0, 160));
+  await shot("hover-layout");
+  await page.keyboard.press("Escape");
+
+  if (lens) {
+    await clickLens(page, /trace passes/i);
+  }
+  const trace = await until(() => webviewText(page, /LayoutInference/), 90000, 1000);
+  const passes = trace ? /(\d+) passes/.exec(trace) : null;
+  check("trace webview lists the passes", Boolean(trace), passes ? passes[0] : undefined);
+  if (trace) {
+    // Step to the first change so the screenshot shows a diff.
+    for (const frame of page.frames()) {
+      const next = frame.locator("#next");
+      if (await next.count().catch(() => 0)) {
+        await next.click().catch(() => undefined);
+      }
+    }
+    await until(() => webviewText(page, /lines\n|@@/), 20000, 500);
+  }
+  await shot("trace-passes");
+
+  if (lens) {
+    await page.locator(".tab", { hasText: "gemm.py" }).first().click();
+    await clickLens(page, /plot layout/i).catch(() => undefined);
+  }
+  const layout = await until(
+    async () => {
+      for (const frame of page.frames()) {
+        const n = await frame.locator("svg.layout rect").count().catch(() => 0);
+        if (n > 0) {
+          return n;
+        }
+      }
+      return null;
+    },
+    60000,
+    1000,
+  );
+  check("layout webview draws the buffer's cells", Boolean(layout), layout ? `${layout} cells` : undefined);
+  await shot("plot-layout");
+
+  await page.locator(".tab", { hasText: "gemm.py" }).first().click();
+  await clickLens(page, /show cuda/i).catch(() => undefined);
+  const cuda = await until(async () => {
+    const tab = await page.locator('.tab.active[aria-label*=".cu"]').count();
+    const text = (await page.locator(".editor-instance .monaco-editor .view-lines").allInnerTexts()).join("\n");
+    return tab && /__global__/.test(text) ? "__global__ kernel shown" : null;
+  }, 30000);
+  check("generated CUDA opens in a read-only document", Boolean(cuda), cuda);
+  await shot("show-cuda");
+
+  await openFile(page, "broken_gemm.py");
+  const squiggle = await until(async () => (await page.locator(".editor-instance .monaco-editor .squiggly-error").count()) > 0, 60000);
+  check("squiggle on the broken file", Boolean(squiggle));
+  await page.keyboard.press("Control+Shift+M");
+  const problem = await until(async () => {
+    const t = await page.locator(".markers-panel").innerText();
+    return /broken_gemm\.py/.test(t) && /gemm/i.test(t.split("broken_gemm.py")[1] ?? "") ? t : null;
+  }, 30000);
+  check("Problems panel lists the diagnostic", Boolean(problem), problem?.replace(/\s+/g, " ").slice(0, 200));
+  await shot("problems");
+
+  await browser.close();
+  const failed = results.filter((r) => !r.ok).length;
+  console.log(`e2e: ${results.length - failed} passed, ${failed} failed in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  process.exit(failed ? 1 : 0);
+})().catch((e) => {
+  console.error(e);
+  process.exit(2);
+});
