@@ -1,0 +1,64 @@
+"""``tilescope puzzles`` verbs from the shell, through the real dispatcher."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from puzzles import catalog, workspace
+from tilelang_core.cli import main
+
+
+def test_list_shows_every_puzzle(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["puzzles", "list"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == len(catalog.puzzles())
+    assert "Copy, one block" in out[0]
+
+
+def test_show_prints_statement_target_and_file(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["puzzles", "show", "13"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# 13 · Pipelined GEMM")
+    assert "Target: 55% of the compute roofline" in out
+    assert str(workspace.learner_path(catalog.get(13))) in out
+
+
+def test_start_then_hint_then_reset(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["puzzles", "start", "2"]) == 0
+    path = workspace.learner_path(catalog.get(2))
+    assert capsys.readouterr().out.strip() == str(path)
+    assert main(["puzzles", "hint", "2"]) == 0 and main(["puzzles", "hint", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "Hint 2/3" in out and out.count("Hint 1/3") == 2
+    path.write_text("# edited\n")
+    assert main(["puzzles", "reset", "2"]) == 0
+    assert "your version is in" in capsys.readouterr().out
+
+
+def test_reveal_needs_confirmation_until_solved(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    assert main(["puzzles", "reveal", "4"]) == 2
+    assert main(["puzzles", "reveal", "4", "--yes"]) == 0
+    assert "def kernel(M, N" in capsys.readouterr().out
+
+
+def test_unknown_puzzle_is_a_clear_error() -> None:
+    with pytest.raises(SystemExit, match="no puzzle"):
+        main(["puzzles", "show", "99"])
+
+
+@pytest.mark.slow
+def test_check_json_reports_a_compile_error_at_the_line(capsys: pytest.CaptureFixture[str]) -> None:
+    p = catalog.get(12)
+    wrong = p.folder / "wrong" / "b_tile_shape.py"
+    assert main(["puzzles", "check", "12", str(wrong), "--json", "--cpu"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["failure"] == "compile-error" and report["passed"] is False
+    line = report["diagnostics"][0]["span"]["line"]
+    assert "T.gemm" in wrong.read_text().splitlines()[line - 1]
+    assert main(["puzzles", "list"]) == 0
+    assert "· 12" in capsys.readouterr().out

@@ -1,0 +1,85 @@
+"""Every puzzle is complete: statement, starter, reference solution, torch reference, hints, a
+performance target, test cases that include tiny and ragged sizes, and wrong solutions."""
+
+from __future__ import annotations
+
+import ast
+import json
+
+import pytest
+import torch
+
+from puzzles import catalog
+from puzzles.catalog import KERNEL_NAME
+from puzzles.tensors import VALUE_KINDS
+
+PUZZLES = catalog.puzzles()
+EXPECTS = {"wrong-values", "out-of-bounds", "compile-error", "signature", "non-finite", "runtime-error"}
+
+
+def test_there_are_at_least_sixteen_puzzles_numbered_in_order() -> None:
+    assert len(PUZZLES) >= 16
+    assert [p.number for p in PUZZLES] == list(range(1, len(PUZZLES) + 1))
+
+
+@pytest.mark.parametrize("puzzle", PUZZLES, ids=lambda p: p.id)
+def test_puzzle_has_every_part(puzzle: catalog.Puzzle) -> None:
+    for name in ("statement.md", "starter.py", "solution.py", "reference.py", "puzzle.json"):
+        assert (puzzle.folder / name).is_file(), name
+    assert puzzle.statement().startswith(f"# {puzzle.id} ·")
+    assert len(puzzle.hints) >= 3 and all(h.strip() for h in puzzle.hints)
+    assert puzzle.perf.target > 0 and puzzle.perf.bound in ("memory", "compute", "latency")
+    assert puzzle.wrong, "needs at least one deliberately wrong solution"
+    for w in puzzle.wrong:
+        assert (puzzle.folder / w.file).is_file(), w.file
+        assert w.expect in EXPECTS
+    ref = puzzle.reference()
+    assert callable(ref.inputs) and callable(ref.reference)
+    if puzzle.perf.bound == "compute":
+        assert ref.flops(puzzle.perf.args) > 0
+
+
+@pytest.mark.parametrize("puzzle", PUZZLES, ids=lambda p: p.id)
+def test_kernel_files_define_the_factory_with_a_directive(puzzle: catalog.Puzzle) -> None:
+    files = [puzzle.starter_path, puzzle.solution_path, *(puzzle.folder / w.file for w in puzzle.wrong)]
+    for path in files:
+        source = path.read_text()
+        tree = ast.parse(source)
+        names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+        assert KERNEL_NAME in names, path
+        assert "# tilescope:" in source, path
+    assert puzzle.starter_path.read_text() != puzzle.solution_path.read_text()
+
+
+@pytest.mark.parametrize("puzzle", PUZZLES, ids=lambda p: p.id)
+def test_cases_cover_tiny_sizes_and_special_values(puzzle: catalog.Puzzle) -> None:
+    sizes = [min(c.args.values()) for c in puzzle.cases]
+    assert min(sizes) <= 8, "a tiny case"
+    assert any(any(v % 8 for v in c.args.values()) or any(v % 64 for v in c.args.values()) for c in puzzle.cases)
+    assert {c.values for c in puzzle.cases} <= set(VALUE_KINDS)
+    assert len({c.values for c in puzzle.cases}) >= 2, "special values beyond plain normal data"
+    assert puzzle.seeds >= 2
+
+
+@pytest.mark.parametrize("puzzle", PUZZLES, ids=lambda p: p.id)
+def test_reference_runs_on_the_cpu_for_the_smallest_case(puzzle: catalog.Puzzle) -> None:
+    case = min(puzzle.cases, key=lambda c: sum(c.args.values()))
+    ref = puzzle.reference()
+    inputs = ref.inputs(case.args, torch.Generator().manual_seed(0), case.values, "cpu")
+    outputs = ref.reference(*inputs)
+    assert len(outputs) == len(puzzle.outputs)
+    assert all(torch.isfinite(o.float()).all() for o in outputs)
+
+
+def test_puzzle_json_has_no_unknown_keys() -> None:
+    known = {"title", "topic", "outputs", "hints", "cases", "perf", "wrong", "cpu", "tolerance", "seeds"}
+    for p in PUZZLES:
+        assert set(json.loads((p.folder / "puzzle.json").read_text())) <= known, p.id
+
+
+def test_lookup_by_number_and_slug() -> None:
+    assert catalog.get(3).slug == "vector_add"
+    assert catalog.get("03").number == 3
+    assert catalog.get("vector_add").number == 3
+    with pytest.raises(KeyError):
+        catalog.get(999)
