@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field, fields, is_dataclass
 
@@ -217,7 +218,9 @@ def _parse(block_lines: list[str], start: int, end: int) -> ParsedBlock:
     attempts: dict[int, int] = {}
     for _ in range(_MAX_REPAIRS):
         try:
-            tree = ast.parse(padding + "".join(work))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(padding + "".join(work))
         except SyntaxError as err:
             if first_error is None:
                 first_error = _diagnostic(err, start, end, block_lines)
