@@ -1,5 +1,6 @@
 """``initialize`` options and ``workspace/didChangeConfiguration``: trust, target, hints, timeout,
-interpreter. A change of trust or target re-analyses every open document."""
+interpreter. A change notification without settings makes the server pull the ``tilescope``
+section with ``workspace/configuration``. A change re-analyses every open document."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from lsp import diagnostics
-from lsp.settings import merged
+from lsp.settings import SECTION, Settings, merged
 
 if TYPE_CHECKING:
     from lsp.server import TilescopeServer
@@ -24,18 +25,29 @@ def register(server: TilescopeServer) -> None:
         ls.compiler.warm()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    def did_change_configuration(ls: TilescopeServer, params: types.DidChangeConfigurationParams) -> None:
-        before = ls.settings
-        ls.settings = merged(before, params.settings)
-        if ls.settings == before:
-            return
-        for uri in list(ls.workspace.text_documents):
-            diagnostics.publish(ls, uri)
-            if ls.settings.trusted:
-                ls.compiler.schedule(uri, delay=0)
-        if ls.settings.trusted and not before.trusted:
-            ls.compiler.warm()
-        ls.notify_untrusted_once()
+    async def did_change_configuration(ls: TilescopeServer, params: types.DidChangeConfigurationParams) -> None:
+        raw = params.settings
         capabilities = ls.client_capabilities.workspace
-        if capabilities and capabilities.inlay_hint and capabilities.inlay_hint.refresh_support:
-            ls.workspace_inlay_hint_refresh(None)
+        if not raw and capabilities and capabilities.configuration:
+            answer = await ls.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
+            )
+            raw = answer[0] if answer else None
+        apply(ls, merged(ls.settings, raw))
+
+
+def apply(ls: TilescopeServer, settings: Settings) -> None:
+    """Adopt new settings and bring every open document up to date with them."""
+    before, ls.settings = ls.settings, settings
+    if settings == before:
+        return
+    for uri in list(ls.workspace.text_documents):
+        diagnostics.publish(ls, uri)
+        if settings.trusted:
+            ls.compiler.schedule(uri, delay=0)
+    if settings.trusted and not before.trusted:
+        ls.compiler.warm()
+    ls.notify_untrusted_once()
+    capabilities = ls.client_capabilities.workspace
+    if capabilities and capabilities.inlay_hint and capabilities.inlay_hint.refresh_support:
+        ls.workspace_inlay_hint_refresh(None)

@@ -68,3 +68,14 @@ async def test_target_setting_changes_the_shared_memory_budget(client: LanguageC
         "(A_shared 32 KB × 3 stages, B_shared 32 KB × 3 stages)"
     )
     assert warning.range.start.line == 10
+
+
+async def test_an_empty_change_notification_pulls_the_tilescope_section(client: LanguageClient) -> None:
+    uri = open_file(client, EXAMPLES / "gemm.py")
+    client.set_configuration({"hints": {"buffers": False, "parameters": False, "launch": False}}, section="tilescope")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    for _ in range(100):
+        if await labels(client, uri) == ["3 stages"]:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"hints still {await labels(client, uri)}")
