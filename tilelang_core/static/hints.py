@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from tilelang_core.model import Buffer, KernelModel
+from tilelang_core.model import Buffer, KernelModel, Layout
 from tilelang_core.static.checks import kib, shape_text
 from tilelang_core.static.merge import Facts
 from tilelang_core.static.records import BufferDecl, StaticKernel
@@ -85,15 +85,13 @@ def _kernel_hints(kernel: StaticKernel, model: KernelModel | None, wanted: set[s
     return hints
 
 
-def layout_label(layout: object) -> str:
+def layout_label(layout: Layout) -> str:
     """``128 threads × 128/thread`` for a fragment, the swizzle for a shared layout."""
-    kind = getattr(layout, "kind", None)
-    if kind == "fragment":
-        text = f"{layout.thread_extent} threads × {layout.elements_per_thread}/thread"  # type: ignore[attr-defined]
-        replicate = getattr(layout, "replicate", None) or 1
+    if layout.kind == "fragment":
+        text = f"{layout.thread_extent} threads × {layout.elements_per_thread}/thread"
+        replicate = layout.replicate or 1
         return text + (f", replicated ×{replicate}" if replicate > 1 else "")
-    swizzle = getattr(layout, "swizzle", None)
-    return f"layout {swizzle}" if swizzle and swizzle != "none" else ""
+    return f"layout {layout.swizzle}" if layout.swizzle and layout.swizzle != "none" else ""
 
 
 def launch_label(kernel: StaticKernel, model: KernelModel | None) -> str:
