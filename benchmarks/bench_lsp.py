@@ -222,12 +222,51 @@ async def compiler_figures(runs: int) -> None:
     await session.stop()
 
 
+def core_figures(count: int) -> None:
+    """The same work without the protocol: what the server itself spends per request."""
+    from tilelang_core.static import analyze_source
+    from tilelang_core.static.hints import inlay_hints
+    from tilelang_core.static.merge import facts, fingerprints
+    from tilelang_core.static.recover import clear_cache
+
+    print("in-process (no protocol, no client decoding)")
+    texts = [(p.name, p.read_text()) for p in sorted(EXAMPLES.glob("*.py"))]
+    texts.append(("generated (1,000 lines)", generated_file()))
+    for label, text in texts:
+        cold = []
+        for _ in range(5):
+            clear_cache()
+            began = time.perf_counter()
+            analyze_source(text)
+            cold.append(time.perf_counter() - began)
+        lines = text.splitlines(keepends=True)
+        middle = len(lines) // 2
+        edits = []
+        for run in range(count):
+            edited = "".join([*lines[:middle], f"# {run}\n", *lines[middle:]])
+            began = time.perf_counter()
+            analyze_source(edited)
+            edits.append(time.perf_counter() - began)
+        static = analyze_source(text)
+        known = facts(static, fingerprints(static, text), None)
+        hints = []
+        for _ in range(count):
+            began = time.perf_counter()
+            inlay_hints(known)
+            hints.append(time.perf_counter() - began)
+        print(f"{label}")
+        row("static analysis, cold", cold)
+        row("static analysis after inserting a line", edits)
+        row("inlay hints from the analysis", hints)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=50)
     parser.add_argument("--compiler-runs", type=int, default=5)
     parser.add_argument("--skip-compiler", action="store_true")
     args = parser.parse_args()
+    core_figures(args.requests)
     asyncio.run(static_figures(args.requests))
     if not args.skip_compiler:
         asyncio.run(compiler_figures(args.compiler_runs))
