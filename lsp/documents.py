@@ -61,7 +61,10 @@ class Documents:
 
     def facts(self, uri: str, target: str) -> Facts:
         state = self.state(uri, target)
-        return facts(state.static, state.fingerprints, self.compiled.get(uri))
+        compiled = self.compiled.get(uri)
+        if compiled is None:
+            return Facts(state.static)
+        return facts(state.static, state.fingerprints, compiled)
 
     def current_compiled(self, uri: str, target: str) -> CompiledSnapshot | None:
         """The compiled snapshot only if it was computed from the document's current version."""

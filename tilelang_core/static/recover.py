@@ -61,26 +61,33 @@ def shifted(value: object, delta: int) -> object:
     """
     if not delta or value is None or isinstance(value, str | int | float | ast.AST):
         return value
-    if isinstance(value, list):
-        return [v if isinstance(v, str | int) else shifted(v, delta) for v in value]
-    if isinstance(value, tuple):
-        return tuple(v if isinstance(v, str | int) else shifted(v, delta) for v in value)
+    if isinstance(value, list | tuple):
+        items = [v if isinstance(v, str | int) else shifted(v, delta) for v in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        return items if isinstance(value, list) else tuple(items)
     if isinstance(value, dict):
         return {k: shifted(v, delta) for k, v in value.items()}
     plan = _plan(type(value))
     if plan is None:
         return value
     lines, nested = plan
-    state = dict(value.__dict__)
+    state = value.__dict__
+    changes: dict[str, object] = {}
     for name in lines:
         if state[name] is not None:
-            state[name] += delta
+            changes[name] = state[name] + delta
     for name in nested:
         current = state[name]
         if current is not None and not isinstance(current, str | int | float):
-            state[name] = shifted(current, delta)
+            moved = shifted(current, delta)
+            if moved is not current:
+                changes[name] = moved
+    if not changes:
+        return value
     copy = object.__new__(type(value))
     copy.__dict__.update(state)
+    copy.__dict__.update(changes)
     return copy
 
 
@@ -128,9 +135,9 @@ def _moved(block: ParsedBlock, start: int) -> ParsedBlock:
     """The same parsed block ``start - block.start_line`` lines further down, shifted in place."""
     delta = start - block.start_line
     for node in block.nodes:
-        if hasattr(node, "lineno"):
+        if getattr(node, "lineno", None) is not None:
             node.lineno += delta  # type: ignore[attr-defined]
-            if getattr(node, "end_lineno", None) is not None:
+            if node.end_lineno is not None:  # type: ignore[attr-defined]
                 node.end_lineno += delta  # type: ignore[attr-defined]
     error = shifted(block.error, delta)
     memo = {k: v if _line_free(k) else shifted(v, delta) for k, v in block.memo.items()}
