@@ -1,6 +1,7 @@
 """``initialize`` options and ``workspace/didChangeConfiguration``: trust, target, hints, timeout,
 interpreter. A change notification without settings makes the server pull the ``tilescope``
-section with ``workspace/configuration``. A change re-analyses every open document."""
+section with ``workspace/configuration``; a change re-analyses every open document. ``shutdown``
+stops the compiler worker."""
 
 from __future__ import annotations
 
@@ -23,6 +24,10 @@ def register(server: TilescopeServer) -> None:
     @server.feature(types.INITIALIZED)
     def initialized(ls: TilescopeServer, params: types.InitializedParams) -> None:
         ls.compiler.warm()
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: TilescopeServer, params: None) -> None:
+        ls.compiler.close()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: TilescopeServer, params: types.DidChangeConfigurationParams) -> None:
