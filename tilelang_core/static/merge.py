@@ -64,13 +64,21 @@ def facts(static: StaticFile, current: dict[str, str], compiled: CompiledSnapsho
 
 
 def diagnostics(static: StaticFile, compiled: FileAnalysis | None) -> list[Diagnostic]:
-    """Static diagnostics plus the compiler's, the compiler's replacing static estimates it settles."""
+    """Static diagnostics plus the compiler's, the compiler's replacing what it settles: static
+    estimates for kernels it built, and static errors on lines where it reports an error itself."""
     if compiled is None:
         return list(static.diagnostics)
+    found = compiled.all_diagnostics()
     built = {k.kernel for k in compiled.kernels if not any(d.severity == "error" for d in k.diagnostics)}
-    kept = [d for d in static.diagnostics if not (d.code in COMPILER_KNOWS_BETTER and d.kernel in built)]
+    error_lines = {d.span.line for d in found if d.severity == "error"}
+    kept = [
+        d
+        for d in static.diagnostics
+        if not (d.code in COMPILER_KNOWS_BETTER and d.kernel in built)
+        and not (d.severity == "error" and d.code != "syntax-error" and d.span.line in error_lines)
+    ]
     syntax_seen = any(d.code == "syntax-error" for d in static.diagnostics)
-    for diagnostic in compiled.all_diagnostics():
+    for diagnostic in found:
         if diagnostic.code == "syntax-error" and syntax_seen:
             continue
         if diagnostic not in kept:

@@ -1,0 +1,74 @@
+"""Which compiled facts and diagnostics replace static ones, and when compiled facts go stale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tilelang_core.model import Diagnostic, FileAnalysis, KernelModel, Launch, Span
+from tilelang_core.static import analyze_source
+from tilelang_core.static.hints import inlay_hints
+from tilelang_core.static.merge import CompiledSnapshot, diagnostics, facts, fingerprints
+
+FIXTURES = Path(__file__).resolve().parents[1] / "lsp" / "fixtures"
+GEMM = (Path(__file__).resolve().parents[2] / "examples" / "gemm.py").read_text()
+
+
+def model(name: str, **changes: object) -> KernelModel:
+    fields: dict[str, object] = {
+        "kernel": name,
+        "args": {},
+        "target": "sm_90",
+        "buffers": [],
+        "launch": Launch(grid=[8, 8], threads=128, threads_after_ws=256),
+        "layouts": [],
+        "pipelines": [],
+        "warp_specialized": True,
+        "shared_bytes": 65536,
+        "passes": [],
+    }
+    fields.update(changes)
+    return KernelModel(**fields)  # type: ignore[arg-type]
+
+
+def test_a_compiler_error_replaces_the_static_error_on_its_line() -> None:
+    static = analyze_source((FIXTURES / "wrong_gemm.py").read_text())
+    failure = Diagnostic(
+        "error", "Building kernel 'matmul' failed: T.gemm K shape check failed", Span(18), "build-error"
+    )
+    found = diagnostics(static, FileAnalysis("wrong_gemm.py", "sm_90", [], [], [failure]))
+    assert [(d.code, d.source) for d in found] == [
+        ("build-error", "tilescope"),
+        ("gemm-accum-dtype", "tilescope-static"),
+    ]
+
+
+def test_shared_memory_estimates_give_way_to_a_built_kernel() -> None:
+    static = analyze_source((FIXTURES / "budgets.py").read_text())
+    assert "shared-memory" in [d.code for d in static.diagnostics]
+    compiled = FileAnalysis("budgets.py", "sm_90", [model("too_much_shared")], [], [])
+    assert "shared-memory" not in [d.code for d in diagnostics(static, compiled)]
+
+
+def test_compiled_facts_apply_only_while_the_kernel_text_is_unchanged() -> None:
+    static = analyze_source(GEMM)
+    snapshot = CompiledSnapshot(
+        FileAnalysis("gemm.py", "sm_90", [model("matmul")], [], []), fingerprints(static, GEMM), 1
+    )
+    launch = [h.label for h in inlay_hints(facts(static, fingerprints(static, GEMM), snapshot)) if h.kind == "launch"]
+    assert launch == ["grid 8×8 · 128 threads (256 with producers) · 64 KB shared"]
+    edited = GEMM.replace("threads=128", "threads=256")
+    moved_on = analyze_source(edited)
+    launch = [
+        h.label for h in inlay_hints(facts(moved_on, fingerprints(moved_on, edited), snapshot)) if h.kind == "launch"
+    ]
+    assert launch == ["grid 8×8 · 256 threads · 48 KB shared"]
+
+
+def test_edits_outside_a_kernel_keep_its_compiled_facts() -> None:
+    static = analyze_source(GEMM)
+    snapshot = CompiledSnapshot(
+        FileAnalysis("gemm.py", "sm_90", [model("matmul")], [], []), fingerprints(static, GEMM), 1
+    )
+    edited = GEMM.replace('print("ok")', 'print("done")')
+    moved_on = analyze_source(edited)
+    assert facts(moved_on, fingerprints(moved_on, edited), snapshot).models.keys() == {"matmul"}
