@@ -94,3 +94,47 @@ def test_every_example_has_exactly_one_kernel_and_no_static_findings(name: str) 
     static = analyze_source((EXAMPLES / name).read_text())
     assert len(static.kernels) == 1
     assert static.diagnostics == []
+
+
+def test_module_level_prim_func_with_module_constants_and_buffer_annotations() -> None:
+    source = """
+import tilelang.language as T
+
+N = 4096
+BLOCK = 256
+
+
+@T.prim_func
+def scale(A: T.Buffer((N,), "float32"), B: T.Buffer((N,), "float32")):
+    with T.Kernel(N // BLOCK, threads=BLOCK) as bx:
+        tile = T.alloc_local((4,), "float32")
+        for i in T.Parallel(BLOCK):
+            B[bx * BLOCK + i] = A[bx * BLOCK + i] * 2.0
+"""
+    (kernel,) = analyze_source(source).kernels
+    assert (kernel.ref.name, kernel.ref.style) == ("scale", "prim_func")
+    shapes = {d.buffer.name: (shape_text(d.buffer.shape), d.buffer.scope) for d in kernel.buffers}
+    assert shapes == {"A": ("4096", "global"), "B": ("4096", "global"), "tile": ("4", "local")}
+    assert kernel.launch is not None and (kernel.launch.grid, kernel.launch.threads) == ([16], 256)
+    assert [(a.op, a.reads, a.writes) for a in kernel.accesses] == [("parallel", ["A"], ["B"])]
+
+
+def test_dynamic_dims_stay_named() -> None:
+    source = """
+import tilelang.language as T
+
+
+def dyn(block=128):
+    M = T.dynamic("M")
+
+    @T.prim_func
+    def main(X: T.Tensor((M, 64), "bfloat16")):
+        with T.Kernel(T.ceildiv(M, block)) as bx:
+            s = T.alloc_shared((block, 64), "bfloat16")
+            T.copy(X[bx * block, 0], s)
+
+    return main
+"""
+    (kernel,) = analyze_source(source).kernels
+    assert [shape_text(d.buffer.shape) for d in kernel.buffers] == ["M×64", "128×64"]
+    assert kernel.launch is not None and kernel.launch.grid == ["ceildiv(M, 128)"]

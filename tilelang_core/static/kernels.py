@@ -740,7 +740,7 @@ def read_kernel(
     reader = KernelReader(ref, env, context.aliases, target)
     if body_def is not outer:
         _read_factory_prelude(outer, body_def, env, context.aliases)
-        reader.read_params(body_def)
+    reader.read_params(body_def)
     reader.read_body(body_def.body)
     kernel = reader.finish(span_of(outer), body_def, bound, block.nodes)
     result = (kernel, reader.diagnostics)
