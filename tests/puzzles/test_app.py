@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 import torch
 from textual.widgets import Markdown, OptionList, Static
@@ -94,15 +92,13 @@ async def test_check_key_grades_the_file_and_watch_rechecks_on_save() -> None:
     p = catalog.get(12)
     path = workspace.start(p)
     path.write_text((p.folder / "wrong" / "b_tile_shape.py").read_text())
-    small = dataclasses.replace(p, cases=p.cases[:1])
-    assert small.cases[0].name == "tiny"
     app = PuzzlesApp(device="cpu")
     async with app.run_test(size=(150, 45)) as pilot:
         for _ in range(11):
             await pilot.press("down")
         assert app.current.id == "12"
         await pilot.press("c")
-        for _ in range(600):
+        for _ in range(3000):  # compiling on a loaded two-core machine can take minutes
             await pilot.pause(0.1)
             if not app.checking:
                 break

@@ -54,7 +54,12 @@ def shape_text(shape: Sequence[Value]) -> str:
 
 
 def kib(size: int) -> str:
-    return f"{size / 1024:.1f} KB" if size % 1024 else f"{size // 1024} KB"
+    """``48 KB``, ``1.5 KB``, ``2 MB``: sizes as people read them (1 KB = 1024 bytes)."""
+    if size >= 1024 * 1024:
+        value, unit = size / (1024 * 1024), "MB"
+    else:
+        value, unit = size / 1024, "KB"
+    return f"{value:.0f} {unit}" if value.is_integer() else f"{value:.1f} {unit}"
 
 
 def _error(message: str, node: ast.AST, code: str, kernel: str, severity: str = "error") -> Diagnostic:

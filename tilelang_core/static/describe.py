@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from tilelang_core.model import KernelModel, Layout, Span
@@ -56,6 +57,9 @@ def buffer_markdown(decl: BufferDecl, kernel: StaticKernel, model: KernelModel |
         "```",
         f"- declared at line {decl.name_span.line} with `T.{decl.allocator}` ({tier} facts)",
     ]
+    origins = _origins(decl, kernel)
+    if decl.written and origins:
+        lines.append(f"- shape `{decl.written}` with {origins}")
     if buffer.bytes is not None:
         size = f"- {kib(buffer.bytes)} ({buffer.bytes} bytes)"
         if decl.stages > 1:
@@ -72,6 +76,17 @@ def buffer_markdown(decl: BufferDecl, kernel: StaticKernel, model: KernelModel |
     if reads:
         lines.append(f"- read by {', '.join(reads)}")
     return "\n".join(lines)
+
+
+def _origins(decl: BufferDecl, kernel: StaticKernel) -> str:
+    """``block_M=128 (default), M=1024 (directive)`` for the names a written shape uses, in order."""
+    bound = {b.name: b for b in kernel.bindings}
+    names = dict.fromkeys(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", decl.written or ""))
+    return ", ".join(
+        f"{name}={bound[name].value} ({bound[name].origin})" if bound[name].value is not None else f"{name} unknown"
+        for name in names
+        if name in bound
+    )
 
 
 def _layout_lines(layout: Layout) -> list[str]:

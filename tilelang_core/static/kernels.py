@@ -12,7 +12,7 @@ import ast
 import functools
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tilelang_core.model import Access, Buffer, Diagnostic, Dim, KernelRef, Param, Span
 from tilelang_core.static import checks
@@ -499,7 +499,8 @@ class KernelReader:
             scope_value = evaluate(scope_node, self.env, self.aliases)
             scope = scope_value if isinstance(scope_value, str) else scope
         buffer = self._make(target.id, shape, dtype, scope, target.lineno, False)
-        self._add(BufferDecl(buffer, span_of(target), span_of(call), allocator))
+        written = _source_text(args.get("shape")) if allocator != "alloc_var" else None
+        self._add(BufferDecl(buffer, span_of(target), span_of(call), allocator, written=written))
 
     def _declare_empty(self, target: ast.Name, call: ast.Call) -> None:
         shape_nodes = list(call.args)
@@ -512,7 +513,8 @@ class KernelReader:
             shape = [evaluate(n, self.env, self.aliases) for n in shape_nodes]
         dtype = self._dtype(dtype_node, "float32")
         buffer = self._make(target.id, shape, dtype, "global", target.lineno, True)
-        self._add(BufferDecl(buffer, span_of(target), span_of(call), "empty"))
+        written = ", ".join(_source_text(n) or "?" for n in shape_nodes[:1] if isinstance(n, ast.Tuple | ast.List))
+        self._add(BufferDecl(buffer, span_of(target), span_of(call), "empty", written=written or None))
 
     def _declare_annotated(self, name: str, annotation: ast.expr, name_span: Span) -> bool:
         kind = primitive_name(annotation.value if isinstance(annotation, ast.Subscript) else annotation, self.aliases)
@@ -529,7 +531,7 @@ class KernelReader:
         scope = _ANNOTATION_SCOPES.get(kind, "global")
         shape = self._shape(shape_node)
         buffer = self._make(name, shape, self._dtype(dtype_node, "float32"), scope, name_span.line, scope == "global")
-        self._add(BufferDecl(buffer, name_span, span_of(annotation), kind))
+        self._add(BufferDecl(buffer, name_span, span_of(annotation), kind, written=_source_text(shape_node)))
         return True
 
     def _kernel(self, call: ast.expr, names: ast.expr | None) -> None:
@@ -639,7 +641,7 @@ class KernelReader:
         buffers = []
         for decl in self.buffers.values():
             stages = self.stage_of.get(decl.buffer.name, 1)
-            buffers.append(BufferDecl(decl.buffer, decl.name_span, decl.anchor, decl.allocator, stages))
+            buffers.append(replace(decl, stages=stages))
         shared = _shared_bytes(buffers)
         kernel = StaticKernel(
             ref=self.ref,
@@ -669,6 +671,10 @@ class KernelReader:
                 found.append(Occurrence(node.id, span_of(node), role))
         found.sort(key=lambda o: (o.span.line, o.span.column))
         return found
+
+
+def _source_text(node: ast.expr | None) -> str | None:
+    return None if node is None else ast.unparse(node)
 
 
 def _arg_span(arg: ast.arg) -> Span:

@@ -39,6 +39,8 @@ class BufferDecl:
     """``alloc_shared``, ``alloc_fragment``, ``Tensor``, ``empty``..."""
     stages: int = 1
     """Copies a software pipeline keeps of it (shared buffers written inside ``T.Pipelined``)."""
+    written: str | None = None
+    """The shape as written (``(block_M, block_K)``), to show where the numbers come from."""
 
 
 @dataclass(frozen=True)
