@@ -13,26 +13,12 @@ from typing import TYPE_CHECKING
 from tilelang_core.model import Diagnostic, Span
 from tilelang_core.static import catalog
 from tilelang_core.static.evaluate import Value, is_known_int
+from tilelang_core.targets import shared_memory_budget
 
 if TYPE_CHECKING:
     from tilelang_core.static.kernels import Operand
     from tilelang_core.static.records import PrimitiveUse, StaticKernel
     from tilelang_core.static.recover import ParsedBlock
-
-SHARED_MEMORY_BYTES = {
-    "sm_70": 96 * 1024,
-    "sm_75": 64 * 1024,
-    "sm_80": 163 * 1024,
-    "sm_86": 99 * 1024,
-    "sm_87": 163 * 1024,
-    "sm_89": 99 * 1024,
-    "sm_90": 227 * 1024,
-    "sm_90a": 227 * 1024,
-    "sm_100": 227 * 1024,
-    "sm_100a": 227 * 1024,
-    "sm_120": 99 * 1024,
-}
-"""Opt-in shared memory per block (CUDA programming guide, compute capabilities table)."""
 
 _ACCUMULATORS = {
     "float16": {"float32", "float16"},
@@ -187,7 +173,7 @@ def _check_reduce(name: str, call: ast.Call, src: Operand | None, dst: Operand |
 def check_kernel(kernel: StaticKernel) -> list[Diagnostic]:
     """Whole-kernel budgets: shared memory per block and fragments over the thread count."""
     found: list[Diagnostic] = []
-    budget = SHARED_MEMORY_BYTES.get(kernel.target.split("-")[0])
+    budget = shared_memory_budget(kernel.target)
     if kernel.shared_bytes is not None and budget is not None and kernel.shared_bytes > budget:
         parts = ", ".join(
             f"{d.buffer.name} {kib(d.buffer.bytes or 0)}" + (f" × {d.stages} stages" if d.stages > 1 else "")
