@@ -15,7 +15,7 @@ from tilelang_core import Analyzer
 from tilelang_core.static import analyze_source
 
 FIXTURES = Path(__file__).parent / "fixtures"
-FILES = sorted(EXAMPLES.glob("*.py")) + [FIXTURES / "module_prim_func.py", FIXTURES / "main_call.py"]
+FILES = [*sorted(EXAMPLES.glob("*.py")), FIXTURES / "module_prim_func.py", FIXTURES / "main_call.py"]
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
