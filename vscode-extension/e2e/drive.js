@@ -1,10 +1,12 @@
 // Drives code-server's VS Code in headless Chromium and checks what a user would see of the
-// Tilescope extension. Usage: node drive.js URL SCREENSHOT_DIR   (playwright-core via NODE_PATH)
+// Tilescope extension. Usage: node drive.js URL SCREENSHOT_DIR [trusted|restricted]
+// (playwright-core via NODE_PATH). "restricted" starts untrusted and grants trust midway.
 const { chromium } = require("playwright-core");
 const path = require("path");
 
 const url = process.argv[2];
 const shots = process.argv[3];
+const mode = process.argv[4] || "trusted";
 const results = [];
 const t0 = Date.now();
 
@@ -34,7 +36,7 @@ async function until(probe, ms, every = 500) {
 
 async function openFile(page, name) {
   // The explorer, not quick open: keys typed while a webview has focus never reach the workbench.
-  await page.getByRole("treeitem", { name }).first().click({ timeout: 15000 });
+  await page.getByRole("treeitem", { name, exact: true }).first().click({ timeout: 15000 });
   await page.waitForSelector(`.tab.active[aria-label*="${name}"]`, { timeout: 15000 });
 }
 
@@ -105,41 +107,23 @@ async function clickLens(page, pattern) {
   await lens.click({ timeout: 10000 });
 }
 
-(async () => {
-  const browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
-  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-  page.on("console", (m) => {
-    if (m.type() === "error" && /tilescope/i.test(m.text())) {
-      console.log("[browser error]", m.text().slice(0, 300));
-    }
-  });
-  const shot = (name) => page.screenshot({ path: path.join(shots, `${name}.png`) });
-  await page.goto(url);
-  await page.waitForSelector(".monaco-workbench", { timeout: 90000 });
-  console.log(`workbench up after ${Date.now() - t0} ms`);
-  await page.waitForSelector(".explorer-folders-view .monaco-list-row", { timeout: 30000 });
-
-  await openFile(page, "gemm.py");
-  const status = await until(async () => {
-    const t = await page.locator("#tilescope\\.status, [id$='tilescope.status']").first().innerText();
+function statusText(page) {
+  return until(async () => {
+    const t = await page.locator("[id$='tilescope.status']").first().innerText();
     return /Tilescope/.test(t) ? t.trim() : null;
   }, 30000);
-  check("extension activated and its server started (status bar)", Boolean(status) && !/error/.test(status), status ?? "no Tilescope status item");
-  if (!status || /error/.test(status)) {
-    await shot("server-error");
-    await browser.close();
-    console.log("e2e: 0 passed, 1 failed (the language server did not start; later checks skipped)");
-    process.exit(1);
-  }
+}
 
-  const hinted = await until(async () => {
+async function allocationHint(page, ms) {
+  return until(async () => {
     const t = await lineWith(page, "A_shared = T.alloc_shared");
     return t && /float16/.test(t) && /shared/.test(t.split("alloc_shared")[1] ?? "") && /\d+\s*[×x]\s*\d+/.test(t) ? t : null;
-  }, 60000);
+  }, ms);
+}
+
+/** Everything, in a trusted workspace: both tiers, the views and the diagnostics. */
+async function trusted(page, shot) {
+  const hinted = await allocationHint(page, 60000);
   check("shape·dtype·scope inlay hint on an allocation line", Boolean(hinted), hinted?.trim());
 
   const lens = await until(async () => {
@@ -216,9 +200,81 @@ async function clickLens(page, pattern) {
   check("Problems panel lists the diagnostic", Boolean(problem), problem?.replace(/\s+/g, " ").slice(0, 200));
   await shot("problems");
 
+}
+
+/** A restricted workspace: the static tier alone, then trust granted without a reload. */
+async function restricted(page, shot) {
+  const hinted = await allocationHint(page, 60000);
+  check("restricted: static-tier inlay hint", Boolean(hinted), hinted?.trim());
+  const before = await statusText(page);
+  check("restricted: status bar says static only", /static only/.test(before ?? ""), before);
+  const staticHover = await until(() => hoverToken(page, "C_local = T.alloc_fragment", "C_local"), 20000, 1000);
+  check("restricted: hover from source alone", Boolean(staticHover) && !/compiled/i.test(staticHover), staticHover?.replace(/\s+/g, " ").slice(0, 120));
+  await shot("restricted-static-only");
+  await page.keyboard.press("Escape");
+
+  await page.keyboard.press("F1");
+  await page.waitForSelector(".quick-input-widget input", { timeout: 10000 });
+  await page.keyboard.type("Manage Workspace Trust", { delay: 20 });
+  await page.waitForTimeout(500);
+  await page.keyboard.press("Enter");
+  await page.locator(".workspace-trust-editor .monaco-button", { hasText: /^Trust$/ }).first().click({ timeout: 15000 });
+  await shot("trust-editor");
+  // The trust editor opens as a modal: close it to get back to the file.
+  await page
+    .locator(".monaco-modal-editor-block a.codicon-close, .monaco-modal-editor-block [aria-label^='Close']")
+    .first()
+    .click({ timeout: 5000 })
+    .catch(() => page.keyboard.press("Escape"));
+  await page.locator(".monaco-modal-editor-block").waitFor({ state: "detached", timeout: 5000 }).catch(() => undefined);
+  await openFile(page, "gemm.py");
+  const after = await until(async () => {
+    const t = await statusText(page);
+    return t && !/static only/.test(t) ? t : null;
+  }, 30000);
+  check("trust granted: status bar leaves static only", Boolean(after), after);
+  const compiledHover = await until(async () => {
+    const t = await hoverToken(page, "C_local = T.alloc_fragment", "C_local");
+    return t && /compiled/i.test(t) ? t : null;
+  }, 120000, 2000);
+  check("trust granted: hover shows compiled facts without a reload", Boolean(compiledHover), compiledHover?.replace(/\s+/g, " ").slice(0, 120));
+  await shot("trust-granted");
+}
+
+(async () => {
+  const browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  page.on("console", (m) => {
+    if (m.type() === "error" && /tilescope/i.test(m.text())) {
+      console.log("[browser error]", m.text().slice(0, 300));
+    }
+  });
+  const shot = (name) => page.screenshot({ path: path.join(shots, `${name}.png`) });
+  await page.goto(url);
+  await page.waitForSelector(".monaco-workbench", { timeout: 90000 });
+  console.log(`workbench up after ${Date.now() - t0} ms`);
+  await page.waitForSelector(".explorer-folders-view .monaco-list-row", { timeout: 30000 });
+
+  await openFile(page, "gemm.py");
+  const status = await statusText(page);
+  if (mode === "restricted") {
+    await restricted(page, shot);
+  } else {
+    check("extension activated and its server started (status bar)", Boolean(status) && !/error/.test(status), status ?? "no Tilescope status item");
+    if (!status || /error/.test(status)) {
+      await shot("server-error");
+    } else {
+      await trusted(page, shot);
+    }
+  }
   await browser.close();
   const failed = results.filter((r) => !r.ok).length;
-  console.log(`e2e: ${results.length - failed} passed, ${failed} failed in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(`${mode} session took ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(`${mode}: ${results.length - failed} passed, ${failed} failed`);
   process.exit(failed ? 1 : 0);
 })().catch((e) => {
   console.error(e);

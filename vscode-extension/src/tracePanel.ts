@@ -17,8 +17,8 @@ main { display: flex; gap: 12px; height: calc(100vh - 60px); }
 #passes li.selected { background: var(--vscode-list-activeSelectionBackground); color: var(--vscode-list-activeSelectionForeground); }
 #passes li.unchanged { opacity: .55; }
 #passes .idx { width: 2.5em; text-align: right; opacity: .7; }
-#passes .name { flex: 1; }
-#passes .ms { opacity: .7; font-variant-numeric: tabular-nums; }
+#passes .name { flex: 1; min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+#passes .ms { opacity: .7; font-variant-numeric: tabular-nums; white-space: nowrap; }
 #detail { flex: 1; min-width: 0; overflow: auto; }
 .hunk code { white-space: pre; }
 #detail h2 small { font-weight: normal; opacity: .7; }
