@@ -28,6 +28,7 @@ const BODY = `
   <div id="modes"></div>
 </header>
 <div id="facts"></div>
+<div id="caption" class="hint"></div>
 <div id="readout"></div>
 <div id="plot"><p class="loading">Loading the layout…</p></div>`;
 

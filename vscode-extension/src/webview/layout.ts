@@ -1,20 +1,22 @@
 /**
- * The layout webview: draws the chosen buffer's layout as SVG, lets the user switch the
- * colouring (thread, bank, index) and the buffer, and reads out the cell under the pointer.
+ * The layout webview: draws the chosen buffer's layout as SVG, lets the user switch the view
+ * (by thread, by index, bank conflicts per access pattern) and the buffer, and reads out the
+ * cell under the pointer.
  */
 
 import { escapeHtml } from "../html";
-import { type ColourBy, colourings, type PlotLayoutAnswer, renderSvg } from "../layoutSvg";
+import { type PlotLayoutAnswer, renderView, views } from "../layoutSvg";
 import { byId, vscodeApi } from "./vscodeApi";
 
 let answer: PlotLayoutAnswer | undefined;
-let by: ColourBy = "thread";
+let view = "thread";
 
 const picker = byId<HTMLSelectElement>("buffer");
 const modes = byId<HTMLDivElement>("modes");
 const facts = byId<HTMLDivElement>("facts");
 const plot = byId<HTMLDivElement>("plot");
 const readout = byId<HTMLDivElement>("readout");
+const caption = byId<HTMLDivElement>("caption");
 
 const FACT_KEYS = ["kind", "input_shape", "output_shape", "thread_extent", "elements_per_thread", "replicate", "swizzle", "thread", "index", "text"];
 
@@ -32,20 +34,21 @@ function render(): void {
     return;
   }
   facts.innerHTML = renderFacts(answer.layout);
-  const grid = answer.grid;
-  if (!grid) {
-    modes.innerHTML = "";
+  const available = views(answer);
+  if (!available.some((v) => v.id === view)) {
+    view = available[0]?.id ?? "";
+  }
+  modes.innerHTML = available
+    .map((v) => `<button class="mode${v.id === view ? " active" : ""}" data-mode="${escapeHtml(v.id)}">${escapeHtml(v.label)}</button>`)
+    .join("");
+  if (!view) {
+    caption.textContent = "";
     plot.innerHTML = `<p class="hint">The server gave no element grid for this layout.</p>`;
     return;
   }
-  const available = colourings(grid);
-  if (!available.includes(by)) {
-    by = available[0] ?? "index";
-  }
-  modes.innerHTML = available
-    .map((m) => `<button class="mode${m === by ? " active" : ""}" data-mode="${m}">${m === "bank" ? "bank conflicts" : `by ${m}`}</button>`)
-    .join("");
-  plot.innerHTML = available.length ? renderSvg(grid, by) : `<p class="hint">No values to draw.</p>`;
+  const drawn = renderView(answer, view);
+  caption.textContent = drawn.caption;
+  plot.innerHTML = drawn.svg;
 }
 
 window.addEventListener("message", (event: MessageEvent) => {
@@ -65,34 +68,35 @@ window.addEventListener("message", (event: MessageEvent) => {
 modes.addEventListener("click", (e) => {
   const mode = (e.target as HTMLElement).closest<HTMLElement>("[data-mode]")?.dataset.mode;
   if (mode) {
-    by = mode as ColourBy;
+    view = mode;
     render();
   }
 });
 picker.addEventListener("change", () => vscodeApi.postMessage({ type: "buffer", name: picker.value }));
 plot.addEventListener("mousemove", (e) => {
   const svg = plot.querySelector("svg");
-  const grid = answer?.grid;
-  if (!svg || !grid) {
+  if (!svg || !answer) {
     return;
   }
   const box = svg.getBoundingClientRect();
   const cell = Number(svg.dataset.cell);
   const r = Math.floor((e.clientY - box.top) / cell);
   const c = Math.floor((e.clientX - box.left) / cell);
-  if (r < 0 || c < 0 || r >= grid.shape[0] || c >= grid.shape[1]) {
+  if (r < 0 || c < 0 || r >= Number(svg.dataset.rows) || c >= Number(svg.dataset.cols)) {
     readout.textContent = "";
     return;
   }
   const parts = [`[${r}, ${c}]`];
-  if (grid.thread) {
-    parts.push(`thread ${grid.thread[r][c]}`);
-  }
-  if (grid.index) {
-    parts.push(`index ${grid.index[r][c]}`);
-  }
-  if (grid.bank) {
-    parts.push(`bank ${grid.bank[r][c]}`);
+  const conflict = answer.conflicts.find((x) => `conflict:${x.pattern}` === view);
+  if (conflict) {
+    parts.push(`${conflict.degree[r][c]}-way`);
+  } else {
+    if (answer.grid?.thread) {
+      parts.push(`thread ${answer.grid.thread[r][c]}`);
+    }
+    if (answer.grid?.index) {
+      parts.push(`index ${answer.grid.index[r][c]}`);
+    }
   }
   readout.textContent = parts.join(" · ");
 });
