@@ -62,7 +62,6 @@ class ModuleContext:
     aliases: frozenset[str]
     env: dict[str, Value]
     lines: list[str]
-    statements: list[ast.stmt]
     target: str
     blocks: list[ParsedBlock] = field(default_factory=list)
 
@@ -86,7 +85,7 @@ def module_context(blocks: list[ParsedBlock], lines: list[str], target: str) -> 
         env.update(_argparse_defaults(block, frozen_aliases))
     for stmt in statements:
         _bind_assignment(stmt, env, frozen_aliases)
-    return ModuleContext(frozen_aliases, env, lines, statements, target, blocks)
+    return ModuleContext(frozen_aliases, env, lines, target, blocks)
 
 
 def _argparse_defaults(block: ParsedBlock, aliases: frozenset[str]) -> dict[str, Value]:
