@@ -57,21 +57,26 @@ def shifted(value: object, delta: int) -> object:
     """A copy of a record (or a list, tuple or dict of them) ``delta`` lines further down.
 
     Every ``line``/``end_line`` field of the frozen model records is moved; AST nodes are left
-    alone, since ``_moved`` shifts them in place.
+    alone, since ``_moved`` shifts them in place. Whatever holds no line is returned as is.
     """
-    if not delta or value is None or isinstance(value, str | int | float | ast.AST):
-        return value
-    if isinstance(value, list | tuple):
-        items = [v if isinstance(v, str | int) else shifted(v, delta) for v in value]
-        if all(a is b for a, b in zip(items, value, strict=True)):
+    return _shift(value, delta) if delta else value
+
+
+def _shift(value: object, delta: int) -> object:
+    kind = type(value)
+    if kind is list or kind is tuple:
+        items = [_shift(v, delta) for v in value]  # type: ignore[attr-defined]
+        if all(a is b for a, b in zip(items, value, strict=True)):  # type: ignore[call-overload]
             return value
-        return items if isinstance(value, list) else tuple(items)
-    if isinstance(value, dict):
-        return {k: shifted(v, delta) for k, v in value.items()}
-    plan = _plan(type(value))
+        return items if kind is list else tuple(items)
+    if kind is dict:
+        return {k: _shift(v, delta) for k, v in value.items()}  # type: ignore[attr-defined]
+    plan = _plans.get(kind, _UNPLANNED)
+    if plan is _UNPLANNED:
+        plan = _plan(kind)
     if plan is None:
         return value
-    lines, nested = plan
+    lines, nested = plan  # type: ignore[misc]
     state = value.__dict__
     changes: dict[str, object] = {}
     for name in lines:
@@ -79,31 +84,31 @@ def shifted(value: object, delta: int) -> object:
             changes[name] = state[name] + delta
     for name in nested:
         current = state[name]
-        if current is not None and not isinstance(current, str | int | float):
-            moved = shifted(current, delta)
-            if moved is not current:
-                changes[name] = moved
+        moved = _shift(current, delta)
+        if moved is not current:
+            changes[name] = moved
     if not changes:
         return value
-    copy = object.__new__(type(value))
+    copy = object.__new__(kind)
     copy.__dict__.update(state)
     copy.__dict__.update(changes)
     return copy
 
 
-_plans: dict[type, tuple[tuple[str, ...], tuple[str, ...]] | None] = {}
+_UNPLANNED = object()
+_plans: dict[type, object] = {}
 
 
 def _plan(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    """For a dataclass: its line fields, and the fields that may hold records."""
-    if cls not in _plans:
-        if not is_dataclass(cls):
-            _plans[cls] = None
-        else:
-            names = [f.name for f in fields(cls)]
-            lines = tuple(n for n in names if n in _LINE_FIELDS)
-            _plans[cls] = (lines, tuple(n for n in names if n not in lines))
-    return _plans[cls]
+    """For a dataclass: its line fields and its other fields; ``None`` for anything else."""
+    if not is_dataclass(cls):
+        _plans[cls] = None
+        return None
+    names = [f.name for f in fields(cls)]
+    lines = tuple(n for n in names if n in _LINE_FIELDS)
+    plan = (lines, tuple(n for n in names if n not in lines))
+    _plans[cls] = plan
+    return plan
 
 
 def clear_cache() -> None:
