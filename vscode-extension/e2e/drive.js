@@ -155,7 +155,8 @@ async function trusted(page, shot) {
         await next.click().catch(() => undefined);
       }
     }
-    await until(() => webviewText(page, /lines\n|@@/), 20000, 500);
+    const diff = await until(() => webviewText(page, /@@ -\d+ \+\d+ @@/), 30000, 500);
+    check("trace webview shows the first change's IR diff", Boolean(diff), diff ? /\d+\. \S+/.exec(diff)?.[0] : undefined);
   }
   await shot("trace-passes");
 

@@ -3,7 +3,8 @@
 # into a throwaway profile, opens examples/gemm.py and a broken GEMM, and checks in the editor's
 # DOM what a user would see. Exits non-zero if any check fails.
 # Usage: e2e/run.sh      env: E2E_PREFIX (install.sh's prefix), TILESCOPE_PYTHON (interpreter with
-#        tilescope installed; default: the repository's .venv), E2E_SHOTS (screenshot folder), PORT.
+#        tilescope installed; default: the repository's .venv), E2E_SHOTS (screenshot folder), PORT
+#        (default: a free one).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 EXT=$(dirname "$HERE")
@@ -11,7 +12,7 @@ REPO=$(dirname "$EXT")
 P=${E2E_PREFIX:-$EXT/.e2e}
 PY=${TILESCOPE_PYTHON:-$REPO/.venv/bin/python}
 SHOTS=${E2E_SHOTS:-$EXT/screenshots}
-PORT=${PORT:-8093}
+PORT=${PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
 
 [ -x "$P/cs/bin/code-server" ] && [ -d "$P/drive/node_modules/playwright-core" ] || bash "$HERE/install.sh" "$P"
 P=$(cd "$P" && pwd)
