@@ -5,7 +5,7 @@
 
 import { escapeHtml } from "./html";
 import { diffLines, hunks, splitLines } from "./lineDiff";
-import { describePass, type PassInfo, type PassIR, type PassTrace } from "./traceModel";
+import { describePass, type PassInfo, type PassIR, passLabel, type PassTrace } from "./traceModel";
 
 export function renderPassList(passes: PassInfo[], selected: number | undefined): string {
   if (passes.length === 0) {
@@ -16,7 +16,7 @@ export function renderPassList(passes: PassInfo[], selected: number | undefined)
       const classes = ["pass", p.changed ? "changed" : "unchanged", p.index === selected ? "selected" : ""].join(" ").trim();
       return (
         `<li class="${classes}" data-index="${p.index}" tabindex="0" title="${escapeHtml(p.phase)}">` +
-        `<span class="idx">${p.index}</span><span class="name">${escapeHtml(p.name)}</span>` +
+        `<span class="idx">${p.index}</span><span class="name">${escapeHtml(passLabel(p))}</span>` +
         `<span class="ms">${p.duration_ms.toFixed(2)} ms</span></li>`
       );
     })
@@ -38,9 +38,10 @@ function pyLine(lines: (number | null)[], k: number | undefined): string {
 
 /** The diff of one pass with its catalog description; rows that map to Python lines are clickable. */
 export function renderPassDiff(trace: PassTrace, pass: PassInfo, ir: PassIR): string {
-  const description = describePass(trace, pass.name);
+  const description = describePass(trace, pass);
+  const recorded = passLabel(pass) === pass.name ? "" : ` (recorded as ${escapeHtml(pass.name)})`;
   const head =
-    `<h2>${pass.index}. ${escapeHtml(pass.name)} <small>${escapeHtml(pass.phase)} · ${pass.duration_ms.toFixed(2)} ms</small></h2>` +
+    `<h2>${pass.index}. ${escapeHtml(passLabel(pass))} <small>${escapeHtml(pass.phase)} · ${pass.duration_ms.toFixed(2)} ms${recorded}</small></h2>` +
     (description ? `<p class="about">${escapeHtml(description)}</p>` : "");
   const lines = diffLines(splitLines(ir.before), splitLines(ir.after));
   const groups = hunks(lines);

@@ -9,6 +9,9 @@ export interface PassInfo {
   phase: string;
   duration_ms: number;
   changed: boolean;
+  /** The catalogue's name for the pass; differs from `name` for TVM's anonymous `pass_fn`. */
+  resolved_name?: string;
+  description?: string;
 }
 
 export interface PassTrace {
@@ -39,6 +42,8 @@ export function parseTrace(value: unknown): PassTrace {
       phase: typeof p.phase === "string" ? p.phase : "",
       duration_ms: typeof p.duration_ms === "number" ? p.duration_ms : 0,
       changed: p.changed !== false,
+      resolved_name: typeof p.resolved_name === "string" ? p.resolved_name : undefined,
+      description: typeof p.description === "string" ? p.description : undefined,
     };
   });
   const catalog: Record<string, string> = {};
@@ -80,10 +85,16 @@ export function nextChange(trace: PassTrace, current: number | undefined, step: 
   return [...changed].reverse().find((i) => i < current) ?? changed[changed.length - 1];
 }
 
-/** The catalog's text for a pass, looked up by full name, then without the `tl.`/`tir.` prefix. */
-export function describePass(trace: PassTrace, name: string): string | undefined {
-  const bare = name.replace(/^(tl|tir|tirx|s_tir)\./, "");
-  return trace.catalog[name] ?? trace.catalog[bare];
+/** The name to show: the catalogue's, where the compiler recorded an anonymous function. */
+export function passLabel(pass: PassInfo): string {
+  return pass.resolved_name && pass.resolved_name !== pass.name ? pass.resolved_name : pass.name;
+}
+
+/** What the pass does: its own description, else the catalog's entry by name, with or without the `tl.`/`tir.` prefix. */
+export function describePass(trace: PassTrace, pass: PassInfo): string | undefined {
+  const names = [pass.resolved_name, pass.name].filter((n): n is string => Boolean(n));
+  const keys = names.flatMap((n) => [n, n.replace(/^(tl|tir|tirx|s_tir)\./, "")]);
+  return pass.description ?? keys.map((k) => trace.catalog[k]).find((text) => text !== undefined);
 }
 
 export function totalMs(passes: PassInfo[]): number {

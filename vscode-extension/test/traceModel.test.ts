@@ -1,12 +1,20 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { renderPassDiff, renderPassList } from "../src/traceHtml";
-import { describePass, nextChange, parsePassIR, parseTrace, visiblePasses } from "../src/traceModel";
+import { describePass, nextChange, parsePassIR, parseTrace, passLabel, visiblePasses } from "../src/traceModel";
 
 const answer = {
   kernel: "main",
   passes: [
-    { index: 0, name: "pass_fn", phase: "frontend", duration_ms: 0.1, changed: false },
+    {
+      index: 0,
+      name: "pass_fn",
+      phase: "frontend",
+      duration_ms: 0.1,
+      changed: false,
+      resolved_name: "tl.CheckTileOps",
+      description: "Rejects tile ops the target lacks.",
+    },
     { index: 1, name: "tl.LayoutInference", phase: "layout", duration_ms: 3.25, changed: true },
     { index: 2, name: "tl.Simplify", phase: "lower", duration_ms: 0.4, changed: false },
     { index: 3, name: "tl.LowerTileOp", phase: "lower", duration_ms: 1.5, changed: true },
@@ -17,8 +25,17 @@ const answer = {
 test("the trace keeps every pass and its catalog", () => {
   const trace = parseTrace(answer);
   assert.equal(trace.passes.length, 4);
-  assert.equal(describePass(trace, "tl.LayoutInference"), "Chooses a layout for every fragment & shared buffer.");
-  assert.equal(describePass(trace, "tl.LowerTileOp"), undefined);
+  assert.equal(describePass(trace, trace.passes[1]), "Chooses a layout for every fragment & shared buffer.");
+  assert.equal(describePass(trace, trace.passes[3]), undefined);
+});
+
+test("anonymous passes show the catalogue's name and their own description", () => {
+  const trace = parseTrace(answer);
+  assert.equal(passLabel(trace.passes[0]), "tl.CheckTileOps");
+  assert.equal(passLabel(trace.passes[1]), "tl.LayoutInference");
+  assert.equal(describePass(trace, trace.passes[0]), "Rejects tile ops the target lacks.");
+  assert.match(renderPassList(trace.passes, undefined), /tl\.CheckTileOps/);
+  assert.match(renderPassDiff(trace, trace.passes[0], parsePassIR({ before: "a", after: "a" })), /recorded as pass_fn/);
 });
 
 test("an answer without passes is rejected with a reason", () => {

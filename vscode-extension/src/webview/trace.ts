@@ -67,6 +67,13 @@ list.addEventListener("click", (e) => {
     select(Number(item.dataset.index));
   }
 });
+list.addEventListener("keydown", (e) => {
+  const item = (e.target as HTMLElement).closest<HTMLElement>("li.pass");
+  if (item?.dataset.index && (e.key === "Enter" || e.key === " ")) {
+    e.preventDefault();
+    select(Number(item.dataset.index));
+  }
+});
 detail.addEventListener("click", (e) => {
   const py = (e.target as HTMLElement).closest<HTMLElement>(".py[data-line]");
   if (py?.dataset.line) {
