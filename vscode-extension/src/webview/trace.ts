@@ -21,10 +21,15 @@ function renderList(): void {
   if (!trace) {
     return;
   }
+  const hadFocus = list.contains(document.activeElement);
   const shown = visiblePasses(trace, showUnchanged);
   list.innerHTML = renderPassList(shown, selected);
   summary.innerHTML = renderSummary(trace, shown.length);
-  list.querySelector(".selected")?.scrollIntoView({ block: "nearest" });
+  const current = list.querySelector<HTMLElement>(".selected");
+  current?.scrollIntoView({ block: "nearest" });
+  if (hadFocus) {
+    current?.focus();
+  }
 }
 
 function select(index: number | undefined): void {
