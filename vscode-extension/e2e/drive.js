@@ -179,6 +179,19 @@ async function trusted(page, shot) {
   );
   check("layout webview draws the buffer's cells", Boolean(layout), layout ? `${layout} cells` : undefined);
   await shot("plot-layout");
+  let shared = null;
+  for (const frame of page.frames()) {
+    const picker = frame.locator("#buffer");
+    if (await picker.count().catch(() => 0)) {
+      await picker.selectOption("A_shared").catch(() => undefined);
+      shared = await until(async () => {
+        const text = await frame.locator("#caption").innerText();
+        const cells = await frame.locator("svg.layout rect").count();
+        return /physical offset/.test(text) && cells > 0 ? `${cells} cells by offset` : null;
+      }, 30000);
+    }
+  }
+  check("layout webview switches to a shared buffer", Boolean(shared), shared);
 
   await page.locator(".tab", { hasText: "gemm.py" }).first().click();
   await clickLens(page, /show cuda/i).catch(() => undefined);
