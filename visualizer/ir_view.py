@@ -2,7 +2,7 @@
 
 Built on Textual's line API: ``render_line`` is called for visible rows only, so a 5,000-line IR
 costs the same to show as a 50-line one. Each row is syntax-highlighted (TVMScript is Python) the
-first time it is drawn and cached.
+first time it is drawn (one regular expression, :mod:`visualizer.tir_highlight`) and cached.
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from typing import Literal
 
 from rich.segment import Segment
 from rich.style import Style
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from visualizer.ir_diff import Pair, Row
+from visualizer.tir_highlight import highlight
 
 Mode = Literal["unified", "split", "listing"]
 
@@ -40,7 +40,6 @@ class IRView(ScrollView, can_focus=True):
         self._rows: list[Row] | list[Pair] = []
         self._mode: Mode = "unified"
         self._search = ""
-        self._highlighter = Syntax("", "python", theme="monokai", background_color="default")
         self._cache: dict[tuple[int, int], Text] = {}
 
     @property
@@ -98,9 +97,8 @@ class IRView(ScrollView, can_focus=True):
             if row.kind == "hunk":
                 text = Text(row.text, style="bold #6ea8fe")
             else:
-                text = self._highlighter.highlight(row.text)
+                text = highlight(row.text)
                 text.rstrip()
-                text.style = ""  # keep token colours, drop the theme's own background
             if self._search:
                 text.highlight_words([self._search], _MATCH, case_sensitive=False)
             self._cache[key] = text

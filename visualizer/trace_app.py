@@ -61,6 +61,7 @@ class TraceApp(App[None]):
         self.session = session
         self.sub_title = session.title
         self._last_hit = -1
+        self._counted: set[int] = set()
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -118,6 +119,7 @@ class TraceApp(App[None]):
             options.append(Option(Text("⇒ generated CUDA", style="bold"), id="cuda"))
         passes = self.query_one(PassList)
         passes.set_options(options)
+        self._counted = {i for i in self._visible() if self.session.known_diff(i) is not None}
         self._highlight_current()
 
     def _highlight_current(self) -> None:
@@ -165,7 +167,14 @@ class TraceApp(App[None]):
         if self.current == CUDA:
             self._show_cuda()
             return
-        self.query_one("#heading", Static).update(Text(f"{self.session.display_name(self.current)} · loading…"))
+        diff = self.session.known_diff(self.current)
+        if diff is not None and not self.full_ir:
+            # already diffed: draw now, without a round trip through a worker thread
+            self.show_pass(self.current, diff, diff.rows, self.split)
+            return
+        self.query_one("#heading", Static).update(
+            Text(f"{self.session.display_name(self.current)} · loading…"), layout=False
+        )
         self.load(self.current, self.split, self.full_ir)
 
     @work(thread=True, exclusive=True, group="load")
@@ -191,7 +200,7 @@ class TraceApp(App[None]):
             what = f"+{diff.added} −{diff.removed} lines" + (" · side by side" if split else "")
         heading = Text(f"{index}. {self.session.display_name(index)}", style="bold")
         heading.append(f"  {record.phase} · {record.duration_ms:.2f} ms · {what}", style="dim")
-        self.query_one("#heading", Static).update(heading)
+        self.query_one("#heading", Static).update(heading, layout=False)
         self._describe(index)
         self._refresh_prompt(index)
 
@@ -199,12 +208,12 @@ class TraceApp(App[None]):
         info = self.session.infos[index]
         about = self.query_one("#about", Static)
         if info is None:
-            about.update(Text("No catalogue entry for this pass.", style="dim"))
+            about.update(Text("No catalogue entry for this pass.", style="dim"), layout=False)
             return
         text = Text(info.what + "\n")
         text.append("Look for: ", style="bold")
         text.append(info.look_for, style="italic")
-        about.update(text)
+        about.update(text, layout=False)
 
     def _show_cuda(self) -> None:
         source = self.session.cuda or ""
@@ -212,16 +221,20 @@ class TraceApp(App[None]):
         rows = [Row("same", line, i + 1, i + 1) for i, line in enumerate(lines)]
         self.query_one(IRView).show(rows, "listing")
         self.query_one("#heading", Static).update(
-            Text(f"generated CUDA · {len(lines)} lines · {self.session.kernel.target}", style="bold")
+            Text(f"generated CUDA · {len(lines)} lines · {self.session.kernel.target}", style="bold"), layout=False
         )
         self.query_one("#about", Static).update(
-            Text("The device source the last pass's IR became: what nvcc compiles.", style="italic")
+            Text("The device source the last pass's IR became: what nvcc compiles.", style="italic"), layout=False
         )
 
     def _refresh_prompt(self, index: int) -> None:
+        """Put the +/− counts into the pass's line, once they are known (each redraw costs the list)."""
+        if index in self._counted or self.session.known_diff(index) is None:
+            return
         for passes in self.query(PassList):
             if f"pass-{index}" in {o.id for o in passes.options}:
                 passes.replace_option_prompt(f"pass-{index}", self._prompt(index))
+                self._counted.add(index)
 
     @work(thread=True, group="count")
     def count_changes(self) -> None:

@@ -77,6 +77,11 @@ class TraceSession:
             self._diffs[index] = result
         return result
 
+    def forget_diffs(self) -> None:
+        """Drop every computed diff (the fetched IR stays), so the next visit diffs afresh."""
+        with self._lock:
+            self._diffs.clear()
+
     def known_diff(self, index: int) -> Diff | None:
         """The diff of pass ``index`` if it was already computed, without fetching anything."""
         with self._lock:
