@@ -1,6 +1,7 @@
 // Drives code-server's VS Code in headless Chromium and checks what a user would see of the
 // Tilescope extension. Usage: node drive.js URL SCREENSHOT_DIR [trusted|restricted]
-// (playwright-core via NODE_PATH). "restricted" starts untrusted and grants trust midway.
+// (playwright-core via NODE_PATH). "restricted" starts untrusted and grants trust midway;
+// "missing" has an interpreter without Tilescope.
 const { chromium } = require("playwright-core");
 const path = require("path");
 
@@ -277,6 +278,18 @@ async function restricted(page, shot) {
   const status = await statusText(page);
   if (mode === "restricted") {
     await restricted(page, shot);
+  } else if (mode === "missing") {
+    const failed = await until(async () => {
+      const t = await statusText(page);
+      return /error/.test(t ?? "") ? t : null;
+    }, 30000);
+    check("missing install: status bar shows the error", Boolean(failed), failed ?? status);
+    const toast = await until(async () => {
+      const t = (await page.locator(".notifications-toasts").allInnerTexts()).join(" ");
+      return /not installed in the interpreter from tilescope\.pythonPath/.test(t) && /pip install/.test(t) ? t : null;
+    }, 30000);
+    check("missing install: a message names the interpreter and the fix", Boolean(toast), toast?.replace(/\s+/g, " ").slice(0, 160));
+    await shot("missing-install");
   } else {
     check("extension activated and its server started (status bar)", Boolean(status) && !/error/.test(status), status ?? "no Tilescope status item");
     if (!status || /error/.test(status)) {

@@ -4,7 +4,7 @@
 # DOM what a user would see. Exits non-zero if any check fails.
 # Usage: e2e/run.sh      env: E2E_PREFIX (install.sh's prefix), TILESCOPE_PYTHON (interpreter with
 #        tilescope installed; default: the repository's .venv), E2E_SHOTS (screenshot folder), PORT
-#        (default: a free one).
+#        (default: a free one), E2E_ONLY (some of: trusted restricted missing).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 EXT=$(dirname "$HERE")
@@ -30,10 +30,15 @@ trap '[ -z "$SERVER" ] || kill -- -$SERVER 2>/dev/null || true' EXIT
 
 # One VS Code session in its own profile and workspace copy. MODE trusted: workspace trust off (all
 # trusted). MODE restricted: trust on and the folder not yet trusted; the test then grants it.
+# MODE missing: tilescope.pythonPath names an interpreter without Tilescope.
 session() {
-  local mode=$1 S=$D/$1 trust=false
+  local mode=$1 S=$D/$1 trust=false PY=$PY
   [ "$mode" = restricted ] && trust=true
   mkdir -p "$S/data/User" "$S/data/Machine" "$S/ws"
+  if [ "$mode" = missing ]; then   # an interpreter without Tilescope: the user must be told the fix
+    python3 -m venv --without-pip "$S/bare"
+    PY=$S/bare/bin/python
+  fi
   cp "$REPO/examples/gemm.py" "$HERE/workspace/broken_gemm.py" "$S/ws/"
   cat > "$S/data/User/settings.json" <<JSON
 {"tilescope.pythonPath": "$PY", "editor.inlayHints.enabled": "on", "workbench.startupEditor": "none",
@@ -71,8 +76,9 @@ JSON
 }
 
 status=0
-session trusted || status=1
-session restricted || status=1
+for mode in ${E2E_ONLY:-trusted restricted missing}; do
+  session "$mode" || status=1
+done
 # Screenshots are committed for the README: quantise them when pngquant is there (about a third the size).
 if command -v pngquant >/dev/null; then pngquant --force --ext .png --quality 70-95 "$SHOTS"/*.png || true; fi
 echo "logs: $D   screenshots: $SHOTS"
