@@ -14,6 +14,10 @@ export interface ServerSettings {
   target: string;
   hints: HintKinds;
   timeout: number;
+  /** Also run ptxas on the device code, for registers and spills (seconds per kernel). */
+  ptxas: boolean;
+  /** Seconds a document must rest before the compiler tier analyses it. */
+  idle: number;
 }
 
 /** Reads one configuration value under `tilescope.`; `vscode.WorkspaceConfiguration.get` fits. */
@@ -21,15 +25,19 @@ export type ConfigGetter = <T>(key: string, fallback: T) => T;
 
 export const DEFAULT_TARGET = "sm_90";
 export const DEFAULT_TIMEOUT_S = 60;
+export const DEFAULT_IDLE_S = 0.5;
 
 /** Initialization options and `didChangeConfiguration` payloads share this shape. */
 export function serverSettings(get: ConfigGetter, trusted: boolean): ServerSettings {
   const timeout = Number(get<number>("timeout", DEFAULT_TIMEOUT_S));
+  const idle = Number(get<number>("idle", DEFAULT_IDLE_S));
   return {
     trusted,
     target: get<string>("target", DEFAULT_TARGET).trim() || DEFAULT_TARGET,
     hints: Object.fromEntries(HINT_KINDS.map((kind) => [kind, get<boolean>(`hints.${kind}`, true)])) as HintKinds,
     timeout: Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_TIMEOUT_S,
+    ptxas: get<boolean>("ptxas", false),
+    idle: Number.isFinite(idle) && idle >= 0 ? idle : DEFAULT_IDLE_S,
   };
 }
 
