@@ -109,7 +109,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   if (interpreterWatch) {
     context.subscriptions.push(interpreterWatch);
   }
-  await server.start();
+  // Not awaited: activation (and so every command) need not wait for the server to initialize.
+  void server.start();
 }
 
 /** Waits for the server to exit, so VS Code does not kill it mid-shutdown. */
