@@ -100,7 +100,7 @@ def draw_fragment(view: FragmentView) -> Figure:
     warps = [Patch(color=warp_rgb(w), label=f"warp {w} (T{32 * w}–{32 * w + 31})") for w in range(view.warps)]
     figure.legend(handles=warps, loc="lower center", ncol=min(8, len(warps)), fontsize=8, frameon=False)
     figure.suptitle(view.title, fontsize=11)
-    figure.text(0.5, 0.92, f"thread = {view.layout.thread}", ha="center", fontsize=8, color="#444")
+    figure.text(0.5, 1 - 0.62 / figure.get_figheight(), view.subtitle, ha="center", fontsize=8, color="#444")
     return figure
 
 

@@ -65,7 +65,7 @@ def fragment(view: FragmentView, width: int) -> RenderableType:
         table.add_row(str(r), *cells)
     return Group(
         Text(view.title, style="bold"),
-        Text(f"thread = {view.layout.thread}", style="dim"),
+        Text(view.subtitle, style="dim"),
         legend,
         Text(f"\nwhole tile{note}:", style="italic"),
         _half_blocks(colours, step),

@@ -14,15 +14,18 @@ from tilelang_core.bank_conflicts import AccessReport, analyze, dtype_bits, tile
 from tilelang_core.layout_eval import FragmentMap, fragment_map, shared_map
 from tilelang_core.model import Buffer, Layout
 
-WRAP = 32
+WRAP = 16
 """1-D buffers longer than this are drawn wrapped into rows of this many elements."""
 
 
+def wraps(shape: list[int] | tuple[int, ...]) -> bool:
+    return len(shape) == 1 and shape[0] > WRAP and shape[0] % WRAP == 0
+
+
 def as_grid(values: np.ndarray) -> np.ndarray:
-    """A 2-D view of a tile: 1-D wraps into rows, leading dimensions stack as rows."""
+    """A 2-D view of a tile: 1-D wraps into rows of ``WRAP``, leading dimensions stack as rows."""
     if values.ndim == 1:
-        n = values.size
-        return values.reshape(-1, WRAP) if n > 2 * WRAP and n % WRAP == 0 else values.reshape(1, n)
+        return values.reshape(-1, WRAP) if wraps(values.shape) else values.reshape(1, values.size)
     return values.reshape(-1, values.shape[-1])
 
 
@@ -50,6 +53,11 @@ class FragmentView:
             f"{self.layout.buffer}: {_shape_text(f.shape)} {self.dtype} fragment → "
             f"{f.thread_extent} threads × {f.elements_per_thread} registers{rep}"
         )
+
+    @property
+    def subtitle(self) -> str:
+        wrapped = f"   ·   drawn {WRAP} per row: element = {WRAP}·row + column" if wraps(self.fmap.shape) else ""
+        return f"thread = {self.layout.thread}{wrapped}"
 
     @property
     def warps(self) -> int:
