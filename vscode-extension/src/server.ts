@@ -64,6 +64,8 @@ function preflight(interpreter: Interpreter): Promise<Preflight> {
 export class TilescopeServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private interpreter: Interpreter | undefined;
+  /** Starts and stops run one after another, so a settings change mid-start never leaves two servers. */
+  private lifecycle: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly output: vscode.LogOutputChannel,
@@ -74,7 +76,27 @@ export class TilescopeServer implements vscode.Disposable {
     return this.interpreter?.path;
   }
 
-  async start(): Promise<void> {
+  start(): Promise<void> {
+    return this.serially(() => this.doStart());
+  }
+
+  stop(): Promise<void> {
+    return this.serially(() => this.doStop());
+  }
+
+  restart(): Promise<void> {
+    return this.serially(async () => {
+      await this.doStop();
+      await this.doStart();
+    });
+  }
+
+  private serially(step: () => Promise<void>): Promise<void> {
+    this.lifecycle = this.lifecycle.then(step, step);
+    return this.lifecycle;
+  }
+
+  private async doStart(): Promise<void> {
     this.status.setServer("starting");
     this.interpreter = await resolveInterpreter();
     this.output.appendLine(`Interpreter: ${this.interpreter.path} (${this.interpreter.source})`);
@@ -123,7 +145,7 @@ export class TilescopeServer implements vscode.Disposable {
     }
   }
 
-  async stop(): Promise<void> {
+  private async doStop(): Promise<void> {
     const client = this.client;
     this.client = undefined;
     if (client) {
@@ -134,11 +156,6 @@ export class TilescopeServer implements vscode.Disposable {
       }
     }
     this.status.setServer("stopped");
-  }
-
-  async restart(): Promise<void> {
-    await this.stop();
-    await this.start();
   }
 
   /** Sends the whole `tilescope` section; the server replaces its settings with it. */
