@@ -1,4 +1,8 @@
-"""layout_eval against the compiler's own Layout/Fragment objects and hand-derived mappings."""
+"""layout_eval on the core's layout records, against the compiler's own objects and hand-derived mappings.
+
+The records come from ``Analyzer.analyze`` (the contract every consumer uses); the compiler's
+``map_forward_thread`` / ``map_forward_index`` are called in this process on the same kernel.
+"""
 
 from __future__ import annotations
 
@@ -28,45 +32,13 @@ def _load(path: Path):
     return module
 
 
-def _to_model(buffer_name: str, obj) -> Layout:
-    """The model record for one compiler layout, built the way the core documents it."""
-    from tilelang.layout import Fragment
-
-    names = [str(v) for v in obj.get_forward_vars()]
-    index = [str(e) for e in obj.get_forward_index()]
-    if isinstance(obj, Fragment):
-        replicate = int(obj.replicate_size)
-        rep_var = names[0] if replicate > 1 or len(names) > len(obj.get_input_shape()) else None
-        return Layout(
-            buffer=buffer_name,
-            kind="fragment",
-            input_shape=[int(x) for x in obj.get_input_shape()],
-            output_shape=[int(x) for x in obj.get_output_shape()],
-            input_vars=[n for n in names if n != rep_var],
-            index=index,
-            thread=str(obj.forward_thread),
-            replicate_var=rep_var,
-            replicate=replicate,
-            thread_extent=int(obj.get_thread_size()),
-            elements_per_thread=int(np.prod([int(x) for x in obj.get_output_shape()])),
-        )
-    return Layout(
-        buffer=buffer_name,
-        kind="layout",
-        input_shape=[int(x) for x in obj.get_input_shape()],
-        output_shape=[int(x) for x in obj.get_output_shape()],
-        input_vars=names,
-        index=index,
-    )
-
-
-def _lower_layouts(prim_func, arch: str = "sm_90") -> dict[str, tuple[Layout, object]]:
-    """Lower for CUDA and read the ``layout_map`` annotations right after tl.LayoutInference."""
+def _compiler_layouts(prim_func, arch: str) -> dict[str, object]:
+    """The compiler's own Layout/Fragment objects, read right after tl.LayoutInference."""
     import tilelang
     from tilelang import tvm
     from tvm.tirx.stmt_functor import post_order_visit
 
-    found: dict[str, tuple[Layout, object]] = {}
+    found: dict[str, object] = {}
 
     @tvm.instrument.pass_instrument
     class Capture:
@@ -77,7 +49,7 @@ def _lower_layouts(prim_func, arch: str = "sm_90") -> dict[str, tuple[Layout, ob
             def visit(node):
                 if isinstance(node, tvm.tirx.SBlock) and "layout_map" in node.annotations:
                     for buf, obj in node.annotations["layout_map"].items():
-                        found.setdefault(buf.name, (_to_model(buf.name, obj), obj))
+                        found.setdefault(buf.name, obj)
 
             for _, func in mod.functions.items():
                 post_order_visit(func.body, visit)
@@ -88,19 +60,27 @@ def _lower_layouts(prim_func, arch: str = "sm_90") -> dict[str, tuple[Layout, ob
     return found
 
 
-@pytest.fixture(scope="module")
-def gemm():
-    return _lower_layouts(_load(EXAMPLES / "gemm.py").matmul(1024, 1024, 1024))
+def _pairs(analyzer, example: str, factory: str, arch: str = "sm_90") -> dict[str, tuple[Layout, object]]:
+    """Each buffer's model layout (from the core) next to the compiler's object for the same kernel."""
+    kernel = analyzer.analyze(str(EXAMPLES / example), target=arch).kernel(factory)
+    assert kernel is not None and kernel.layouts, f"{example}: no layouts"
+    objects = _compiler_layouts(getattr(_load(EXAMPLES / example), factory)(**kernel.args), arch)
+    return {layout.buffer: (layout, objects[layout.buffer]) for layout in kernel.layouts}
 
 
 @pytest.fixture(scope="module")
-def softmax():
-    return _lower_layouts(_load(EXAMPLES / "softmax.py").softmax(4096, 1024))
+def gemm(analyzer):
+    return _pairs(analyzer, "gemm.py", "matmul")
 
 
 @pytest.fixture(scope="module")
-def gemm_sm80():
-    return _lower_layouts(_load(EXAMPLES / "gemm.py").matmul(1024, 1024, 1024), arch="sm_80")
+def softmax(analyzer):
+    return _pairs(analyzer, "softmax.py", "softmax")
+
+
+@pytest.fixture(scope="module")
+def gemm_sm80(analyzer):
+    return _pairs(analyzer, "gemm.py", "matmul", arch="sm_80")
 
 
 def _cross_check(layout: Layout, obj, samples: int = 200) -> None:

@@ -1,4 +1,4 @@
-"""One warm analyzer for the visualizer tests: the examples are analysed once per session."""
+"""The examples the visualizer tests draw, analysed once per session by the shared warm analyzer."""
 
 from __future__ import annotations
 
@@ -6,16 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tilelang_core import Analyzer
 from tilelang_core.model import FileAnalysis, KernelModel
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-
-@pytest.fixture(scope="session")
-def analyzer():
-    with Analyzer(timeout_s=180) as instance:
-        yield instance
 
 
 @pytest.fixture(scope="session")
