@@ -225,6 +225,9 @@ async function restricted(page, shot) {
   check("restricted: status bar says static only", /static only/.test(before ?? ""), before);
   const staticHover = await until(() => hoverToken(page, "C_local = T.alloc_fragment", "C_local"), 20000, 1000);
   check("restricted: hover from source alone", Boolean(staticHover) && !/compiled/i.test(staticHover), staticHover?.replace(/\s+/g, " ").slice(0, 120));
+  const lensTexts = () => page.locator(".editor-instance .codelens-decoration").allInnerTexts();
+  const lensBefore = (await lensTexts()).filter((t) => /trace passes/i.test(t)).length;
+  check("restricted: no compiler code lenses", lensBefore === 0, `${lensBefore} found`);
   await shot("restricted-static-only");
   await page.keyboard.press("Escape");
 
@@ -253,6 +256,8 @@ async function restricted(page, shot) {
     return t && /compiled/i.test(t) ? t : null;
   }, 120000, 2000);
   check("trust granted: hover shows compiled facts without a reload", Boolean(compiledHover), compiledHover?.replace(/\s+/g, " ").slice(0, 120));
+  const lensAfter = await until(async () => ((await lensTexts()).some((t) => /trace passes/i.test(t)) ? "Trace passes" : null), 30000);
+  check("trust granted: code lenses appear", Boolean(lensAfter), lensAfter);
   await shot("trust-granted");
 }
 
