@@ -142,17 +142,16 @@ def _describe(args: dict[str, int]) -> str:
 
 def _execute(
     puzzle: Puzzle, path: str, source: str, device: str, progress: ProgressFn
-) -> tuple[list[CaseResult], list[Diagnostic], list[str]]:
+) -> tuple[list[CaseResult], list[Diagnostic]]:
     """Compile per distinct arguments and run every case and seed; stops at the first failing case."""
     results: list[CaseResult] = []
-    warnings: list[str] = []
     for args, cases in _groups(puzzle.cases):
         progress(f"compiling for {_describe(args)} ({device})")
         try:
             func = runner.build(path, source, args)
             kernel = runner.compile_kernel(func, device, path, source)
         except runner.CompileFailure as failure:
-            return results, [failure.diagnostic], warnings
+            return results, [failure.diagnostic]
         declared = runner.params(func)
         for index, case in cases:
             for seed in range(puzzle.seeds):
@@ -160,8 +159,8 @@ def _execute(
                 result = run_case(puzzle, kernel, declared, case, index, seed, device)
                 results.append(result)
                 if not result.passed:
-                    return results, [], warnings
-    return results, [], warnings
+                    return results, []
+    return results, []
 
 
 def measure(puzzle: Puzzle, path: str, source: str) -> PerfResult:
@@ -270,7 +269,7 @@ def _grade_gpu(
     puzzle: Puzzle, path: str, source: str, perf: bool, progress: ProgressFn, base: dict[str, Any]
 ) -> Report:
     gpu = torch.cuda.get_device_name()
-    results, diagnostics, warnings = _execute(puzzle, path, source, "cuda", progress)
+    results, diagnostics = _execute(puzzle, path, source, "cuda", progress)
     if diagnostics:
         d = diagnostics[0]
         return Report(
@@ -307,7 +306,6 @@ def _grade_gpu(
         perf=perf_result,
         checked=checked,
         not_checked=not_checked,
-        warnings=warnings,
     )
 
 
@@ -380,8 +378,7 @@ def _grade_cpu(
             not_checked=not_checked,
             warnings=warnings,
         )
-    results, diagnostics, more = _execute(puzzle, path, source, "cpu", progress)
-    warnings.extend(more)
+    results, diagnostics = _execute(puzzle, path, source, "cpu", progress)
     if diagnostics:
         d = diagnostics[0]
         return Report(

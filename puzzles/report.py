@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from puzzles.compare import Comparison, GuardReport
 from tilelang_core.model import Diagnostic
@@ -68,7 +68,6 @@ class Report:
     checked: list[str] = field(default_factory=list)
     not_checked: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def stars(self) -> int:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import time
+
 import pytest
 import torch
 from textual.widgets import Markdown, OptionList, Static
@@ -106,3 +109,10 @@ async def test_check_key_grades_the_file_and_watch_rechecks_on_save() -> None:
         assert "FAIL" in text and "K shape check failed" in text and ":18:" in text
         await pilot.press("w")
         assert app.watching and "watching" in _text(app, "#status")
+        path.write_text(path.read_text() + "\n# saved again\n")
+        os.utime(path, (time.time() + 5, time.time() + 5))
+        for _ in range(3000):
+            await pilot.pause(0.1)
+            if app.store.status("12").attempts == 2:
+                break
+        assert app.store.status("12").attempts == 2, "saving the file while watching re-checks it"
