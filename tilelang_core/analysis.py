@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tilelang_core import errors, extract, ptxas
+from tilelang_core import compiler_warnings, errors, extract, ptxas
 from tilelang_core.discovery import Instantiation, instantiations, syntax_diagnostic
 from tilelang_core.loader import build_prim_func, load_module
 from tilelang_core.lowering import Lowered, lower
@@ -161,18 +161,23 @@ def _analyze_kernel(
         )
         return KernelRun(_empty(name, dict(inst.args), target, [diagnostic]), None, None)
     args = _bound_args(namespace[name], inst)
-    try:
-        prim_func = build_prim_func(namespace, inst)
-    except Exception as err:
-        return KernelRun(_empty(name, args, target, [errors.build_error(err, path, name, line)]), None, None)
+    with compiler_warnings.captured_stderr() as printed:
+        try:
+            prim_func = build_prim_func(namespace, inst)
+        except Exception as err:
+            prim_func, failure = None, errors.build_error(err, path, name, line)
+        if prim_func is not None:
+            start = time.perf_counter()
+            lowered = lower(prim_func, target)
+            lower_ms = (time.perf_counter() - start) * 1000
+    warnings = compiler_warnings.parse(printed[0], path, name)
+    if prim_func is None:
+        return KernelRun(_empty(name, args, target, [failure, *warnings]), None, None)
 
     buffers = extract.buffers(prim_func, path)
     accesses = extract.accesses(prim_func, path)
-    start = time.perf_counter()
-    lowered = lower(prim_func, target)
-    lower_ms = (time.perf_counter() - start) * 1000
     device_mod = lowered.artifact.device_mod if lowered.artifact is not None else None
-    diagnostics: list[Diagnostic] = []
+    diagnostics: list[Diagnostic] = list(warnings)
     if lowered.error is not None:
         diagnostics.append(errors.lowering_error(lowered.error, lowered.failed_pass, name, line, buffers, accesses))
     shared = extract.shared_bytes(device_mod)

@@ -104,3 +104,12 @@ def test_layout_inference_failure_names_fragments_and_ops(analyzer: Analyzer) ->
     assert "A_local, row" in error.message
     assert "reduce_sum at line 10" in error.message and "parallel at line 11" in error.message
     assert "no available layout found" in error.message
+
+
+def test_tilelangs_own_warnings_become_diagnostics_at_their_line(analyzer: Analyzer) -> None:
+    result = analyzer.analyze(str(FIXTURES / "uninitialised_accumulator.py"))
+    assert result.ok
+    (warning,) = result.all_diagnostics()
+    assert (warning.severity, warning.code, warning.span.line) == ("warning", "tilelang-warning", 23)
+    assert "'C_local' is read before anything writes it" in warning.message
+    assert warning.detail and "read before initialization" in warning.detail
