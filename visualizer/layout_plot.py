@@ -46,16 +46,20 @@ def _grid_lines(ax, rows: int, cols: int, step: int) -> None:
     ax.hlines(np.arange(-0.5, rows, step), -0.5, cols - 0.5, colors="white", linewidth=0.6)
 
 
+def _tick_step(n: int) -> int:
+    """Every index up to 16 cells; beyond, a power of two giving at most 8 ticks (each tick costs ms)."""
+    return 1 if n <= 16 else next(step for step in (8, 16, 32, 64, 128, 256, 1024, 1 << 30) if n / step <= 8)
+
+
 def _ticks(ax, rows: int, cols: int) -> None:
-    step_r = 1 if rows <= 16 else 8 if rows <= 128 else 16
-    step_c = 1 if cols <= 16 else 8 if cols <= 128 else 16
+    step_r, step_c = _tick_step(rows), _tick_step(cols)
     ax.set_xticks(np.arange(0, cols, step_c), [str(c) for c in range(0, cols, step_c)], fontsize=7)
     ax.set_yticks(np.arange(0, rows, step_r), [str(r) for r in range(0, rows, step_r)], fontsize=7)
     ax.xaxis.tick_top()
 
 
-def _label_cells(ax, labels: list[list[tuple[str, str]]]) -> None:
-    """Two-line cell labels drawn one monospaced row at a time.
+def _label_cells(ax, labels: list[list[tuple[str, ...]]], colour: str = "black") -> None:
+    """Cell labels (one or two lines each) drawn one monospaced row at a time.
 
     Matplotlib lays out every Text separately (a few ms each), so 256 labels would cost seconds;
     a row of fixed-width slots, sized so a slot is exactly one cell wide, costs one Text per line.
@@ -66,10 +70,21 @@ def _label_cells(ax, labels: list[list[tuple[str, str]]]) -> None:
     longest = max(len(part) for row in labels for cell in row for part in cell) + 1
     width = max(longest, round(cell_points / (8.0 * _MONO_ADVANCE)))
     size = cell_points / (width * _MONO_ADVANCE)
+    lines = len(labels[0][0])
+    offsets = (0.0,) if lines == 1 else (-0.2, 0.22)
     for r, row in enumerate(labels):
-        for line, dy in ((0, -0.2), (1, 0.22)):
+        for line, dy in zip(range(lines), offsets, strict=True):
             text = "".join(cell[line].center(width) for cell in row)
-            ax.text((cols - 1) / 2, r + dy, text, ha="center", va="center", fontsize=size, family="DejaVu Sans Mono")
+            ax.text(
+                (cols - 1) / 2,
+                r + dy,
+                text,
+                ha="center",
+                va="center",
+                fontsize=size,
+                family="DejaVu Sans Mono",
+                color=colour,
+            )
 
 
 def draw_fragment(view: FragmentView) -> Figure:
@@ -107,6 +122,7 @@ def draw_fragment(view: FragmentView) -> Figure:
 def draw_shared(view: SharedView) -> Figure:
     panels = 1 + len(view.reports)
     figure = Figure(figsize=(4.2 * panels, 6.2))
+    figure.subplots_adjust(left=0.05, right=0.97, bottom=0.12, top=0.84, wspace=0.35)
     axes = figure.subplots(1, panels, squeeze=False)[0]
     rows = min(view.offsets.shape[0], LABEL_ALL)
     vectors = view.slots[:rows, :: view.vector]
@@ -114,9 +130,7 @@ def draw_shared(view: SharedView) -> Figure:
     mapping.imshow(vectors, cmap=ListedColormap(BANK_GROUP_COLOURS), vmin=-0.5, vmax=7.5, aspect="auto")
     mapping.set_title(f"16-byte vector → slot in its 128-byte line\n(rows 0–{rows - 1}; a slot is 4 banks)", fontsize=9)
     if vectors.shape[1] <= 16:
-        for r in range(vectors.shape[0]):
-            for c in range(vectors.shape[1]):
-                mapping.text(c, r, str(int(vectors[r, c])), ha="center", va="center", fontsize=6, color="white")
+        _label_cells(mapping, [[(str(int(v)),) for v in row] for row in vectors], colour="white")
     mapping.set_xlabel(f"vector ({view.vector} elements)", fontsize=8)
     _ticks(mapping, vectors.shape[0], vectors.shape[1])
     bounds = [1, 2, 3, 5, 9, 17, 33]
@@ -134,5 +148,4 @@ def draw_shared(view: SharedView) -> Figure:
         bar = figure.colorbar(image, ax=ax, fraction=0.05, label="conflict degree (wavefronts per phase)")
         bar.set_ticks([(lo + hi) / 2 for lo, hi in itertools.pairwise(bounds)], labels=names)
     figure.suptitle(view.title, fontsize=11)
-    figure.subplots_adjust(left=0.05, right=0.97, bottom=0.12, top=0.84, wspace=0.35)
     return figure

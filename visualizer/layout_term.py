@@ -50,17 +50,18 @@ def fragment(view: FragmentView, width: int) -> RenderableType:
         label = f"warp {w}"
         legend.stylize(f"bold {hex_colour(warp_rgb(w))}", offset, offset + len(label))
         offset += len(label) + 2
-    cell = max(len(part) for row in view.labels(1, 1) for pair in row for part in pair) + 2
-    shown_cols = max(1, min(cols, 16, (width - 4) // (cell + 1)))
     shown_rows = min(rows, 16)
+    labels = view.labels(shown_rows, min(cols, 16))
+    cell = max(len(part) for row in labels for pair in row for part in pair) + 1
+    shown_cols = max(1, min(cols, 16, (width - 4) // (cell + 1)))
     table = Table(show_header=True, header_style="dim", box=None, padding=(0, 0), pad_edge=False)
     table.add_column("", style="dim", justify="right")
     for c in range(shown_cols):
         table.add_column(str(c), justify="center", width=cell + 1)
-    for r, row in enumerate(view.labels(shown_rows, shown_cols)):
+    for r, row in enumerate(labels):
         cells = [
             Text(f"{thread}\n{register}", style=f"black on {colours[r][c]}", justify="center")
-            for c, (thread, register) in enumerate(row)
+            for c, (thread, register) in enumerate(row[:shown_cols])
         ]
         table.add_row(str(r), *cells)
     return Group(
