@@ -1,0 +1,35 @@
+"""The three subcommands, run as a user runs them, through the ``tilescope`` dispatcher."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tilelang_core.cli import main
+
+GEMM = str(Path(__file__).resolve().parents[2] / "examples" / "gemm.py")
+
+
+@pytest.mark.slow
+def test_layout_all_writes_one_image_per_buffer_and_draws_in_the_terminal(tmp_path, capsys):
+    assert main(["layout", GEMM, "--all", "--term", "-o", str(tmp_path / "g.png")]) == 0
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == ["g-A_shared.png", "g-B_shared.png", "g-C_local.png"]
+    out = capsys.readouterr().out
+    assert "C_local: 128×128 float32 fragment" in out and "ldmatrix" in out
+
+
+@pytest.mark.slow
+def test_layout_names_the_buffers_when_the_one_asked_for_has_no_layout(capsys):
+    assert main(["layout", GEMM, "--buffer", "nope"]) == 2
+    assert "A_shared (layout), B_shared (layout), C_local (fragment)" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_graph_and_trace_exports(tmp_path):
+    assert main(["graph", GEMM, "-o", str(tmp_path / "g.dot")]) == 0
+    assert "cluster_pipeline_0" in (tmp_path / "g.dot").read_text()
+    assert main(["trace", GEMM, "--export", "patch", "-o", str(tmp_path / "t.patch")]) == 0
+    assert re.search(r"^# pass \d+: tl\.LayoutInference", (tmp_path / "t.patch").read_text(), re.MULTILINE)
