@@ -49,9 +49,9 @@ async function lineWith(page, needle) {
   }, needle);
 }
 
-/** Rests the mouse on `token` in the editor line containing `lineNeedle`; returns the visible hover's text. */
-async function hoverToken(page, lineNeedle, token) {
-  const box = await page.evaluate(
+/** The screen box of `token` in the editor line containing `lineNeedle`, or null. */
+function tokenBox(page, lineNeedle, token) {
+  return page.evaluate(
     ([needle, tok]) => {
       for (const line of document.querySelectorAll(".editor-instance .monaco-editor .view-line")) {
         if (!line.textContent.replace(/\u00a0/g, " ").includes(needle)) {
@@ -73,6 +73,11 @@ async function hoverToken(page, lineNeedle, token) {
     },
     [lineNeedle, token],
   );
+}
+
+/** Rests the mouse on `token` in the editor line containing `lineNeedle`; returns the visible hover's text. */
+async function hoverToken(page, lineNeedle, token) {
+  const box = await tokenBox(page, lineNeedle, token);
   if (!box) {
     return null;
   }
@@ -215,6 +220,37 @@ async function trusted(page, shot) {
   check("Problems panel lists the diagnostic", Boolean(problem), problem?.replace(/\s+/g, " ").slice(0, 200));
   await shot("problems");
 
+  // Symbols, completion and signature help, last since they edit the file.
+  await openFile(page, "gemm.py");
+  const outlineHeader = page.locator(".pane-header", { hasText: /^Outline/ }).first();
+  await outlineHeader.click();
+  const outline = await until(async () => {
+    const t = (await page.locator(".pane", { has: outlineHeader }).locator(".pane-body").allInnerTexts()).join(" ");
+    return /matmul/.test(t) && /A_shared/.test(t) ? t.replace(/\s+/g, " ") : null;
+  }, 30000);
+  check("document symbols: the outline lists the kernel and its buffers", Boolean(outline), outline?.slice(0, 120));
+  await shot("outline");
+  await outlineHeader.click();
+  const anchor = await until(() => tokenBox(page, "T.clear(C_local)", "clear"), 10000);
+  if (anchor) {
+    await page.mouse.click(anchor.x + anchor.width / 2, anchor.y + anchor.height / 2);
+    await page.keyboard.press("End");
+    await page.keyboard.press("Enter");
+    await page.keyboard.type("T.alloc_fr", { delay: 40 });
+  }
+  const suggested = await until(async () => {
+    const t = (await page.locator(".editor-widget.suggest-widget").allInnerTexts()).join(" ");
+    return /alloc_fragment/.test(t) ? t.replace(/\s+/g, " ") : null;
+  }, 20000);
+  check("completion offers T.* members", Boolean(suggested), suggested?.slice(0, 100));
+  await page.keyboard.press("Escape");
+  await page.keyboard.type("agment(", { delay: 40 });
+  const signature = await until(async () => {
+    const t = (await page.locator(".editor-widget.parameter-hints-widget").allInnerTexts()).join(" ");
+    return /shape/.test(t) ? t.replace(/\s+/g, " ") : null;
+  }, 20000);
+  check("signature help shows T.alloc_fragment's parameters", Boolean(signature), signature?.slice(0, 100));
+  await shot("completion-signature");
 }
 
 /** A restricted workspace: the static tier alone, then trust granted without a reload. */

@@ -46,7 +46,7 @@ session() {
  "security.workspace.trust.untrustedFiles": "open", "extensions.autoCheckUpdates": false,
  "extensions.autoUpdate": false, "update.mode": "none", "telemetry.telemetryLevel": "off",
  "workbench.tips.enabled": false, "chat.disableAIFeatures": true, "editor.hover.delay": 150,
- "workbench.colorTheme": "Default Dark Modern", "workbench.secondarySideBar.defaultVisibility": "hidden"}
+ "workbench.colorTheme": "Default Dark Modern", "outline.collapseItems": "alwaysExpand", "workbench.secondarySideBar.defaultVisibility": "hidden"}
 JSON
   # code-server's extension host is "remote": machine-scoped settings come from the Machine file.
   echo "{\"tilescope.pythonPath\": \"$PY\"}" > "$S/data/Machine/settings.json"
