@@ -145,7 +145,8 @@ def draw_shared(view: SharedView) -> Figure:
         )
         ax.set_xlabel(report.description, fontsize=7, wrap=True)
         _ticks(ax, *report.degree.shape)
-        bar = figure.colorbar(image, ax=ax, fraction=0.05, label="conflict degree (wavefronts per phase)")
+        last = report is view.reports[-1]
+        bar = figure.colorbar(image, ax=ax, fraction=0.05, label="conflict degree" if last else None)
         bar.set_ticks([(lo + hi) / 2 for lo, hi in itertools.pairwise(bounds)], labels=names)
     figure.suptitle(view.title, fontsize=11)
     return figure

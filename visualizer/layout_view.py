@@ -107,7 +107,7 @@ class SharedView:
     def title(self) -> str:
         stages = self.layout.input_shape[:-2]
         staged = f" ({_shape_text(stages)} stages, first shown)" if stages else ""
-        swizzle = f", swizzle {self.layout.swizzle}" if self.layout.swizzle else ""
+        swizzle = f" ({self.layout.swizzle})" if self.layout.swizzle else ""
         return (
             f"{self.layout.buffer}: {_shape_text(self.layout.input_shape[-2:])} {self.dtype} shared{staged} → "
             f"physical {_shape_text(self.layout.output_shape)}{swizzle}"
