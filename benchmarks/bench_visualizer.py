@@ -48,21 +48,22 @@ def bench_layouts(analyzer: Analyzer, repeat: int, out: Path) -> None:
     from visualizer.layout_view import build
 
     print(f"\n== layouts (matplotlib import {time.perf_counter() - started:.2f} s, once per process)")
-    print(f"{'kernel':<16}{'buffer':<18}{'kind':<10}{'tile':<14}{'png ms':>9}{'KiB':>7}")
+    print(f"{'kernel':<16}{'buffer':<18}{'kind':<10}{'tile':<14}{'wall ms':>9}{'cpu ms':>8}{'KiB':>7}")
     for name in EXAMPLES:
         kernel = analyzer.analyze(str(ROOT / "examples" / name)).kernel()
         if kernel is None:
             continue
         for layout in kernel.layouts:
-            times = []
+            walls, cpus = [], []
             for _ in range(repeat):
-                t = time.perf_counter()
+                wall, cpu = time.perf_counter(), time.process_time()
                 path = save(build(layout, kernel.buffer(layout.buffer)), out / f"{kernel.kernel}-{layout.buffer}.png")
-                times.append(time.perf_counter() - t)
+                walls.append(time.perf_counter() - wall)
+                cpus.append(time.process_time() - cpu)
             tile = "×".join(str(x) for x in layout.input_shape)
             print(
                 f"{kernel.kernel:<16}{layout.buffer:<18}{layout.kind:<10}{tile:<14}"
-                f"{_median(times) * 1000:>9.0f}{path.stat().st_size // 1024:>7}"
+                f"{_median(walls) * 1000:>9.0f}{_median(cpus) * 1000:>8.0f}{path.stat().st_size // 1024:>7}"
             )
         if kernel.kernel == "matmul":
             layout = kernel.layout("C_local")
