@@ -270,7 +270,8 @@ async function restricted(page, shot) {
   await page.keyboard.press("F1");
   await page.waitForSelector(".quick-input-widget input", { timeout: 10000 });
   await page.keyboard.type("Manage Workspace Trust", { delay: 20 });
-  await page.waitForTimeout(500);
+  // Enter only once the list has filtered down to the command, or it runs whatever was first.
+  await until(async () => /Manage Workspace Trust/.test(await page.locator(".quick-input-list .monaco-list-row").first().innerText()), 15000, 200);
   await page.keyboard.press("Enter");
   await page.locator(".workspace-trust-editor .monaco-button", { hasText: /^Trust$/ }).first().click({ timeout: 15000 });
   await shot("trust-editor");
@@ -327,7 +328,7 @@ async function restricted(page, shot) {
     check("missing install: status bar shows the error", Boolean(failed), failed ?? status);
     const toast = await until(async () => {
       const t = (await page.locator(".notifications-toasts").allInnerTexts()).join(" ");
-      return /not installed in the interpreter from tilescope\.pythonPath/.test(t) && /pip install/.test(t) ? t : null;
+      return /interpreter from tilescope\.pythonPath/.test(t) && /pip install/.test(t) ? t : null;
     }, 30000);
     check("missing install: a message names the interpreter and the fix", Boolean(toast), toast?.replace(/\s+/g, " ").slice(0, 160));
     await shot("missing-install");

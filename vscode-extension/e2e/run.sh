@@ -54,6 +54,8 @@ JSON
     --install-extension "$EXT/tilescope.vsix" >"$S/install.log" 2>&1 || { cat "$S/install.log"; return 1; }
   local flags=(--disable-workspace-trust)
   [ "$mode" = restricted ] && flags=()
+  # From the session folder, so nothing of the checkout is importable from the server's working directory.
+  cd "$S"
   PATH=$NODE24/bin:$PATH setsid "$P/cs/bin/code-server" --bind-addr "127.0.0.1:$PORT" --auth none \
     --disable-telemetry --disable-update-check --disable-getting-started-override "${flags[@]}" \
     --user-data-dir "$S/data" --extensions-dir "$S/ext" "$S/ws" >"$S/server.log" 2>&1 &
@@ -61,6 +63,7 @@ JSON
   for _ in $(seq 150); do curl -fs -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.2; done
   local rc=0
   NODE_PATH=$P/drive/node_modules "$NODE24/bin/node" "$HERE/drive.js" "http://127.0.0.1:$PORT/?folder=$S/ws" "$D/shots" "$mode" || rc=$?
+  cd "$REPO"
   kill -- -"$SERVER" 2>/dev/null || true
   wait "$SERVER" 2>/dev/null || true
   SERVER=
