@@ -136,7 +136,7 @@ export class TilescopeServer implements vscode.Disposable {
     this.client = client;
     try {
       await client.start();
-      this.status.setServer(vscode.workspace.isTrusted ? "ready" : "static");
+      this.status.setServer(vscode.workspace.isTrusted ? "ready" : "static", `Interpreter: ${this.interpreter.path} (${this.interpreter.source})`);
     } catch (error) {
       const message = `The Tilescope language server did not start: ${error instanceof Error ? error.message : String(error)}`;
       this.output.appendLine(message);
