@@ -8,6 +8,7 @@ device module.
 
 from __future__ import annotations
 
+import dataclasses
 import linecache
 import math
 import re
@@ -16,6 +17,7 @@ from typing import Any
 import tilelang.ir as tl_ir
 from tvm import tirx
 
+from tilelang_core import layout_eval
 from tilelang_core.model import Access, Buffer, Launch, Layout, Pipeline, Span
 
 _TILE_OPS = {
@@ -260,7 +262,10 @@ def layouts(layout_module: Any | None) -> list[Layout]:
             for buf, layout in node.annotations["layout_map"].items():
                 name = str(buf.name)
                 if name not in found:
-                    found[name] = layout_record(name, layout)
+                    record = layout_record(name, layout)
+                    if record.kind == "layout":
+                        record = dataclasses.replace(record, swizzle=swizzle_name(buf, record))
+                    found[name] = record
 
     for func in layout_module.functions.values():
         if isinstance(func, tirx.PrimFunc):
@@ -288,6 +293,7 @@ def layout_record(name: str, layout: Any) -> Layout:
             replicate_var=rep_var,
             replicate=replicate,
             thread_extent=int(layout.get_thread_size()),
+            thread_begin=_thread_begin(layout),
             elements_per_thread=math.prod(output_shape),
             text=text,
         )
@@ -298,20 +304,51 @@ def layout_record(name: str, layout: Any) -> Layout:
         output_shape=output_shape,
         input_vars=variables,
         index=index,
-        swizzle=_swizzle_name(index, variables),
+        swizzle=None,
         text=text,
     )
 
 
-def _swizzle_name(index: list[str], variables: list[str]) -> str:
-    """A plain-words name for a shared layout: ``none`` when it is the identity, else ``swizzled``."""
-    if index == variables or (
-        len(index) == len(variables) and all(i == v for i, v in zip(index, variables, strict=True))
-    ):
-        return "none"
-    if any("%" in e and ("+" in e or "^" in e or "xor" in e) for e in index):
-        return "swizzled"
-    return "reshaped"
+def _thread_begin(fragment: Any) -> int | None:
+    thread_range = getattr(fragment, "thread_range", None)
+    try:
+        return int(thread_range.min) if thread_range is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+_SWIZZLES = (
+    ("none", "make_linear_layout"),
+    ("128B swizzle", "make_full_bank_swizzled_layout"),
+    ("64B swizzle", "make_half_bank_swizzled_layout"),
+    ("32B swizzle", "make_quarter_bank_swizzled_layout"),
+)
+
+
+def swizzle_name(buf: Any, record: Layout) -> str:
+    """Name a shared layout by comparing it, on one pipeline stage, with TileLang's own swizzles.
+
+    Each candidate is built by TileLang for a 2-D buffer of the tile's shape and dtype; the first
+    whose physical offsets match the inferred layout's on every element names it.
+    """
+    from tilelang import layout as tl_layout
+
+    if len(record.input_shape) < 2:
+        return "none" if record.index == record.input_vars else "custom"
+    rows, cols = record.input_shape[-2:]
+    stage_elements = rows * cols
+    inferred = layout_eval.shared_map(record).offset.reshape(-1)[:stage_elements]
+    inferred = inferred - inferred.min()
+    tile = tirx.decl_buffer((rows, cols), str(buf.dtype), scope="shared.dyn")
+    for name, maker in _SWIZZLES:
+        try:
+            candidate = layout_record(record.buffer, getattr(tl_layout, maker)(tile))
+            offsets = layout_eval.shared_map(candidate).offset.reshape(-1)
+        except Exception:  # a swizzle that does not apply to this shape or dtype
+            continue
+        if offsets.shape == inferred.shape and bool((offsets == inferred).all()):
+            return name
+    return "padded" if int(inferred.max()) + 1 > stage_elements else "custom"
 
 
 def shared_bytes(device_mod: Any | None) -> int:

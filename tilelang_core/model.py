@@ -96,9 +96,11 @@ class Layout:
     replicate_var: str | None = None
     replicate: int | None = None
     thread_extent: int | None = None
+    thread_begin: int | None = None
+    """Fragments: the first thread of the range (consumer warps after warp specialisation start past 0)."""
     elements_per_thread: int | None = None
     swizzle: str | None = None
-    """Shared layouts: a plain-words name of the swizzle when recognised (``128B``, ``none``...)."""
+    """Shared layouts: ``none``, ``128B swizzle``, ``64B swizzle``, ``32B swizzle``, ``padded`` or ``custom``."""
     text: str = ""
     """TileLang's own one-line rendering of the layout."""
 

@@ -225,13 +225,18 @@ def test_gemm_accumulator_fragment(models: dict[str, KernelModel]) -> None:
     assert (layout.thread_extent, layout.replicate, layout.elements_per_thread) == (128, 1, 128)
     assert layout.thread == "_i % 64 // 16 * 32 + _i % 8 * 4 + _j % 8 // 2"
     assert layout.input_vars == ["_i", "_j"]
+    # Warp specialisation puts the producer warps first: the accumulator lives in threads 128-255.
+    assert layout.thread_begin == 128
 
 
 def test_shared_layouts_carry_the_pipeline_stages(models: dict[str, KernelModel]) -> None:
     layout = models["gemm.py"].layout("A_shared")
     assert layout is not None and layout.kind == "layout"
     assert layout.input_shape == [3, 128, 32]
-    assert layout.swizzle == "swizzled"
+    # 32 fp16 columns are 64-byte rows: TileLang's half-bank swizzle; B's 256-byte rows get the full one.
+    assert layout.swizzle == "64B swizzle"
+    assert models["gemm.py"].layout("B_shared").swizzle == "128B swizzle"
+    assert models["dequant_gemm.py"].layout("B_packed_shared").swizzle == "none"
 
 
 def test_tile_operations_name_what_they_read_and_write(models: dict[str, KernelModel]) -> None:
