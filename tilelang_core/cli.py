@@ -13,7 +13,10 @@ from importlib.metadata import entry_points
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tilescope", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="tilescope",
+        description="See what the TileLang compiler inferred: shapes, layouts, passes, generated code.",
+    )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for entry in sorted(entry_points(group="tilescope.commands"), key=lambda e: e.name):
         try:
