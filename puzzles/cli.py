@@ -14,7 +14,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=_app)
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
 
-    verbs.add_parser("list", help="every puzzle with your progress").set_defaults(func=_list)
+    p = verbs.add_parser("list", help="every puzzle with your progress")
+    p.add_argument("--json", action="store_true", help="print the list as JSON")
+    p.set_defaults(func=_list)
     p = verbs.add_parser("show", help="a puzzle's statement, target and your progress")
     p.add_argument("puzzle")
     p.set_defaults(func=_show)
@@ -57,14 +59,34 @@ def _app(args: argparse.Namespace) -> int:
 
 def _list(args: argparse.Namespace) -> int:
     from puzzles.progress import ProgressStore
+    from puzzles.workspace import learner_path
 
     store = ProgressStore()
+    rows = []
     for p in catalog.puzzles():
         s = store.status(p.id)
+        if args.json:
+            path = learner_path(p)
+            rows.append(
+                {
+                    "number": int(p.id),
+                    "id": p.id,
+                    "title": p.title,
+                    "topic": p.topic,
+                    "solved": s.solved,
+                    "attempts": s.attempts,
+                    "stars": s.best_stars,
+                    "path": str(path) if path.exists() else None,
+                    "summary": s.last_summary,
+                }
+            )
+            continue
         mark = "✓" if s.solved else "·" if s.attempts else " "
         stars = "★" * s.best_stars if s.solved else ""
         print(f"{mark} {p.id} {p.title:<38} {stars:<3} {p.topic}")
     store.close()
+    if args.json:
+        print(json.dumps(rows, indent=2))
     return 0
 
 

@@ -17,6 +17,17 @@ def test_list_shows_every_puzzle(capsys: pytest.CaptureFixture[str]) -> None:
     assert "Copy, one block" in out[0]
 
 
+def test_list_json_gives_progress_for_editors(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["puzzles", "start", "3"]) == 0
+    capsys.readouterr()
+    assert main(["puzzles", "list", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["number"] for r in rows] == [int(p.id) for p in catalog.puzzles()]
+    third = rows[2]
+    assert (third["title"], third["solved"]) == (catalog.get(3).title, False)
+    assert third["path"] == str(workspace.learner_path(catalog.get(3)))
+
+
 def test_show_prints_statement_target_and_file(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["puzzles", "show", "13"]) == 0
     out = capsys.readouterr().out
