@@ -2,7 +2,8 @@
 
 - ``tilescope.tracePasses`` ``[uri, kernel|null]`` → ``{"kernel", "passes": [PassRecord...], "catalog"}``
 - ``tilescope.passIR`` ``[uri, kernel, index]`` → ``{"before", "after", "before_lines", "after_lines"}``
-- ``tilescope.plotLayout`` ``[uri, kernel, buffer]`` → ``{"layout": Layout, "grid": {...} | null}``
+- ``tilescope.plotLayout`` ``[uri, kernel, buffer]`` → ``{"layout": Layout, "grid": {...} | null,
+  "conflicts": [{"pattern", "description", "degree", "wavefronts", "ideal"}]}`` (shared buffers)
 - ``tilescope.showCuda`` ``[uri, kernel]`` → ``{"source"}``
 - ``tilescope.kernelModel`` ``[uri]`` → ``FileAnalysis``
 
@@ -17,7 +18,7 @@ from pygls.lsp.server import LanguageServer
 
 from tilelang_core import pass_catalog
 from tilelang_core.model import FileAnalysis, KernelModel, to_json
-from tilelang_core.static.layout_grid import layout_grid
+from tilelang_core.static.layout_grid import layout_conflicts, layout_grid
 
 if TYPE_CHECKING:
     from lsp.server import TilescopeServer
@@ -94,7 +95,9 @@ def register(server: TilescopeServer) -> None:
         if layout is None:
             known = ", ".join(x.buffer for x in model.layouts) or "none"
             raise CommandError(f"Tilescope: no inferred layout for {buffer!r} (layouts: {known})")
-        return {"layout": to_json(layout), "grid": layout_grid(layout)}
+        declared = model.buffer(layout.buffer)
+        conflicts = layout_conflicts(layout, declared.dtype) if declared is not None else []
+        return {"layout": to_json(layout), "grid": layout_grid(layout), "conflicts": conflicts}
 
     @server.command(SHOW_CUDA)
     async def show_cuda(server: LanguageServer, uri: str, kernel: str | None = None) -> dict[str, Any]:

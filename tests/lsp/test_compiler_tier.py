@@ -192,6 +192,16 @@ async def test_commands_return_the_core_json(client: LanguageClient) -> None:
     assert plot["grid"]["thread"][0][:8] == [0, 0, 1, 1, 2, 2, 3, 3]
     assert plot["grid"]["index"][0][:4] == [0, 1, 0, 1]
     assert (plot["grid"]["thread"][0][8], plot["grid"]["index"][0][8]) == (0, 4)
+    assert plot["conflicts"] == []
+
+    shared = await within(execute(client, "tilescope.plotLayout", uri, "matmul", "A_shared"))
+    by_pattern = {c["pattern"]: c for c in shared["conflicts"]}
+    assert by_pattern, shared["conflicts"]
+    for report in by_pattern.values():
+        assert len(report["degree"]) == 128 and len(report["degree"][0]) == 32
+    # The compiler's swizzle makes ldmatrix-style reads conflict-free.
+    ldmatrix = next(c for name, c in by_pattern.items() if "ldmatrix" in name)
+    assert max(max(row) for row in ldmatrix["degree"]) == 1
 
     cuda = await within(execute(client, "tilescope.showCuda", uri, "matmul"))
     assert "__global__" in cuda["source"]

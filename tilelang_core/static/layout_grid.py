@@ -35,3 +35,28 @@ def layout_grid(layout: Layout) -> dict[str, Any] | None:
         "thread": None if thread is None else thread.astype(int).tolist(),
         "index": index.astype(int).tolist(),
     }
+
+
+def layout_conflicts(layout: Layout, dtype: str) -> list[dict[str, Any]]:
+    """Bank-conflict reports of a shared layout, one per access pattern, as JSON for editors.
+
+    ``degree`` is per element of one stage's tile (the last two logical dimensions).
+    """
+    from tilelang_core import bank_conflicts, layout_eval
+
+    if layout.kind != "layout":
+        return []
+    try:
+        reports = bank_conflicts.analyze(layout_eval.shared_map(layout), dtype)
+    except (ValueError, IndexError, KeyError, SyntaxError, TypeError):
+        return []
+    return [
+        {
+            "pattern": r.pattern,
+            "description": r.description,
+            "degree": r.degree.astype(int).tolist(),
+            "wavefronts": int(r.wavefronts),
+            "ideal": int(r.ideal),
+        }
+        for r in reports
+    ]
