@@ -26,6 +26,9 @@ _CATCH_UP_ROUNDS = 3
 """Analyses a command waits through while the document keeps changing under it."""
 
 
+STATUS_NOTIFICATION = "tilescope/status"
+
+
 class CompilerTier:
     def __init__(self, server: TilescopeServer) -> None:
         self._server = server
@@ -89,10 +92,14 @@ class CompilerTier:
             self._pending.add(uri)
             return
         self._running.add(uri)
+        self._status(uri, "analysing")
         try:
             snapshot = await self._analyse(uri)
         finally:
             self._running.discard(uri)
+        if snapshot is not None:
+            failed = not snapshot.analysis.ok
+            self._status(uri, "error" if failed else "ready", "compiler errors" if failed else None)
         for waiter in self._waiters.pop(uri, []):
             if not waiter.done():
                 waiter.set_result(snapshot)
@@ -101,6 +108,11 @@ class CompilerTier:
         if uri in self._pending:
             self._pending.discard(uri)
             self._spawn(uri)
+
+    def _status(self, uri: str, state: str, message: str | None = None) -> None:
+        """Tell the client what the compiler tier is doing (``tilescope/status``), for a status bar."""
+        params = {"state": state, "uri": uri, **({"message": message} if message else {})}
+        self._server.protocol.notify(STATUS_NOTIFICATION, params)
 
     async def _analyse(self, uri: str) -> CompiledSnapshot | None:
         server = self._server

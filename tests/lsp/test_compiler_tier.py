@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import pytest
 import pytest_lsp
@@ -34,6 +35,12 @@ GEMM = EXAMPLES / "gemm.py"
 @pytest_lsp.fixture(config=SERVER, scope="module")
 async def client(lsp_client: LanguageClient):
     """One trusted session (one warm compiler worker) for the whole module."""
+    lsp_client.statuses = []  # type: ignore[attr-defined]
+
+    @lsp_client.feature("tilescope/status")
+    def _status(params: Any) -> None:
+        lsp_client.statuses.append((params.uri, params.state))  # type: ignore[attr-defined]
+
     await start(lsp_client, trusted=True, timeout=60)
     yield
     await lsp_client.shutdown_session()
@@ -88,6 +95,8 @@ async def test_compiled_facts_replace_static_hints(client: LanguageClient) -> No
     )
     text = hover.contents.value
     assert "(compiled facts)" in text
+    states = [state for status_uri, state in client.statuses if status_uri == uri]  # type: ignore[attr-defined]
+    assert states[:1] == ["analysing"] and "ready" in states
     assert "- thread(_i, _j) = `_i % 64 // 16 * 32 + _i % 8 * 4 + _j % 8 // 2`" in text
     assert "```text\n 0  0  1  1  2  2  3  3\n 4  4  5  5  6  6  7  7\n" in text
 
