@@ -94,11 +94,7 @@ def build_prim_func(namespace: dict[str, Any], inst: Instantiation) -> Any:
     style = inst.kernel.style
     if style == "prim_func":
         return obj
-    getter = getattr(obj, "get_tir", None)
+    getter = getattr(obj, "get_tir", None)  # @tilelang.jit: build the PrimFunc, compile nothing
     if getter is not None:
         return getter(**inst.args)
-    if style in ("jit-factory", "jit-eager"):
-        inner = getattr(obj, "jit_impl", None) or getattr(obj, "fn", None)
-        if inner is not None and hasattr(inner, "get_tir"):
-            return inner.get_tir(**inst.args)
     return obj(**inst.args)
