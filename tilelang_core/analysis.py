@@ -24,7 +24,6 @@ class KernelRun:
 
     model: KernelModel
     lowered: Lowered | None
-    prim_func: Any | None
 
 
 def analyze_file(
@@ -159,7 +158,7 @@ def _analyze_kernel(
             code="missing-args",
             kernel=name,
         )
-        return KernelRun(_empty(name, dict(inst.args), target, [diagnostic]), None, None)
+        return KernelRun(_empty(name, dict(inst.args), target, [diagnostic]), None)
     args = _bound_args(namespace[name], inst)
     with compiler_warnings.captured_stderr() as printed:
         try:
@@ -172,7 +171,7 @@ def _analyze_kernel(
             lower_ms = (time.perf_counter() - start) * 1000
     warnings = compiler_warnings.parse(printed[0], path, name)
     if prim_func is None:
-        return KernelRun(_empty(name, args, target, [failure, *warnings]), None, None)
+        return KernelRun(_empty(name, args, target, [failure, *warnings]), None)
 
     buffers = extract.buffers(prim_func, path)
     accesses = extract.accesses(prim_func, path)
@@ -206,4 +205,4 @@ def _analyze_kernel(
         diagnostics=diagnostics,
         lower_ms=round(lower_ms, 2),
     )
-    return KernelRun(model, lowered, prim_func)
+    return KernelRun(model, lowered)

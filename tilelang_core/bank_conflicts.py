@@ -11,26 +11,16 @@ of 16 bytes each. This module measures those patterns over a layout evaluated by
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from tilelang_core.dtypes import require_bits
 from tilelang_core.layout_eval import SharedMap
 
 BANKS = 32
 BANK_BYTES = 4
 PHASE_BYTES = BANKS * BANK_BYTES
-
-
-def dtype_bits(dtype: str) -> int:
-    """Storage bits of a TVM dtype name (``float16`` → 16, ``float8_e4m3`` → 8, ``int4`` → 4)."""
-    if dtype == "bool":
-        return 8
-    match = re.search(r"\d+", dtype)
-    if match is None:
-        raise ValueError(f"no bit width in dtype {dtype!r}")
-    return int(match.group())
 
 
 def phase_degrees(words: np.ndarray) -> np.ndarray:
@@ -139,7 +129,7 @@ def tile_offsets(smap: SharedMap) -> np.ndarray:
 def analyze(smap: SharedMap, dtype: str) -> list[AccessReport]:
     """Every access pattern that fits the tile, in a fixed order."""
     offset = tile_offsets(smap)
-    bits = dtype_bits(dtype)
+    bits = require_bits(dtype)
     reports = []
     for measure in (row_vectors, ldmatrix_tiles, column_reads):
         try:

@@ -13,7 +13,8 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from tilelang_core.model import Diagnostic, KernelRef, Span
+from tilelang_core.errors import syntax_error
+from tilelang_core.model import Diagnostic, KernelRef
 from tilelang_core.static import analyze_source
 
 _CONCRETE = (int, float, str, bool)
@@ -38,14 +39,7 @@ def syntax_diagnostic(source: str, path: str = "<string>") -> Diagnostic | None:
     try:
         ast.parse(source, filename=path)
     except SyntaxError as err:
-        line = err.lineno or 1
-        column = max((err.offset or 1) - 1, 0)
-        return Diagnostic(
-            severity="error",
-            message=f"Syntax error: {err.msg}",
-            span=Span(line=line, column=column, end_line=err.end_lineno or line, end_column=err.end_offset),
-            code="syntax-error",
-        )
+        return syntax_error(err)
     return None
 
 

@@ -37,16 +37,21 @@ def _detail(err: BaseException) -> str:
     return "".join(traceback.format_exception(err))[-4000:]
 
 
+def syntax_error(err: SyntaxError) -> Diagnostic:
+    line = err.lineno or 1
+    column = max((err.offset or 1) - 1, 0)
+    return Diagnostic(
+        severity="error",
+        message=f"Syntax error: {err.msg}",
+        span=Span(line=line, column=column, end_line=err.end_lineno or line, end_column=err.end_offset),
+        code="syntax-error",
+    )
+
+
 def load_error(err: BaseException, path: str) -> Diagnostic:
     """The file could not be executed (its definitions raised at import)."""
     if isinstance(err, SyntaxError):
-        line = err.lineno or 1
-        return Diagnostic(
-            severity="error",
-            message=f"Syntax error: {err.msg}",
-            span=Span(line=line, column=max((err.offset or 1) - 1, 0)),
-            code="syntax-error",
-        )
+        return syntax_error(err)
     line = _user_line(err, path) or 1
     return Diagnostic(
         severity="error",

@@ -18,6 +18,7 @@ import tilelang.ir as tl_ir
 from tvm import tirx
 
 from tilelang_core import layout_eval
+from tilelang_core.dtypes import dtype_bits
 from tilelang_core.model import Access, Buffer, Launch, Layout, Pipeline, Span
 
 _TILE_OPS = {
@@ -51,15 +52,8 @@ def _dim(extent: Any) -> int | str:
 def _bytes(shape: list[int | str], dtype: str) -> int | None:
     if not all(isinstance(d, int) for d in shape):
         return None
-    bits = _dtype_bits(dtype)
+    bits = dtype_bits(dtype)
     return math.prod(shape) * bits // 8 if bits else None  # type: ignore[arg-type]
-
-
-def _dtype_bits(dtype: str) -> int:
-    digits = "".join(c for c in dtype.split("x")[0] if c.isdigit())
-    if dtype == "bool":
-        return 8
-    return int(digits) if digits else 0
 
 
 def _buffer(buf: Any, path: str, is_param: bool) -> Buffer:
@@ -365,7 +359,7 @@ def shared_bytes(device_mod: Any | None) -> int:
         def visit(node: Any, static: list[int] = static) -> None:
             if isinstance(node, tirx.AllocBuffer) and str(node.buffer.scope()) == "shared":
                 buf = node.buffer
-                static.append(math.prod(_int(e) for e in buf.shape) * _dtype_bits(str(buf.dtype)) // 8)
+                static.append(math.prod(_int(e) for e in buf.shape) * (dtype_bits(str(buf.dtype)) or 0) // 8)
 
         _visit(func.body, visit)
         totals.append(total + sum(static))

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tilelang_core.bank_conflicts import AccessReport, analyze, dtype_bits, tile_offsets
+from tilelang_core.bank_conflicts import AccessReport, analyze, tile_offsets
+from tilelang_core.dtypes import require_bits
 from tilelang_core.layout_eval import FragmentMap, fragment_map, shared_map
 from tilelang_core.model import Buffer, Layout
 
@@ -91,7 +92,7 @@ class SharedView:
 
     @property
     def bits(self) -> int:
-        return dtype_bits(self.dtype)
+        return require_bits(self.dtype)
 
     @property
     def slots(self) -> np.ndarray:

@@ -8,12 +8,12 @@ import pytest
 from tilelang_core.bank_conflicts import (
     analyze,
     column_reads,
-    dtype_bits,
     ldmatrix_tiles,
     phase_degrees,
     row_vectors,
     tile_offsets,
 )
+from tilelang_core.dtypes import dtype_bits, require_bits
 from tilelang_core.layout_eval import shared_map
 from tilelang_core.model import Layout
 
@@ -111,3 +111,9 @@ def test_analyze_skips_patterns_that_do_not_fit():
 )
 def test_dtype_bits(dtype, bits):
     assert dtype_bits(dtype) == bits
+
+
+def test_dtype_without_a_width_has_no_bits():
+    assert dtype_bits("handle") is None
+    with pytest.raises(ValueError, match="no bit width"):
+        require_bits("handle")

@@ -81,17 +81,6 @@ def dtype_name(value: Value) -> str | None:
     return None
 
 
-def dtype_bits(dtype: str) -> int | None:
-    """Bits per element of a dtype name (``float8_e4m3`` → 8)."""
-    if dtype == "bool":
-        return 8
-    digits = ""
-    for ch in dtype.split("_")[0]:
-        if ch.isdigit():
-            digits += ch
-    return int(digits) if digits else None
-
-
 def is_known_int(value: Value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 

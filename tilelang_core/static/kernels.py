@@ -14,9 +14,10 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
+from tilelang_core.dtypes import dtype_bits
 from tilelang_core.model import Access, Buffer, Diagnostic, Dim, KernelRef, Param, Span
 from tilelang_core.static import checks
-from tilelang_core.static.evaluate import Sym, Value, as_dim, dtype_bits, dtype_name, evaluate, is_known_int
+from tilelang_core.static.evaluate import Sym, Value, as_dim, dtype_name, evaluate, is_known_int
 from tilelang_core.static.records import (
     Binding,
     BufferDecl,
