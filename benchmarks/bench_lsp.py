@@ -86,7 +86,7 @@ class Session:
             pass
 
     async def start(self, **options: Any) -> None:
-        await self.client.start_io(sys.executable, "-m", "lsp")
+        await self.client.start_io(sys.executable, "-m", "tilescope.lsp")
         capabilities = types.ClientCapabilities(
             workspace=types.WorkspaceClientCapabilities(
                 inlay_hint=types.InlayHintWorkspaceClientCapabilities(refresh_support=True)
@@ -224,10 +224,10 @@ async def compiler_figures(runs: int) -> None:
 
 def core_figures(count: int) -> None:
     """The same work without the protocol: what the server itself spends per request."""
-    from tilelang_core.static import analyze_source
-    from tilelang_core.static.hints import inlay_hints
-    from tilelang_core.static.merge import facts, fingerprints
-    from tilelang_core.static.recover import clear_cache
+    from tilescope.core.static import analyze_source
+    from tilescope.core.static.hints import inlay_hints
+    from tilescope.core.static.merge import facts, fingerprints
+    from tilescope.core.static.recover import clear_cache
 
     print("in-process (no protocol, no client decoding)")
     texts = [(p.name, p.read_text()) for p in sorted(EXAMPLES.glob("*.py"))]

@@ -22,12 +22,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from puzzles import catalog
-from puzzles.timing import stars
+from tilescope.puzzles import catalog
+from tilescope.puzzles.timing import stars
 
 
 def _compile_job(job: tuple[str, dict[str, int]]) -> tuple[str, dict[str, int], float, str | None]:
-    from puzzles import runner
+    from tilescope.puzzles import runner
 
     path, args = job
     start = time.perf_counter()
@@ -62,14 +62,14 @@ def warm_cache(puzzles: list[catalog.Puzzle], workers: int) -> dict[str, Any]:
 
 
 def ceilings() -> dict[str, float]:
-    from puzzles.timing import measured_bandwidth, measured_tensor_flops
+    from tilescope.puzzles.timing import measured_bandwidth, measured_tensor_flops
 
     return {"copy_bandwidth_Bps": measured_bandwidth(), "fp16_matmul_flops": measured_tensor_flops()}
 
 
 def verify(puzzles: list[catalog.Puzzle]) -> list[dict[str, Any]]:
-    from puzzles.isolated import IsolatedGrader
-    from tilelang_core.model import to_json
+    from tilescope.core.model import to_json
+    from tilescope.puzzles.isolated import IsolatedGrader
 
     rows = []
     with IsolatedGrader(timeout_s=240) as grader:

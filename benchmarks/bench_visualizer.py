@@ -31,8 +31,8 @@ from typing import ClassVar
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tilelang_core import Analyzer  # noqa: E402
-from tilelang_core.model import IRText  # noqa: E402
+from tilescope.core import Analyzer  # noqa: E402
+from tilescope.core.model import IRText  # noqa: E402
 
 EXAMPLES = ["gemm.py", "softmax.py", "flash_attention.py", "dequant_gemm.py", "elementwise_add.py"]
 SCALED_LINES = 5000
@@ -44,8 +44,8 @@ def _median(xs: list[float]) -> float:
 
 def bench_layouts(analyzer: Analyzer, repeat: int, out: Path) -> None:
     started = time.perf_counter()
-    from visualizer.layout_plot import save
-    from visualizer.layout_view import build
+    from tilescope.visualizer.layout_plot import save
+    from tilescope.visualizer.layout_view import build
 
     print(f"\n== layouts (matplotlib import {time.perf_counter() - started:.2f} s, once per process)")
     print(f"{'kernel':<16}{'buffer':<18}{'kind':<10}{'tile':<14}{'wall ms':>9}{'cpu ms':>8}{'KiB':>7}")
@@ -121,9 +121,8 @@ def _scaled(ir: IRText, times: int) -> IRText:
 async def _switch_times(session, label: str) -> None:
     """Select every changing pass in turn; time the switch, the drawing of the IR pane, the full frame."""
     from textual.worker import WorkerState
-
-    from visualizer.ir_view import IRView
-    from visualizer.trace_app import TraceApp
+    from tilescope.visualizer.ir_view import IRView
+    from tilescope.visualizer.trace_app import TraceApp
 
     app = TraceApp(session)
     changed = [p.index for p in session.passes if p.changed]
@@ -166,7 +165,7 @@ async def _switch_times(session, label: str) -> None:
 
 
 def bench_switch(analyzer: Analyzer) -> None:
-    from visualizer.trace_session import TraceSession
+    from tilescope.visualizer.trace_session import TraceSession
 
     print("\n== pass switching in the viewer (select → diff drawn)")
     result = analyzer.analyze(str(ROOT / "examples" / "flash_attention.py"))
@@ -198,8 +197,8 @@ def bench_switch(analyzer: Analyzer) -> None:
 
 
 def bench_exports(analyzer: Analyzer, out: Path) -> None:
-    from visualizer.trace_export import to_html, to_patch
-    from visualizer.trace_session import TraceSession
+    from tilescope.visualizer.trace_export import to_html, to_patch
+    from tilescope.visualizer.trace_session import TraceSession
 
     print("\n== exports (fresh session: every IR fetched from the warm worker)")
     for name in EXAMPLES:
@@ -217,8 +216,8 @@ def bench_exports(analyzer: Analyzer, out: Path) -> None:
 
 
 def bench_graph(analyzer: Analyzer, out: Path) -> None:
-    from visualizer.dataflow import build_graph
-    from visualizer.graph_cmd import write
+    from tilescope.visualizer.dataflow import build_graph
+    from tilescope.visualizer.graph_cmd import write
 
     print("\n== graph")
     kernel = analyzer.analyze(str(ROOT / "examples" / "flash_attention.py")).kernel()

@@ -7,13 +7,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-
-from lsp.commands import PLOT_LAYOUT, SHOW_CUDA, TRACE_PASSES
-from lsp.convert import span_range
-from tilelang_core.model import Span
+from tilescope.core.model import Span
+from tilescope.lsp.commands import PLOT_LAYOUT, SHOW_CUDA, TRACE_PASSES
+from tilescope.lsp.convert import span_range
 
 if TYPE_CHECKING:
-    from lsp.server import TilescopeServer
+    from tilescope.lsp.server import TilescopeServer
 
 _PLOT_ORDER = ("local.fragment", "shared.dyn", "shared")
 

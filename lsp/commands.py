@@ -15,13 +15,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from pygls.lsp.server import LanguageServer
-
-from tilelang_core import pass_catalog
-from tilelang_core.model import FileAnalysis, KernelModel, to_json
-from tilelang_core.static.layout_grid import layout_conflicts, layout_grid
+from tilescope.core import pass_catalog
+from tilescope.core.model import FileAnalysis, KernelModel, to_json
+from tilescope.core.static.layout_grid import layout_conflicts, layout_grid
 
 if TYPE_CHECKING:
-    from lsp.server import TilescopeServer
+    from tilescope.lsp.server import TilescopeServer
 
 TRACE_PASSES = "tilescope.tracePasses"
 PASS_IR = "tilescope.passIR"

@@ -4,7 +4,7 @@ Only in a trusted workspace, since analysing a file imports and runs it (in the 
 process). One analysis runs at a time; a request made while one runs is remembered and served
 next with the then-current text. A result is published only if the document is still at the
 version that was analysed; an older result is kept solely for per-kernel facts whose text is
-unchanged (see ``tilelang_core.static.merge``).
+unchanged (see ``tilescope.core.static.merge``).
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from tilelang_core import Analyzer, FileAnalysis, IRText
-from tilelang_core.model import Diagnostic, Span
-from tilelang_core.static.merge import CompiledSnapshot
+from tilescope.core import Analyzer, FileAnalysis, IRText
+from tilescope.core.model import Diagnostic, Span
+from tilescope.core.static.merge import CompiledSnapshot
 
 if TYPE_CHECKING:
-    from lsp.server import TilescopeServer
+    from tilescope.lsp.server import TilescopeServer
 
 log = logging.getLogger(__name__)
 _CATCH_UP_ROUNDS = 3

@@ -1,16 +1,15 @@
 """``textDocument/completion``: ``T.`` members and the keyword arguments of the ``T.*`` call the
-cursor is in (items from ``tilelang_core.static.complete``)."""
+cursor is in (items from ``tilescope.core.static.complete``)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-
-from tilelang_core.static.complete import complete
+from tilescope.core.static.complete import complete
 
 if TYPE_CHECKING:
-    from lsp.server import TilescopeServer
+    from tilescope.lsp.server import TilescopeServer
 
 _KIND = {
     "function": types.CompletionItemKind.Function,

@@ -8,12 +8,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-
-from lsp import diagnostics
-from lsp.settings import SECTION, Settings, merged
+from tilescope.lsp import diagnostics
+from tilescope.lsp.settings import SECTION, Settings, merged
 
 if TYPE_CHECKING:
-    from lsp.server import TilescopeServer
+    from tilescope.lsp.server import TilescopeServer
 
 
 def register(server: TilescopeServer) -> None:

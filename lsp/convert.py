@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from lsprotocol import types
-
-from tilelang_core.model import Diagnostic, Span
+from tilescope.core.model import Diagnostic, Span
 
 _SEVERITY = {
     "error": types.DiagnosticSeverity.Error,

@@ -1,7 +1,7 @@
 """``textDocument/publishDiagnostics``: static findings at once, compiler findings when current.
 
 Compiler diagnostics are published only together with the document version they were computed
-for; ``tilelang_core.static.merge.diagnostics`` decides which static estimates they replace.
+for; ``tilescope.core.static.merge.diagnostics`` decides which static estimates they replace.
 """
 
 from __future__ import annotations
@@ -9,12 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-
-from lsp.convert import diagnostic
-from tilelang_core.static.merge import diagnostics as merged_diagnostics
+from tilescope.core.static.merge import diagnostics as merged_diagnostics
+from tilescope.lsp.convert import diagnostic
 
 if TYPE_CHECKING:
-    from lsp.server import TilescopeServer
+    from tilescope.lsp.server import TilescopeServer
 
 
 def publish(server: TilescopeServer, uri: str) -> None:

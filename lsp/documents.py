@@ -7,9 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pygls.workspace import Workspace
-
-from tilelang_core.static import StaticFile, analyze_source
-from tilelang_core.static.merge import CompiledSnapshot, Facts, facts, fingerprints
+from tilescope.core.static import StaticFile, analyze_source
+from tilescope.core.static.merge import CompiledSnapshot, Facts, facts, fingerprints
 
 
 @dataclass

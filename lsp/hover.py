@@ -1,17 +1,16 @@
 """``textDocument/hover``: a buffer's shape, dtype, scope, bytes, layout and users, or a ``T.*``
-primitive's signature and docstring (text from ``tilelang_core.static.describe``)."""
+primitive's signature and docstring (text from ``tilescope.core.static.describe``)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-
-from lsp.convert import core_position, span_range
-from tilelang_core.static.describe import hover as describe
+from tilescope.core.static.describe import hover as describe
+from tilescope.lsp.convert import core_position, span_range
 
 if TYPE_CHECKING:
-    from lsp.server import TilescopeServer
+    from tilescope.lsp.server import TilescopeServer
 
 
 def register(server: TilescopeServer) -> None:

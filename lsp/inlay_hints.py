@@ -1,6 +1,6 @@
 """``textDocument/inlayHint``: shapes, dtypes, scopes, launch geometry, layouts and stages inline.
 
-The labels come from ``tilelang_core.static.hints``; this module only places them.
+The labels come from ``tilescope.core.static.hints``; this module only places them.
 """
 
 from __future__ import annotations
@@ -8,12 +8,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-
-from lsp.convert import position
-from tilelang_core.static.hints import inlay_hints
+from tilescope.core.static.hints import inlay_hints
+from tilescope.lsp.convert import position
 
 if TYPE_CHECKING:
-    from lsp.server import TilescopeServer
+    from tilescope.lsp.server import TilescopeServer
 
 _KIND = {
     "buffers": types.InlayHintKind.Type,

@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-
-from lsp.convert import core_position, span_range
-from tilelang_core.static.navigate import definition, references
+from tilescope.core.static.navigate import definition, references
+from tilescope.lsp.convert import core_position, span_range
 
 if TYPE_CHECKING:
-    from lsp.server import TilescopeServer
+    from tilescope.lsp.server import TilescopeServer
 
 
 def register(server: TilescopeServer) -> None:

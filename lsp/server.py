@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-
-from lsp import (
+from tilescope.core.static.merge import CompiledSnapshot, Facts
+from tilescope.lsp import (
     code_lens,
     commands,
     completion,
@@ -22,10 +22,9 @@ from lsp import (
     symbols,
     sync,
 )
-from lsp.compiler_tier import CompilerTier
-from lsp.documents import Documents
-from lsp.settings import Settings
-from tilelang_core.static.merge import CompiledSnapshot, Facts
+from tilescope.lsp.compiler_tier import CompilerTier
+from tilescope.lsp.documents import Documents
+from tilescope.lsp.settings import Settings
 
 NAME = "tilescope"
 VERSION = "0.1.0"

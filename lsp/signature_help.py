@@ -1,17 +1,16 @@
 """``textDocument/signatureHelp``: the signature of the ``T.*`` call being typed, with the active
-parameter (from ``tilelang_core.static.complete``)."""
+parameter (from ``tilescope.core.static.complete``)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-
-from lsp.completion import text_before
-from tilelang_core.static.complete import signature_help as find_signature
+from tilescope.core.static.complete import signature_help as find_signature
+from tilescope.lsp.completion import text_before
 
 if TYPE_CHECKING:
-    from lsp.server import TilescopeServer
+    from tilescope.lsp.server import TilescopeServer
 
 
 def _utf16(text: str) -> int:

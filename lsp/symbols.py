@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-
-from lsp.convert import span_range
-from tilelang_core.static.navigate import OutlineNode, outline
+from tilescope.core.static.navigate import OutlineNode, outline
+from tilescope.lsp.convert import span_range
 
 if TYPE_CHECKING:
-    from lsp.server import TilescopeServer
+    from tilescope.lsp.server import TilescopeServer
 
 _KIND = {"kernel": types.SymbolKind.Function, "buffer": types.SymbolKind.Variable}
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-
-from lsp import diagnostics
+from tilescope.lsp import diagnostics
 
 if TYPE_CHECKING:
-    from lsp.server import TilescopeServer
+    from tilescope.lsp.server import TilescopeServer
 
 
 def register(server: TilescopeServer) -> None:

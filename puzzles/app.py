@@ -19,13 +19,12 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Footer, Markdown, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
-
-from puzzles import catalog, workspace
-from puzzles.grader import default_device
-from puzzles.isolated import IsolatedGrader
-from puzzles.progress import ProgressStore, PuzzleStatus
-from puzzles.render import report_lines
-from puzzles.report import Report
+from tilescope.puzzles import catalog, workspace
+from tilescope.puzzles.grader import default_device
+from tilescope.puzzles.isolated import IsolatedGrader
+from tilescope.puzzles.progress import ProgressStore, PuzzleStatus
+from tilescope.puzzles.render import report_lines
+from tilescope.puzzles.report import Report
 
 
 def _row(p: catalog.Puzzle, s: PuzzleStatus) -> str:
@@ -195,6 +194,6 @@ class PuzzlesApp(App[None]):
 
 
 def _report(data: dict) -> Report:
-    from tilelang_core.model import from_json
+    from tilescope.core.model import from_json
 
     return from_json(Report, data)

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from puzzles import catalog
+from tilescope.puzzles import catalog
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -51,15 +51,15 @@ def _puzzle(args: argparse.Namespace) -> catalog.Puzzle:
 
 
 def _app(args: argparse.Namespace) -> int:
-    from puzzles.app import PuzzlesApp
+    from tilescope.puzzles.app import PuzzlesApp
 
     PuzzlesApp().run()
     return 0
 
 
 def _list(args: argparse.Namespace) -> int:
-    from puzzles.progress import ProgressStore
-    from puzzles.workspace import learner_path
+    from tilescope.puzzles.progress import ProgressStore
+    from tilescope.puzzles.workspace import learner_path
 
     store = ProgressStore()
     rows = []
@@ -91,8 +91,8 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from puzzles.progress import ProgressStore
-    from puzzles.workspace import learner_path
+    from tilescope.puzzles.progress import ProgressStore
+    from tilescope.puzzles.workspace import learner_path
 
     p = _puzzle(args)
     store = ProgressStore()
@@ -106,7 +106,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _start(args: argparse.Namespace) -> int:
-    from puzzles.workspace import start
+    from tilescope.puzzles.workspace import start
 
     print(start(_puzzle(args)))
     return 0
@@ -115,12 +115,12 @@ def _start(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from puzzles.grader import default_device
-    from puzzles.isolated import IsolatedGrader
-    from puzzles.progress import ProgressStore
-    from puzzles.render import report_lines
-    from puzzles.workspace import learner_path
-    from tilelang_core.model import to_json
+    from tilescope.core.model import to_json
+    from tilescope.puzzles.grader import default_device
+    from tilescope.puzzles.isolated import IsolatedGrader
+    from tilescope.puzzles.progress import ProgressStore
+    from tilescope.puzzles.render import report_lines
+    from tilescope.puzzles.workspace import learner_path
 
     p = _puzzle(args)
     path = Path(args.file) if args.file else learner_path(p)
@@ -141,7 +141,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _hint(args: argparse.Namespace) -> int:
-    from puzzles.progress import ProgressStore
+    from tilescope.puzzles.progress import ProgressStore
 
     p = _puzzle(args)
     store = ProgressStore()
@@ -155,8 +155,8 @@ def _hint(args: argparse.Namespace) -> int:
 
 
 def _reveal(args: argparse.Namespace) -> int:
-    from puzzles.progress import ProgressStore
-    from puzzles.workspace import write_solution
+    from tilescope.puzzles.progress import ProgressStore
+    from tilescope.puzzles.workspace import write_solution
 
     p = _puzzle(args)
     store = ProgressStore()
@@ -178,7 +178,7 @@ def _reveal(args: argparse.Namespace) -> int:
 
 
 def _reset(args: argparse.Namespace) -> int:
-    from puzzles.workspace import reset
+    from tilescope.puzzles.workspace import reset
 
     path, saved = reset(_puzzle(args))
     if saved:

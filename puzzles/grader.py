@@ -14,14 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
-
-from puzzles import runner
-from puzzles.catalog import KERNEL_NAME, Case, Puzzle
-from puzzles.compare import GuardedOutput, compare, default_tolerance
-from puzzles.report import CaseResult, FailureKind, OutputCheck, PerfResult, Report
-from puzzles.timing import roofline, stars, time_cuda
-from tilelang_core.errors import first_message
-from tilelang_core.model import Diagnostic
+from tilescope.core.errors import first_message
+from tilescope.core.model import Diagnostic
+from tilescope.puzzles import runner
+from tilescope.puzzles.catalog import KERNEL_NAME, Case, Puzzle
+from tilescope.puzzles.compare import GuardedOutput, compare, default_tolerance
+from tilescope.puzzles.report import CaseResult, FailureKind, OutputCheck, PerfResult, Report
+from tilescope.puzzles.timing import roofline, stars, time_cuda
 
 ProgressFn = Callable[[str], None]
 
@@ -326,8 +325,8 @@ def _grade_cpu(
     progress: ProgressFn,
     base: dict[str, Any],
 ) -> Report:
-    from tilelang_core import Analyzer
-    from tilelang_core.ptxas import find_nvcc
+    from tilescope.core import Analyzer
+    from tilescope.core.ptxas import find_nvcc
 
     have_ptxas = find_nvcc() is not None if ptxas is None else ptxas
     own = analyzer is None

@@ -18,13 +18,13 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
-from puzzles.report import Report
-from tilelang_core.model import from_json, to_json
+from tilescope.core.model import from_json, to_json
+from tilescope.puzzles.report import Report
 
 
 def serve(requests: IO[str], replies: IO[str]) -> None:
     """The child's loop: one JSON request per line in, one JSON report per line out."""
-    from puzzles import catalog, grader
+    from tilescope.puzzles import catalog, grader
 
     for line in requests:
         request = json.loads(line)
@@ -53,7 +53,7 @@ class IsolatedGrader:
     def _start(self) -> subprocess.Popen[str]:
         if self._proc is None or self._proc.poll() is not None:
             self._proc = subprocess.Popen(
-                [self.python, "-m", "puzzles.isolated"],
+                [self.python, "-m", "tilescope.puzzles.isolated"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
-
-from puzzles.report import Report
-from tilelang_core.model import to_json
+from tilescope.core.model import to_json
+from tilescope.puzzles.report import Report
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS attempts (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from puzzles.report import CaseResult, Report
+from tilescope.puzzles.report import CaseResult, Report
 
 SHADES = " ░▒▓█"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from puzzles.compare import Comparison, GuardReport
-from tilelang_core.model import Diagnostic
+from tilescope.core.model import Diagnostic
+from tilescope.puzzles.compare import Comparison, GuardReport
 
 FailureKind = Literal[
     "compile-error", "signature", "runtime-error", "out-of-bounds", "input-modified", "non-finite", "wrong-values"

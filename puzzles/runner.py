@@ -10,12 +10,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-
-from puzzles.catalog import KERNEL_NAME
-from tilelang_core import discover
-from tilelang_core.errors import build_error, first_message, load_error
-from tilelang_core.loader import load_module
-from tilelang_core.model import Diagnostic, Span
+from tilescope.core import discover
+from tilescope.core.errors import build_error, first_message, load_error
+from tilescope.core.loader import load_module
+from tilescope.core.model import Diagnostic, Span
+from tilescope.puzzles.catalog import KERNEL_NAME
 
 
 class CompileFailure(Exception):

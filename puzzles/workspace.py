@@ -12,8 +12,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from puzzles.catalog import Puzzle
-from puzzles.progress import data_dir
+from tilescope.puzzles.catalog import Puzzle
+from tilescope.puzzles.progress import data_dir
 
 
 def workspace_dir() -> Path:

@@ -7,8 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from tilelang_core import Analyzer
+from tilescope.core import Analyzer
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -40,6 +39,6 @@ def analyzer() -> Iterator[Analyzer]:
 
 @pytest.fixture(scope="session")
 def has_ptxas() -> bool:
-    from tilelang_core.ptxas import find_nvcc
+    from tilescope.core.ptxas import find_nvcc
 
     return find_nvcc() is not None or shutil.which("nvcc") is not None

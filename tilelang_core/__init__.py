@@ -3,9 +3,9 @@
 Importing this package is cheap: TileLang itself is only imported inside the worker process.
 """
 
-from tilelang_core.discovery import discover, instantiations
-from tilelang_core.model import SCHEMA_VERSION, FileAnalysis, IRText, KernelModel
-from tilelang_core.service import Analyzer
+from tilescope.core.discovery import discover, instantiations
+from tilescope.core.model import SCHEMA_VERSION, FileAnalysis, IRText, KernelModel
+from tilescope.core.service import Analyzer
 
 __all__ = [
     "SCHEMA_VERSION",

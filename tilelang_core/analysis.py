@@ -10,12 +10,12 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tilelang_core import compiler_warnings, errors, extract, ptxas
-from tilelang_core.discovery import Instantiation, instantiations, syntax_diagnostic
-from tilelang_core.loader import build_prim_func, load_module
-from tilelang_core.lowering import Lowered, lower
-from tilelang_core.model import Buffer, Diagnostic, FileAnalysis, KernelModel, Span
-from tilelang_core.targets import shared_memory_budget, target_error
+from tilescope.core import compiler_warnings, errors, extract, ptxas
+from tilescope.core.discovery import Instantiation, instantiations, syntax_diagnostic
+from tilescope.core.loader import build_prim_func, load_module
+from tilescope.core.lowering import Lowered, lower
+from tilescope.core.model import Buffer, Diagnostic, FileAnalysis, KernelModel, Span
+from tilescope.core.targets import shared_memory_budget, target_error
 
 
 @dataclass

@@ -6,7 +6,7 @@ phase takes as many wavefronts as the busiest bank has *distinct* 4-byte words t
 reading the same word share it). The conflict degree of a phase is that count: 1 is conflict-free,
 8 means eight serialised wavefronts. ``ldmatrix`` is one phase per 8×8 matrix: eight row addresses
 of 16 bytes each. This module measures those patterns over a layout evaluated by
-:mod:`tilelang_core.layout_eval`; it knows nothing of TVM.
+:mod:`tilescope.core.layout_eval`; it knows nothing of TVM.
 """
 
 from __future__ import annotations
@@ -14,9 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from tilelang_core.dtypes import require_bits
-from tilelang_core.layout_eval import SharedMap
+from tilescope.core.dtypes import require_bits
+from tilescope.core.layout_eval import SharedMap
 
 BANKS = 32
 BANK_BYTES = 4

@@ -11,8 +11,8 @@ import ast
 import sys
 from typing import Any
 
-from tilelang_core.model import Diagnostic, FileAnalysis, KernelModel, dumps
-from tilelang_core.service import Analyzer
+from tilescope.core.model import Diagnostic, FileAnalysis, KernelModel, dumps
+from tilescope.core.service import Analyzer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -41,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def register_check(subparsers: argparse._SubParsersAction) -> None:
-    from tilelang_core.check_cmd import add_arguments
+    from tilescope.core.check_cmd import add_arguments
 
     add_arguments(subparsers.add_parser("check", help="analyse the kernels of a file with the compiler"))
 

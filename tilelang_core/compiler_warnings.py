@@ -15,7 +15,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 
-from tilelang_core.model import Diagnostic, Span
+from tilescope.core.model import Diagnostic, Span
 
 _WARNING = re.compile(r"^(?:\[[\d:.]+\]\s*:\s*)?Warning:\s*(?P<title>.+?)\s*$")
 _ITEM = re.compile(r"^\s*\[\d+\]\s*(?P<text>.+?)\s*$")

@@ -3,7 +3,7 @@
 The rules (which definitions are kernels, and where each argument comes from: a
 ``# tilescope: K=V ...`` directive above the def, then a call in the same file, also inside a
 ``main()`` whose defaults, locals or ``argparse`` defaults supply the values, then defaults) live
-once, in the static tier (``tilelang_core.static.kernels``). This module asks it and keeps what the
+once, in the static tier (``tilescope.core.static.kernels``). This module asks it and keeps what the
 worker can pass to a factory: concrete values only. Nothing here executes user code.
 """
 
@@ -13,9 +13,9 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from tilelang_core.errors import syntax_error
-from tilelang_core.model import Diagnostic, KernelRef
-from tilelang_core.static import analyze_source
+from tilescope.core.errors import syntax_error
+from tilescope.core.model import Diagnostic, KernelRef
+from tilescope.core.static import analyze_source
 
 _CONCRETE = (int, float, str, bool)
 

@@ -9,7 +9,7 @@ import re
 import traceback
 from collections.abc import Iterable
 
-from tilelang_core.model import Access, Buffer, Diagnostic, Span
+from tilescope.core.model import Access, Buffer, Diagnostic, Span
 
 _TVM_NOISE = re.compile(r"^\s*(Traceback|File \"|  File|\d+: |During handling|The above exception)")
 

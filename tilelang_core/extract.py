@@ -15,11 +15,10 @@ import re
 from typing import Any
 
 import tilelang.ir as tl_ir
+from tilescope.core import layout_eval
+from tilescope.core.dtypes import dtype_bits
+from tilescope.core.model import Access, Buffer, Launch, Layout, Pipeline, Span
 from tvm import tirx
-
-from tilelang_core import layout_eval
-from tilelang_core.dtypes import dtype_bits
-from tilelang_core.model import Access, Buffer, Launch, Layout, Pipeline, Span
 
 _TILE_OPS = {
     "copy": "copy",

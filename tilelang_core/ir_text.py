@@ -11,9 +11,8 @@ import re
 from typing import Any
 
 import tilelang.ir as tl_ir
+from tilescope.core.model import IRText
 from tvm import tirx
-
-from tilelang_core.model import IRText
 
 _MARK = "tilescope-py:"
 _ANNOTATION = re.compile(rf"\s*#\s*{_MARK}(\d+)\s*$")

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-
-from tilelang_core.model import Layout
+from tilescope.core.model import Layout
 
 
 class LayoutExprError(ValueError):

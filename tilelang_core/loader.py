@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Any
 
-from tilelang_core.discovery import Instantiation
+from tilescope.core.discovery import Instantiation
 
 MODULE_NAME = "__tilescope_kernel__"
 _SAFE_CALLS = {

@@ -14,9 +14,8 @@ from typing import Any
 
 import tilelang
 import tvm
-
-from tilelang_core.model import PassRecord
-from tilelang_core.targets import target_error
+from tilescope.core.model import PassRecord
+from tilescope.core.targets import target_error
 
 LAYOUT_PASS = "tl.LayoutInference"
 

@@ -81,7 +81,7 @@ class Layout:
     """A layout the compiler inferred for one buffer, read right after ``tl.LayoutInference``.
 
     The expressions are TVM's own printed forms over ``input_vars`` (and ``replicate_var`` for
-    fragments); ``tilelang_core.layout_eval`` evaluates them over the whole tile.
+    fragments); ``tilescope.core.layout_eval`` evaluates them over the whole tile.
     """
 
     buffer: str

@@ -36,7 +36,7 @@ class PassInfo:
 @cache
 def catalog() -> dict[str, PassInfo]:
     """Every catalogued pass by name, in pipeline order."""
-    data = json.loads(files("tilelang_core").joinpath("pass_catalog.json").read_text(encoding="utf-8"))
+    data = json.loads(files("tilescope.core").joinpath("pass_catalog.json").read_text(encoding="utf-8"))
     return {entry["name"]: PassInfo(**entry) for entry in data["passes"]}
 
 

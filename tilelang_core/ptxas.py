@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from tilelang_core.model import Diagnostic, Resources, Span
+from tilescope.core.model import Diagnostic, Resources, Span
 
 _USAGE = re.compile(r"Used (\d+) registers")
 _SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")

@@ -22,9 +22,9 @@ from collections import OrderedDict, deque
 from pathlib import Path
 from typing import Any
 
-from tilelang_core.discovery import discover, instantiations, syntax_diagnostic
-from tilelang_core.model import Diagnostic, FileAnalysis, IRText, KernelModel, KernelRef, Span, from_json
-from tilelang_core.targets import target_error
+from tilescope.core.discovery import discover, instantiations, syntax_diagnostic
+from tilescope.core.model import Diagnostic, FileAnalysis, IRText, KernelModel, KernelRef, Span, from_json
+from tilescope.core.targets import target_error
 
 START_TIMEOUT_S = 120.0
 
@@ -48,7 +48,7 @@ class _Worker:
     def __init__(self, python: str, memory_mb: int) -> None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "TILELANG_ENABLE_IR_SPAN": "1"}
         self.process = subprocess.Popen(
-            [python, "-m", "tilelang_core.worker"],
+            [python, "-m", "tilescope.core.worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -1,6 +1,6 @@
 """The worker process: owns TileLang, runs user code, answers JSON requests one line at a time.
 
-It is started and supervised by ``tilelang_core.service.Analyzer``. Requests arrive on stdin; answers
+It is started and supervised by ``tilescope.core.service.Analyzer``. Requests arrive on stdin; answers
 leave on a private copy of the original stdout, while fd 1 is pointed at stderr so that whatever
 user code or TVM prints can never corrupt the protocol.
 """
@@ -15,7 +15,7 @@ import traceback
 from collections import OrderedDict
 from typing import Any, TextIO
 
-from tilelang_core.model import to_json
+from tilescope.core.model import to_json
 
 _CACHE_SIZE = 8
 
@@ -30,8 +30,7 @@ def _channel() -> TextIO:
 class Worker:
     def __init__(self) -> None:
         import tilelang  # noqa: F401  (warm the import: it is most of the start-up cost)
-
-        from tilelang_core import analysis, ir_text
+        from tilescope.core import analysis, ir_text
 
         self._analysis = analysis
         self._ir_text = ir_text

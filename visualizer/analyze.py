@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tilelang_core import Analyzer
-from tilelang_core.check_cmd import parse_args_overrides
-from tilelang_core.model import FileAnalysis, KernelModel
+from tilescope.core import Analyzer
+from tilescope.core.check_cmd import parse_args_overrides
+from tilescope.core.model import FileAnalysis, KernelModel
 
 
 def kernel_model(args: argparse.Namespace, analyzer: Analyzer) -> tuple[FileAnalysis, KernelModel | None]:

@@ -26,7 +26,7 @@ def register_trace(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-o", "--output", help="where --export writes (default: <kernel>-trace.html/.patch)")
 
     def run(args: argparse.Namespace) -> int:
-        from visualizer.trace_cmd import run as trace
+        from tilescope.visualizer.trace_cmd import run as trace
 
         return trace(args)
 
@@ -42,7 +42,7 @@ def register_layout(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--term", action="store_true", help="draw in the terminal instead of (or besides -o) a file")
 
     def run(args: argparse.Namespace) -> int:
-        from visualizer.layout_cmd import run as layout
+        from tilescope.visualizer.layout_cmd import run as layout
 
         return layout(args)
 
@@ -55,7 +55,7 @@ def register_graph(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-o", "--output", help="file to write: .svg, .png, .pdf or .dot (default <kernel>.svg)")
 
     def run(args: argparse.Namespace) -> int:
-        from visualizer.graph_cmd import run as graph
+        from tilescope.visualizer.graph_cmd import run as graph
 
         return graph(args)
 

@@ -8,8 +8,7 @@ edge, so accumulators do not turn the picture into a knot of back edges.
 from __future__ import annotations
 
 import graphviz
-
-from tilelang_core.model import Access, Buffer, KernelModel
+from tilescope.core.model import Access, Buffer, KernelModel
 
 _SCOPE_STYLE = {
     "global": {"shape": "cylinder", "fillcolor": "#e8e8e8"},

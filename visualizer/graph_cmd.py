@@ -12,10 +12,9 @@ import subprocess
 from pathlib import Path
 
 import graphviz
-
-from tilelang_core import Analyzer
-from visualizer.analyze import kernel_model
-from visualizer.dataflow import build_graph
+from tilescope.core import Analyzer
+from tilescope.visualizer.analyze import kernel_model
+from tilescope.visualizer.dataflow import build_graph
 
 INSTALL_HINT = (
     "install Graphviz to render it (Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz; "

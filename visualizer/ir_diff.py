@@ -10,7 +10,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Literal
 
-from tilelang_core.model import IRText
+from tilescope.core.model import IRText
 
 Kind = Literal["same", "add", "del", "hunk"]
 

@@ -15,9 +15,8 @@ from rich.text import Text
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-
-from visualizer.ir_diff import Pair, Row
-from visualizer.tir_highlight import highlight
+from tilescope.visualizer.ir_diff import Pair, Row
+from tilescope.visualizer.tir_highlight import highlight
 
 Mode = Literal["unified", "split", "listing"]
 

@@ -7,10 +7,10 @@ import sys
 import time
 from pathlib import Path
 
-from tilelang_core import Analyzer
-from tilelang_core.model import KernelModel, Layout
-from visualizer.analyze import kernel_model
-from visualizer.layout_view import build
+from tilescope.core import Analyzer
+from tilescope.core.model import KernelModel, Layout
+from tilescope.visualizer.analyze import kernel_model
+from tilescope.visualizer.layout_view import build
 
 
 def _chosen(kernel: KernelModel, args: argparse.Namespace) -> list[Layout] | None:
@@ -46,12 +46,11 @@ def run(args: argparse.Namespace) -> int:
         view = build(layout, kernel.buffer(layout.buffer))
         if args.term:
             from rich.console import Console
-
-            from visualizer.layout_term import render
+            from tilescope.visualizer.layout_term import render
 
             render(view, Console())
         if args.output or not args.term:
-            from visualizer.layout_plot import save
+            from tilescope.visualizer.layout_plot import save
 
             started = time.perf_counter()
             path = save(view, _destination(args, kernel.kernel, layout.buffer, len(layouts) > 1))

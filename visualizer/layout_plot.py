@@ -16,9 +16,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
-
-from visualizer.layout_view import FragmentView, SharedView
-from visualizer.palette import BANK_GROUP_COLOURS, thread_rgb, warp_rgb
+from tilescope.visualizer.layout_view import FragmentView, SharedView
+from tilescope.visualizer.palette import BANK_GROUP_COLOURS, thread_rgb, warp_rgb
 
 LABEL_ALL = 32
 """Tiles up to this many rows and columns get a label in every cell."""

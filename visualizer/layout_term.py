@@ -9,9 +9,8 @@ from __future__ import annotations
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
-
-from visualizer.layout_view import FragmentView, SharedView
-from visualizer.palette import BANK_GROUP_COLOURS, hex_colour, thread_rgb, warp_rgb
+from tilescope.visualizer.layout_view import FragmentView, SharedView
+from tilescope.visualizer.palette import BANK_GROUP_COLOURS, hex_colour, thread_rgb, warp_rgb
 
 _DEGREE_COLOURS = {1: "#d9f0d3", 2: "#fee08b", 4: "#fdae61", 8: "#f46d43", 16: "#d73027", 32: "#7f0000"}
 

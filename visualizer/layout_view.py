@@ -1,7 +1,7 @@
 """What a layout drawing shows, computed once and shared by the image and terminal renderers.
 
-Everything here comes from the model's layout expressions through :mod:`tilelang_core.layout_eval`
-and :mod:`tilelang_core.bank_conflicts`; the renderers only decide how it looks.
+Everything here comes from the model's layout expressions through :mod:`tilescope.core.layout_eval`
+and :mod:`tilescope.core.bank_conflicts`; the renderers only decide how it looks.
 """
 
 from __future__ import annotations
@@ -9,11 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from tilelang_core.bank_conflicts import AccessReport, analyze, tile_offsets
-from tilelang_core.dtypes import require_bits
-from tilelang_core.layout_eval import FragmentMap, fragment_map, shared_map
-from tilelang_core.model import Buffer, Layout
+from tilescope.core.bank_conflicts import AccessReport, analyze, tile_offsets
+from tilescope.core.dtypes import require_bits
+from tilescope.core.layout_eval import FragmentMap, fragment_map, shared_map
+from tilescope.core.model import Buffer, Layout
 
 WRAP = 16
 """1-D buffers longer than this are drawn wrapped into rows of this many elements."""

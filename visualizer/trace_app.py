@@ -19,10 +19,9 @@ from textual.reactive import reactive
 from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option, OptionDoesNotExist
 from textual.worker import get_current_worker
-
-from visualizer.ir_diff import Diff, Row, listing, side_by_side
-from visualizer.ir_view import IRView
-from visualizer.trace_session import TraceSession
+from tilescope.visualizer.ir_diff import Diff, Row, listing, side_by_side
+from tilescope.visualizer.ir_view import IRView
+from tilescope.visualizer.trace_session import TraceSession
 
 CUDA = -2
 """The pseudo-pass that shows the generated CUDA after the last pass."""

@@ -6,9 +6,9 @@ import argparse
 import time
 from pathlib import Path
 
-from tilelang_core import Analyzer
-from visualizer.analyze import kernel_model
-from visualizer.trace_session import TraceSession
+from tilescope.core import Analyzer
+from tilescope.visualizer.analyze import kernel_model
+from tilescope.visualizer.trace_session import TraceSession
 
 
 def run(args: argparse.Namespace) -> int:
@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
             return 1
         session = TraceSession(analyzer, result.path, kernel)
         if args.export:
-            from visualizer.trace_export import to_html, to_patch
+            from tilescope.visualizer.trace_export import to_html, to_patch
 
             started = time.perf_counter()
             text = to_html(session) if args.export == "html" else to_patch(session)
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
             size = len(text) // 1024
             print(f"{out}: {len(session.passes)} passes, {changed} changed the IR, {size} KiB in {took:.2f} s")
             return 0
-        from visualizer.trace_app import TraceApp
+        from tilescope.visualizer.trace_app import TraceApp
 
         TraceApp(session).run()
     return 0

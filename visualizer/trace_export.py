@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import html
 
-from visualizer.ir_diff import patch
-from visualizer.trace_session import TraceSession
+from tilescope.visualizer.ir_diff import patch
+from tilescope.visualizer.trace_session import TraceSession
 
 
 def to_patch(session: TraceSession) -> str:

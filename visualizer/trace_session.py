@@ -11,10 +11,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tilelang_core import Analyzer
-from tilelang_core.model import IRText, KernelModel, PassRecord
-from tilelang_core.pass_catalog import PassInfo, resolve
-from visualizer.ir_diff import Diff, unified
+from tilescope.core import Analyzer
+from tilescope.core.model import IRText, KernelModel, PassRecord
+from tilescope.core.pass_catalog import PassInfo, resolve
+from tilescope.visualizer.ir_diff import Diff, unified
 
 
 class TraceSession:

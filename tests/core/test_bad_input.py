@@ -6,9 +6,8 @@ import time
 from pathlib import Path
 
 import pytest
-
-from tilelang_core import Analyzer
-from tilelang_core.model import Diagnostic, FileAnalysis
+from tilescope.core import Analyzer
+from tilescope.core.model import Diagnostic, FileAnalysis
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

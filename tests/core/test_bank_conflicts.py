@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from tilelang_core.bank_conflicts import (
+from tilescope.core.bank_conflicts import (
     analyze,
     column_reads,
     ldmatrix_tiles,
@@ -13,9 +12,9 @@ from tilelang_core.bank_conflicts import (
     row_vectors,
     tile_offsets,
 )
-from tilelang_core.dtypes import dtype_bits, require_bits
-from tilelang_core.layout_eval import shared_map
-from tilelang_core.model import Layout
+from tilescope.core.dtypes import dtype_bits, require_bits
+from tilescope.core.layout_eval import shared_map
+from tilescope.core.model import Layout
 
 
 def _layout(index: str, shape: list[int], out: int) -> Layout:

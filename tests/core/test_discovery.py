@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tilescope.core.discovery import discover, instantiations, syntax_diagnostic
+
 from tests.conftest import EXAMPLES
-from tilelang_core.discovery import discover, instantiations, syntax_diagnostic
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tilescope.core import Analyzer, KernelModel
 
 from tests.conftest import EXAMPLES
-from tilelang_core import Analyzer, KernelModel
 
 F16, F32, U8 = "float16", "float32", "uint8"
 GLOBAL, SHARED, FRAGMENT = "global", "shared.dyn", "local.fragment"

@@ -12,15 +12,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from tilelang_core.layout_eval import (
+from tilescope.core.layout_eval import (
     LayoutExprError,
     evaluate,
     fragment_map,
     is_bijective,
     shared_map,
 )
-from tilelang_core.model import Layout
+from tilescope.core.model import Layout
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

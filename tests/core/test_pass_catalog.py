@@ -6,8 +6,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-
-from tilelang_core.pass_catalog import catalog, describe, resolve
+from tilescope.core.pass_catalog import catalog, describe, resolve
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

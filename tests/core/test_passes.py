@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 
+from tilescope.core import Analyzer
+
 from tests.conftest import EXAMPLES
-from tilelang_core import Analyzer
 
 GEMM = str(EXAMPLES / "gemm.py")
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from tilescope.core import Analyzer
+from tilescope.core.ptxas import find_nvcc, parse_report
 
 from tests.conftest import EXAMPLES
-from tilelang_core import Analyzer
-from tilelang_core.ptxas import find_nvcc, parse_report
 
 REPORT = """ptxas info    : 11 bytes gmem
 ptxas info    : Compiling entry function 'main_kernel' for 'sm_90a'

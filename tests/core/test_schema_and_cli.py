@@ -9,9 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tilescope.core import model
+from tilescope.core.model import SCHEMA_VERSION, FileAnalysis, dumps, from_json
+
 from tests.conftest import EXAMPLES, ROOT
-from tilelang_core import model
-from tilelang_core.model import SCHEMA_VERSION, FileAnalysis, dumps, from_json
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RECORDS = [
@@ -44,7 +45,7 @@ def test_schema_document_covers_every_field() -> None:
 
 def _tilescope(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "tilelang_core.cli", *args], capture_output=True, text=True, timeout=600, check=False
+        [sys.executable, "-m", "tilescope", *args], capture_output=True, text=True, timeout=600, check=False
     )
 
 

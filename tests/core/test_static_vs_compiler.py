@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tilescope.core import Analyzer
+from tilescope.core.static import analyze_source
 
 from tests.conftest import EXAMPLES
-from tilelang_core import Analyzer
-from tilelang_core.static import analyze_source
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FILES = [*sorted(EXAMPLES.glob("*.py")), FIXTURES / "module_prim_func.py", FIXTURES / "main_call.py"]

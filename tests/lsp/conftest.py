@@ -1,4 +1,4 @@
-"""A real LSP client talking to ``python -m lsp`` over stdio, as an editor would."""
+"""A real LSP client talking to ``python -m tilescope.lsp`` over stdio, as an editor would."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "lsp", "--stdio"], server_env=None)
+SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "tilescope.lsp", "--stdio"], server_env=None)
 
 
 async def start(client: LanguageClient, **options: Any) -> None:

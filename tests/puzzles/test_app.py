@@ -8,11 +8,10 @@ import time
 import pytest
 import torch
 from textual.widgets import Markdown, OptionList, Static
-
-from puzzles import catalog, workspace
-from puzzles.app import PuzzlesApp
-from puzzles.compare import GuardedOutput, compare
-from puzzles.report import CaseResult, OutputCheck, Report
+from tilescope.puzzles import catalog, workspace
+from tilescope.puzzles.app import PuzzlesApp
+from tilescope.puzzles.compare import GuardedOutput, compare
+from tilescope.puzzles.report import CaseResult, OutputCheck, Report
 
 
 def _text(app: PuzzlesApp, selector: str) -> str:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from puzzles import catalog, workspace
-from tilelang_core.cli import main
+from tilescope.core.cli import main
+from tilescope.puzzles import catalog, workspace
 
 
 def test_list_shows_every_puzzle(capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,8 +7,7 @@ import math
 
 import pytest
 import torch
-
-from puzzles.compare import GUARD_BYTES, GuardedOutput, compare, default_tolerance
+from tilescope.puzzles.compare import GUARD_BYTES, GuardedOutput, compare, default_tolerance
 
 
 def test_identical_tensors_are_right() -> None:

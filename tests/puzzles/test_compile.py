@@ -7,10 +7,9 @@ import dataclasses
 
 import pytest
 import torch
-
-from puzzles import catalog, grader
-from puzzles.catalog import KERNEL_NAME
-from tilelang_core import Analyzer
+from tilescope.core import Analyzer
+from tilescope.puzzles import catalog, grader
+from tilescope.puzzles.catalog import KERNEL_NAME
 
 PUZZLES = catalog.puzzles()
 

@@ -8,10 +8,9 @@ import json
 
 import pytest
 import torch
-
-from puzzles import catalog
-from puzzles.catalog import KERNEL_NAME
-from puzzles.tensors import VALUE_KINDS
+from tilescope.puzzles import catalog
+from tilescope.puzzles.catalog import KERNEL_NAME
+from tilescope.puzzles.tensors import VALUE_KINDS
 
 PUZZLES = catalog.puzzles()
 EXPECTS = {"wrong-values", "out-of-bounds", "compile-error", "signature", "non-finite", "runtime-error"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from puzzles import catalog, grader
-from tilelang_core import Analyzer
+from tilescope.core import Analyzer
+from tilescope.puzzles import catalog, grader
 
 
 def _only(p: catalog.Puzzle, case: str) -> catalog.Puzzle:

@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-
-from puzzles import catalog
-from puzzles.isolated import IsolatedGrader
+from tilescope.puzzles import catalog
+from tilescope.puzzles.isolated import IsolatedGrader
 
 PUZZLES = catalog.puzzles()
 WRONG = [(p, w) for p in PUZZLES for w in p.wrong]

@@ -7,8 +7,8 @@ import os
 import sqlite3
 from pathlib import Path
 
-from puzzles.progress import ProgressStore
-from puzzles.report import PerfResult, Report
+from tilescope.puzzles.progress import ProgressStore
+from tilescope.puzzles.report import PerfResult, Report
 
 
 def _report(puzzle: str, passed: bool, time_us: float = 10.0, percent: float = 50.0, stars: int = 2) -> Report:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from puzzles import catalog, workspace
+from tilescope.puzzles import catalog, workspace
 
 
 def test_start_creates_the_file_from_the_starter_once(data_dir: Path) -> None:

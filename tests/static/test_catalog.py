@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tilelang_core.static import catalog
+from tilescope.core.static import catalog
 
 
 def test_catalog_was_taken_from_the_installed_tilelang() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tilelang_core.static import analyze_source
+from tilescope.core.static import analyze_source
 
 FIXTURES = Path(__file__).resolve().parents[1] / "lsp" / "fixtures"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from tilelang_core.model import dumps
-from tilelang_core.static import analyze_source
-from tilelang_core.static.recover import clear_cache, parse_tolerant, split_blocks
+from tilescope.core.model import dumps
+from tilescope.core.static import analyze_source
+from tilescope.core.static.recover import clear_cache, parse_tolerant, split_blocks
 
 FIXTURES = Path(__file__).resolve().parents[1] / "lsp" / "fixtures"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from tilelang_core.model import FileAnalysis, KernelModel
+from tilescope.core.model import FileAnalysis, KernelModel
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -6,8 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-
-from tilelang_core.cli import main
+from tilescope.core.cli import main
 
 GEMM = str(Path(__file__).resolve().parents[2] / "examples" / "gemm.py")
 

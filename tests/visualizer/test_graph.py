@@ -6,9 +6,8 @@ import re
 import shutil
 
 import pytest
-
-from visualizer.dataflow import build_graph
-from visualizer.graph_cmd import write
+from tilescope.visualizer.dataflow import build_graph
+from tilescope.visualizer.graph_cmd import write
 
 
 def _edges(source: str) -> list[tuple[str, str, str]]:

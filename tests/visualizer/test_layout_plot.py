@@ -7,12 +7,11 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from PIL import Image
 from rich.console import Console
-
-from tilelang_core.model import Buffer, Layout
-from visualizer.layout_plot import draw_fragment, save
-from visualizer.layout_term import render
-from visualizer.layout_view import FragmentView, build
-from visualizer.palette import thread_rgb
+from tilescope.core.model import Buffer, Layout
+from tilescope.visualizer.layout_plot import draw_fragment, save
+from tilescope.visualizer.layout_term import render
+from tilescope.visualizer.layout_view import FragmentView, build
+from tilescope.visualizer.palette import thread_rgb
 
 # An 8×8 fp32 tile on 64 threads, one element each, transposed: thread = 8 * column + row.
 TRANSPOSED = Layout(

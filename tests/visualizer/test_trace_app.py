@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 from textual.worker import WorkerState
-
-from visualizer.ir_view import IRView
-from visualizer.trace_app import CUDA, PassList, TraceApp
-from visualizer.trace_session import TraceSession
+from tilescope.visualizer.ir_view import IRView
+from tilescope.visualizer.trace_app import CUDA, PassList, TraceApp
+from tilescope.visualizer.trace_session import TraceSession
 
 SIZE = (160, 45)
 

@@ -6,9 +6,8 @@ import re
 import subprocess
 
 import pytest
-
-from visualizer.trace_export import to_html, to_patch
-from visualizer.trace_session import TraceSession
+from tilescope.visualizer.trace_export import to_html, to_patch
+from tilescope.visualizer.trace_session import TraceSession
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """The static tier: what a kernel file says, read without executing it and despite syntax errors.
 
 ``analyze_source`` is cheap (milliseconds for a thousand lines, cached per top-level block), so an
-editor can call it on every keystroke; the compiler tier (``tilelang_core.Analyzer``) later replaces
+editor can call it on every keystroke; the compiler tier (``tilescope.core.Analyzer``) later replaces
 what it knows better.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tilelang_core.static.checks import check_primitives
-from tilelang_core.static.kernels import discover, module_context, read_kernel
-from tilelang_core.static.records import (
+from tilescope.core.static.checks import check_primitives
+from tilescope.core.static.kernels import discover, module_context, read_kernel
+from tilescope.core.static.records import (
     Binding,
     BufferDecl,
     LaunchDecl,
@@ -21,7 +21,7 @@ from tilelang_core.static.records import (
     StaticFile,
     StaticKernel,
 )
-from tilelang_core.static.recover import parse_tolerant
+from tilescope.core.static.recover import parse_tolerant
 
 SOURCE = "tilescope-static"
 """The ``source`` of every static diagnostic; the compiler tier's say ``tilescope``."""

@@ -3,7 +3,7 @@
 The static tier must answer hover, completion and argument checks in milliseconds without
 importing TileLang (2.5 s, and it would run code the user never asked to run), so the catalog is
 taken once from the installed TileLang and shipped as data. ``tests/static`` checks that it still
-matches the installed version. Run: ``python -m tilelang_core.static.build_catalog``.
+matches the installed version. Run: ``python -m tilescope.core.static.build_catalog``.
 """
 
 from __future__ import annotations

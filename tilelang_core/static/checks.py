@@ -10,15 +10,15 @@ import ast
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from tilelang_core.model import Diagnostic, Span
-from tilelang_core.static import catalog
-from tilelang_core.static.evaluate import Value, is_known_int
-from tilelang_core.targets import shared_memory_budget
+from tilescope.core.model import Diagnostic, Span
+from tilescope.core.static import catalog
+from tilescope.core.static.evaluate import Value, is_known_int
+from tilescope.core.targets import shared_memory_budget
 
 if TYPE_CHECKING:
-    from tilelang_core.static.kernels import Operand
-    from tilelang_core.static.records import PrimitiveUse, StaticKernel
-    from tilelang_core.static.recover import ParsedBlock
+    from tilescope.core.static.kernels import Operand
+    from tilescope.core.static.records import PrimitiveUse, StaticKernel
+    from tilescope.core.static.recover import ParsedBlock
 
 _ACCUMULATORS = {
     "float16": {"float32", "float16"},
@@ -215,7 +215,7 @@ def check_primitives(block: ParsedBlock, aliases: frozenset[str]) -> tuple[list[
 
 
 def _check_primitives(nodes: list[ast.AST], aliases: frozenset[str]) -> tuple[list[PrimitiveUse], list[Diagnostic]]:
-    from tilelang_core.static.records import PrimitiveUse
+    from tilescope.core.static.records import PrimitiveUse
 
     uses: list[PrimitiveUse] = []
     found: list[Diagnostic] = []

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tilelang_core.static import catalog
+from tilescope.core.static import catalog
 
 _MEMBER = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\.([A-Za-z_0-9]*)$")
 _IDENTIFIER_TAIL = re.compile(r"[A-Za-z_][A-Za-z_0-9]*$")

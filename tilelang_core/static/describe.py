@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tilelang_core.model import KernelModel, Layout, Span
-from tilelang_core.static import catalog
-from tilelang_core.static.checks import kib, shape_text
-from tilelang_core.static.hints import buffer_facts, layout_label
-from tilelang_core.static.merge import Facts
-from tilelang_core.static.navigate import symbol_at
-from tilelang_core.static.records import BufferDecl, StaticKernel
+from tilescope.core.model import KernelModel, Layout, Span
+from tilescope.core.static import catalog
+from tilescope.core.static.checks import kib, shape_text
+from tilescope.core.static.hints import buffer_facts, layout_label
+from tilescope.core.static.merge import Facts
+from tilescope.core.static.navigate import symbol_at
+from tilescope.core.static.records import BufferDecl, StaticKernel
 
 THREAD_MAP_SIZE = 8
 """Rows and columns of a fragment's thread map shown in a hover."""
@@ -124,7 +124,7 @@ def thread_map_text(layout: Layout) -> str | None:
 
 
 def _thread_map(layout: Layout) -> str | None:
-    from tilelang_core import layout_eval
+    from tilescope.core import layout_eval
 
     try:
         fragment = layout_eval.fragment_map(layout)

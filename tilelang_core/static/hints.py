@@ -10,10 +10,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from tilelang_core.model import Buffer, KernelModel, Layout
-from tilelang_core.static.checks import kib, shape_text
-from tilelang_core.static.merge import Facts
-from tilelang_core.static.records import BufferDecl, StaticKernel
+from tilescope.core.model import Buffer, KernelModel, Layout
+from tilescope.core.static.checks import kib, shape_text
+from tilescope.core.static.merge import Facts
+from tilescope.core.static.records import BufferDecl, StaticKernel
 
 HintKind = Literal["buffers", "parameters", "launch", "layouts", "pipelines"]
 HINT_KINDS: tuple[HintKind, ...] = ("buffers", "parameters", "launch", "layouts", "pipelines")

@@ -14,11 +14,11 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
-from tilelang_core.dtypes import dtype_bits
-from tilelang_core.model import Access, Buffer, Diagnostic, Dim, KernelRef, Param, Span
-from tilelang_core.static import checks
-from tilelang_core.static.evaluate import Sym, Value, as_dim, dtype_name, evaluate, is_known_int
-from tilelang_core.static.records import (
+from tilescope.core.dtypes import dtype_bits
+from tilescope.core.model import Access, Buffer, Diagnostic, Dim, KernelRef, Param, Span
+from tilescope.core.static import checks
+from tilescope.core.static.evaluate import Sym, Value, as_dim, dtype_name, evaluate, is_known_int
+from tilescope.core.static.records import (
     Binding,
     BufferDecl,
     LaunchDecl,
@@ -26,7 +26,7 @@ from tilelang_core.static.records import (
     PipelineDecl,
     StaticKernel,
 )
-from tilelang_core.static.recover import ParsedBlock
+from tilescope.core.static.recover import ParsedBlock
 
 _DIRECTIVE = re.compile(r"#\s*tilescope:\s*(.*)")
 _SCOPES = {

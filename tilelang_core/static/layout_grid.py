@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelang_core.model import Layout
+from tilescope.core.model import Layout
 
 
 def _rows(array: Any) -> Any:
@@ -19,7 +19,7 @@ def _rows(array: Any) -> Any:
 
 def layout_grid(layout: Layout) -> dict[str, Any] | None:
     """``{"shape": [r, c], "thread": [[...]] | None, "index": [[...]]}``, ``None`` if unevaluable."""
-    from tilelang_core import layout_eval
+    from tilescope.core import layout_eval
 
     try:
         if layout.kind == "fragment":
@@ -42,7 +42,7 @@ def layout_conflicts(layout: Layout, dtype: str) -> list[dict[str, Any]]:
 
     ``degree`` is per element of one stage's tile (the last two logical dimensions).
     """
-    from tilelang_core import bank_conflicts, layout_eval
+    from tilescope.core import bank_conflicts, layout_eval
 
     if layout.kind != "layout":
         return []

@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from tilelang_core.model import Diagnostic, FileAnalysis, KernelModel
-from tilelang_core.static.records import StaticFile, StaticKernel
+from tilescope.core.model import Diagnostic, FileAnalysis, KernelModel
+from tilescope.core.static.records import StaticFile, StaticKernel
 
 COMPILER_KNOWS_BETTER = frozenset({"shared-memory", "fragment-threads"})
 """Static estimates dropped once the compiler has built the kernel without error."""

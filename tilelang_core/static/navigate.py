@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from tilelang_core.model import Span
-from tilelang_core.static.hints import buffer_facts, buffer_label
-from tilelang_core.static.merge import Facts
-from tilelang_core.static.records import StaticFile, StaticKernel
+from tilescope.core.model import Span
+from tilescope.core.static.hints import buffer_facts, buffer_label
+from tilescope.core.static.merge import Facts
+from tilescope.core.static.records import StaticFile, StaticKernel
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 The shared model (``Buffer``, ``Diagnostic``, ``Span``, ``KernelRef``, ``Access``) is reused as is;
 these records add the source positions an editor needs (a name's span, the call a hint hangs on)
 and the facts that are only known before compiling (symbolic dims, where each argument came from).
-All are frozen dataclasses that ``tilelang_core.model.to_json`` serialises.
+All are frozen dataclasses that ``tilescope.core.model.to_json`` serialises.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from tilelang_core.model import Access, Buffer, Diagnostic, Dim, KernelRef, Span
+from tilescope.core.model import Access, Buffer, Diagnostic, Dim, KernelRef, Span
 
 BindingOrigin = Literal["directive", "call", "default", "const", "unknown"]
 

@@ -16,7 +16,7 @@ import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field, fields, is_dataclass
 
-from tilelang_core.model import Diagnostic, Span
+from tilescope.core.model import Diagnostic, Span
 
 _HEADER = re.compile(r"(async\s+)?(for|while|if|elif|else|with|def|try|except|finally|class)\b")
 _CONTINUATION = re.compile(r"(else|elif|except|finally)\b")

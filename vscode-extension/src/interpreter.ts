@@ -25,13 +25,13 @@ export function pickInterpreter(setting: string | undefined, pythonExtension: st
   return { path: FALLBACK_PYTHON, source: "default" };
 }
 
-/** `<python> -m tilelang_core.cli lsp`: the module form needs no console script on PATH. */
+/** `<python> -m tilescope lsp`: the module form needs no console script on PATH. */
 export function serverArgs(): string[] {
-  return ["-m", "tilelang_core.cli", "lsp"];
+  return ["-m", "tilescope", "lsp"];
 }
 
 /** Modules the server needs; looked up with `find_spec`, which imports nothing. */
-export const REQUIRED_MODULES = ["tilelang_core", "lsp", "pygls", "tilelang"] as const;
+export const REQUIRED_MODULES = ["tilescope", "pygls", "tilelang"] as const;
 
 export const PREFLIGHT_SCRIPT =
   "import importlib.util as u\n" +
@@ -49,7 +49,7 @@ export function parseMissing(stdout: string): string[] {
 /** What the user reads when the server cannot start, with the command that fixes it. */
 export function missingMessage(interpreter: Interpreter, missing: string[]): string {
   const where = describe(interpreter);
-  if (missing.includes("tilelang_core") || missing.includes("lsp")) {
+  if (missing.includes("tilescope")) {
     return (
       `Tilescope is not installed in ${where}. Install it there (\`${interpreter.path} -m pip install -e <tilescope checkout>\`) ` +
       "or point the setting tilescope.pythonPath at an interpreter that has it."

@@ -102,7 +102,7 @@ export class PuzzlesTree implements vscode.TreeDataProvider<Puzzle>, vscode.Disp
     return path.startsWith("/") || !root ? path : `${root}/${path}`;
   }
 
-  /** Runs `<python> -m tilelang_core.cli ARGS` and parses its JSON stdout; a failing check still prints JSON. */
+  /** Runs `<python> -m tilescope ARGS` and parses its JSON stdout; a failing check still prints JSON. */
   private async run(args: string[]): Promise<unknown> {
     const { stdout, stderr, error } = await this.exec(args);
     try {
@@ -124,7 +124,7 @@ export class PuzzlesTree implements vscode.TreeDataProvider<Puzzle>, vscode.Disp
     const python = await this.python();
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     return new Promise((resolve) => {
-      execFile(python, ["-m", "tilelang_core.cli", ...args], { cwd, timeout: 300_000, maxBuffer: 16 << 20 }, (error, stdout, stderr) =>
+      execFile(python, ["-m", "tilescope", ...args], { cwd, timeout: 300_000, maxBuffer: 16 << 20 }, (error, stdout, stderr) =>
         resolve({ stdout, stderr, error }),
       );
     });

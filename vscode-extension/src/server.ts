@@ -1,7 +1,7 @@
 /**
  * The language server's lifecycle: picks the interpreter, checks that it has Tilescope and
  * TileLang before starting (so a missing install reads as a fix, not a stack trace), starts
- * `<python> -m tilelang_core.cli lsp` over stdio, and keeps the server's settings (trust
+ * `<python> -m tilescope lsp` over stdio, and keeps the server's settings (trust
  * included) in step with VS Code's.
  */
 

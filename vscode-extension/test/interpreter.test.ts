@@ -15,7 +15,7 @@ test("with neither, python3 from PATH", () => {
 });
 
 test("the server runs as a module of the chosen interpreter", () => {
-  assert.deepEqual(serverArgs(), ["-m", "tilelang_core.cli", "lsp"]);
+  assert.deepEqual(serverArgs(), ["-m", "tilescope", "lsp"]);
 });
 
 test("preflight output lists missing modules", () => {
@@ -24,7 +24,7 @@ test("preflight output lists missing modules", () => {
 });
 
 test("a missing Tilescope names the interpreter and the fix", () => {
-  const msg = missingMessage({ path: "/v/bin/python", source: "setting" }, ["tilelang_core", "lsp"]);
+  const msg = missingMessage({ path: "/v/bin/python", source: "setting" }, ["tilescope"]);
   assert.match(msg, /not installed in the interpreter from tilescope\.pythonPath \(\/v\/bin\/python\)/);
   assert.match(msg, /\/v\/bin\/python -m pip install/);
 });

@@ -2,7 +2,7 @@
 
 import torch
 
-from puzzles.tensors import sample
+from tilescope.puzzles.tensors import sample
 
 
 def inputs(args: dict, gen: torch.Generator, values: str, device: str) -> list[torch.Tensor]:

@@ -2,7 +2,7 @@
 
 import torch
 
-from puzzles.tensors import sample
+from tilescope.puzzles.tensors import sample
 
 EPS = 1e-6
 

@@ -3,7 +3,7 @@
 import torch
 import torch.nn.functional as F
 
-from puzzles.tensors import sample
+from tilescope.puzzles.tensors import sample
 
 
 def inputs(args: dict, gen: torch.Generator, values: str, device: str) -> list[torch.Tensor]:

@@ -3,7 +3,7 @@ with tensors laid out (batch, seq_len, heads, dim)."""
 
 import torch
 
-from puzzles.tensors import sample
+from tilescope.puzzles.tensors import sample
 
 
 def inputs(args: dict, gen: torch.Generator, values: str, device: str) -> list[torch.Tensor]:

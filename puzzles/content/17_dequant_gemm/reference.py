@@ -3,7 +3,7 @@ and q holds two 4-bit values per byte of Bq, element 2k in the low nibble."""
 
 import torch
 
-from puzzles.tensors import sample
+from tilescope.puzzles.tensors import sample
 
 
 def inputs(args: dict, gen: torch.Generator, values: str, device: str) -> list[torch.Tensor]:
