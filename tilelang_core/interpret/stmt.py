@@ -1,0 +1,300 @@
+"""Statements of the front-end PrimFunc, compiled once into closures.
+
+The grid runs block after block. A block is the tile-level program as one sequence: at this point
+of the pipeline TileLang has not yet split work among threads, so the block's threads are implicit
+(a fragment is its whole logical tile) and code that names a thread index cannot be run this way;
+it is refused with its line. ``T.Parallel`` and vectorised loops become lane axes (all iterations
+at once, which is what their independence allows); serial, unrolled and pipelined loops run in
+order (pipelining reorders only asynchronous copies, whose results it must not change).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from tilelang import tvm
+from tilelang.ir import get_stmt_span
+from tilescope.core.interpret.context import Context, Frame, Run, key
+from tilescope.core.interpret.expr import compile_expr
+from tilescope.core.interpret.memory import Memory, NotInterpretable, np_dtype
+from tilescope.core.interpret.tileops import compile_tileop
+
+tirx = tvm.tirx
+_NO_OPS = {"tirx.tvm_storage_sync", "tirx.assume", "tl.sync_threads", "tirx.tvm_thread_invariant"}
+
+
+def _line(ctx: Context, node: Any) -> int:
+    span = get_stmt_span(node)
+    if span is None or span.source_name is None:
+        return ctx.line
+    if ctx.path is not None and str(span.source_name.name) != ctx.path:
+        return ctx.line
+    return int(span.line)
+
+
+def compile_stmt(ctx: Context, node: Any) -> Run:
+    outer = ctx.line
+    ctx.line = _line(ctx, node)
+    try:
+        return _compile(ctx, node)
+    finally:
+        ctx.line = outer
+
+
+def _compile(ctx: Context, node: Any) -> Run:
+    kind = type(node)
+    handler = _HANDLERS.get(kind)
+    if handler is None:
+        raise ctx.fail(f"the statement {kind.__name__}")
+    return handler(ctx, node)
+
+
+def _seq(ctx: Context, node: Any) -> Run:
+    runs = [compile_stmt(ctx, s) for s in node.seq]
+
+    def seq(f: Frame) -> None:
+        for r in runs:
+            r(f)
+
+    return seq
+
+
+def _bind(ctx: Context, node: Any) -> Run:
+    k = ctx.slot(node.var)
+    value = compile_expr(ctx, node.value)
+
+    def bind(f: Frame) -> None:
+        f.values[k] = value(f)
+
+    return bind
+
+
+def _attr(ctx: Context, node: Any) -> Run:
+    if node.attr_key != "thread_extent":
+        return compile_stmt(ctx, node.body)
+    iv = node.node
+    tag = str(iv.thread_tag)
+    if tag.startswith("threadIdx"):
+        ctx.thread_vars[key(iv.var)] = tag
+        ctx.threads.append(int(node.value))
+        return compile_stmt(ctx, node.body)
+    k = ctx.slot(iv.var)
+    extent = int(node.value)
+    ctx.grid.append(extent)
+    body = compile_stmt(ctx, node.body)
+
+    def grid(f: Frame) -> None:
+        for b in range(extent):
+            f.values[k] = b
+            body(f)
+
+    return grid
+
+
+def _for(ctx: Context, node: Any) -> Run:
+    k = ctx.slot(node.loop_var)
+    lo, extent = compile_expr(ctx, node.min), compile_expr(ctx, node.extent)
+    body = compile_stmt(ctx, node.body)
+    kind = node.kind
+    if kind == tirx.ForKind.THREAD_BINDING:
+        raise ctx.fail(f"a loop bound to {node.thread_binding.thread_tag}")
+    if kind in (tirx.ForKind.PARALLEL, tirx.ForKind.VECTORIZED):
+        return _lanes(k, lo, extent, body, np_dtype(node.loop_var.dtype))
+    return _serial(k, lo, extent, body)
+
+
+def _serial(k: int, lo: Callable[[Frame], Any], extent: Callable[[Frame], Any], body: Run) -> Run:
+    def serial(f: Frame) -> None:
+        start, count = lo(f), extent(f)
+        if isinstance(start, np.ndarray) or isinstance(count, np.ndarray):
+            return _serial_lanes(f, k, start, count, body)
+        for i in range(int(start), int(start) + int(count)):
+            f.values[k] = i
+            body(f)
+        return None
+
+    return serial
+
+
+def _serial_lanes(f: Frame, k: int, start: Any, count: Any, body: Run) -> None:
+    """A serial loop whose bounds differ across lanes: run to the longest, masking finished lanes."""
+    saved = f.mask
+    for step in range(int(np.max(count)) if np.size(count) else 0):
+        live = step < count
+        f.mask = live if saved is None else saved & live
+        f.values[k] = start + step
+        body(f)
+    f.mask = saved
+
+
+def _lanes(k: int, lo: Callable[[Frame], Any], extent: Callable[[Frame], Any], body: Run, dtype: np.dtype) -> Run:
+    def parallel(f: Frame) -> None:
+        start, count = lo(f), extent(f)
+        if isinstance(count, np.ndarray):
+            raise NotInterpretable("not interpretable: a T.Parallel extent that differs across lanes")
+        count = int(count)
+        if count <= 0:
+            return
+        saved = f.lanes
+        f.values[k] = (np.arange(count, dtype=dtype) + start).reshape((count,) + (1,) * saved)
+        f.lanes = saved + 1
+        try:
+            body(f)
+        finally:
+            f.lanes = saved
+
+    return parallel
+
+
+def _if(ctx: Context, node: Any) -> Run:
+    cond = compile_expr(ctx, node.condition)
+    then = compile_stmt(ctx, node.then_case)
+    other = compile_stmt(ctx, node.else_case) if node.else_case is not None else None
+
+    def branch(f: Frame) -> None:
+        c = cond(f)
+        if not isinstance(c, np.ndarray):
+            if c:
+                then(f)
+            elif other is not None:
+                other(f)
+            return
+        saved = f.mask
+        live = c if saved is None else saved & c
+        if live.any():
+            f.mask = live
+            then(f)
+        if other is not None:
+            rest = ~c if saved is None else saved & ~c
+            if rest.any():
+                f.mask = rest
+                other(f)
+        f.mask = saved
+
+    return branch
+
+
+def _store(ctx: Context, node: Any) -> Run:
+    b = ctx.buffer_slot(node.buffer)
+    index = [compile_expr(ctx, i) for i in node.indices]
+    value = compile_expr(ctx, node.value)
+    guard = ctx.guard(node.buffer, list(node.indices))
+    line = ctx.line
+
+    def store(f: Frame) -> None:
+        f.values[b].store(tuple(i(f) for i in index), value(f), f.mask, line, guard)
+
+    return store
+
+
+def _evaluate(ctx: Context, node: Any) -> Run:
+    call = node.value
+    if isinstance(call, tirx.Call):
+        name = str(getattr(call.op, "name", call.op))
+        if name.startswith("tl.tileop."):
+            return compile_tileop(ctx, call, name)
+        if name in _NO_OPS:
+            return lambda f: None
+    value = compile_expr(ctx, call)
+    return lambda f: value(f) and None
+
+
+def allocate(ctx: Context, buffer: Any) -> Run:
+    """A fresh buffer on every execution: block-local memory starts unwritten in each block."""
+    k = ctx.buffer_slot(buffer)
+    name, scope = str(buffer.name), str(buffer.scope())
+    dtype = np_dtype(buffer.dtype)
+    shape = [compile_expr(ctx, s) for s in buffer.shape]
+    seed = sum(name.encode())
+
+    def alloc(f: Frame) -> None:
+        dims = tuple(int(s(f)) for s in shape)
+        f.values[k] = Memory(name, garbage(dims, dtype, seed), f.findings, scope=scope, initialised=False)
+
+    return alloc
+
+
+def garbage(shape: tuple[int, ...], dtype: np.dtype, seed: int) -> np.ndarray:
+    """What uninitialised memory holds here: finite, fixed junk (the GPU's is finite junk too, and
+    ``uninitialised-read`` findings say where it was read)."""
+    rng = np.random.default_rng(seed)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, shape).astype(bool)
+    if dtype.kind in "iu":
+        return rng.integers(0, 100, shape).astype(dtype)
+    return rng.uniform(-100.0, 100.0, shape).astype(np.float32).astype(dtype)
+
+
+def _block_realize(ctx: Context, node: Any) -> Run:
+    predicate = compile_expr(ctx, node.predicate)
+    block = node.block
+    if block.init is not None:
+        raise ctx.fail("a block init statement")
+    if "safe_value_map" in block.annotations:
+        raise ctx.fail("T.annotate_safe_value (a safe-value map)")
+    allocs = [allocate(ctx, b) for b in block.alloc_buffers]
+    body = compile_stmt(ctx, block.body)
+
+    def realize(f: Frame) -> None:
+        if not predicate(f):
+            return
+        for a in allocs:
+            a(f)
+        body(f)
+
+    return realize
+
+
+def _alloc_buffer(ctx: Context, node: Any) -> Run:
+    return allocate(ctx, node.buffer)
+
+
+def _decl_buffer(ctx: Context, node: Any) -> Run:
+    ctx.buffer_slot(node.buffer)
+    return lambda f: None
+
+
+def _assert(ctx: Context, node: Any) -> Run:
+    cond = compile_expr(ctx, node.condition)
+    message = " ".join(str(p) for p in node.message_parts)
+    line = ctx.line
+
+    def check(f: Frame) -> None:
+        if not np.all(cond(f)):
+            raise AssertionError(f"kernel assertion failed at line {line}: {message}")
+
+    return check
+
+
+def _while(ctx: Context, node: Any) -> Run:
+    cond = compile_expr(ctx, node.condition)
+    body = compile_stmt(ctx, node.body)
+
+    def loop(f: Frame) -> None:
+        while True:
+            c = cond(f)
+            if isinstance(c, np.ndarray):
+                raise NotInterpretable("not interpretable: a while condition that differs across lanes")
+            if not c:
+                return
+            body(f)
+
+    return loop
+
+
+_HANDLERS: dict[type, Callable[[Context, Any], Run]] = {
+    tirx.SeqStmt: _seq,
+    tirx.Bind: _bind,
+    tirx.AttrStmt: _attr,
+    tirx.For: _for,
+    tirx.IfThenElse: _if,
+    tirx.BufferStore: _store,
+    tirx.Evaluate: _evaluate,
+    tirx.SBlockRealize: _block_realize,
+    tirx.AllocBuffer: _alloc_buffer,
+    tirx.DeclBuffer: _decl_buffer,
+    tirx.AssertStmt: _assert,
+    tirx.While: _while,
+}
