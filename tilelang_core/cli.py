@@ -46,5 +46,11 @@ def register_check(subparsers: argparse._SubParsersAction) -> None:
     add_arguments(subparsers.add_parser("check", help="analyse the kernels of a file with the compiler"))
 
 
+def register_run(subparsers: argparse._SubParsersAction) -> None:
+    from tilescope.core.run_cmd import add_arguments as add_run_arguments
+
+    add_run_arguments(subparsers.add_parser("run", help="run a kernel on the CPU with the tile interpreter"))
+
+
 if __name__ == "__main__":
     sys.exit(main())

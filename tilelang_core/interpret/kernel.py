@@ -16,8 +16,8 @@ from tilelang import tvm
 from tilescope.core.interpret.context import Context, Frame, key
 from tilescope.core.interpret.memory import Findings, Memory, NotInterpretable, np_dtype
 from tilescope.core.interpret.prepare import front_end, pass_configs
-from tilescope.core.interpret.report import Finding
 from tilescope.core.interpret.stmt import compile_stmt
+from tilescope.core.model import Finding
 
 tirx = tvm.tirx
 
@@ -28,6 +28,12 @@ class CpuRun:
 
     findings: list[Finding]
     seconds: float
+    unwritten: dict[str, int]
+    """Per declared output, the elements the kernel never wrote."""
+
+    def describe(self) -> list[str]:
+        """One plain line per finding."""
+        return [f.describe() for f in self.findings]
 
 
 def as_array(value: Any, dtype: np.dtype) -> np.ndarray:
@@ -66,6 +72,8 @@ class Kernel:
                     if isinstance(dim, tirx.Var):
                         self._shape_slots[key(dim)] = ctx.slot(dim)
         self._body = compile_stmt(ctx, func.body)
+        self.writes = written_buffers(func)
+        """Names of the buffers the kernel stores to (statements and tile regions marked for writing)."""
         self._size = len(ctx.names)
         self.grid = list(ctx.grid)
         self.threads = list(ctx.threads)
@@ -81,6 +89,7 @@ class Kernel:
             raise TypeError(f"the kernel takes {len(self.params)} arguments, got {len(args)}")
         findings = Findings()
         frame = Frame(self._size, findings)
+        declared: list[Memory] = []
         for (kind, slot, obj), value in zip(self.params, args, strict=True):
             if kind == "scalar":
                 frame.values[slot] = value
@@ -89,7 +98,7 @@ class Kernel:
             array = as_array(value, np_dtype(obj.dtype))
             self._bind_shape(frame, obj, array)
             is_output = outputs is not None and name in outputs
-            frame.values[slot] = Memory(
+            memory = Memory(
                 name,
                 array,
                 findings,
@@ -98,6 +107,9 @@ class Kernel:
                 input=not is_output,
                 watch_writes=outputs is not None and not is_output,
             )
+            frame.values[slot] = memory
+            if is_output:
+                declared.append(memory)
         import torch
 
         threads = torch.get_num_threads()
@@ -108,7 +120,8 @@ class Kernel:
                 self._body(frame)
         finally:
             torch.set_num_threads(threads)
-        return CpuRun(findings.records(), time.perf_counter() - start)
+        seconds = time.perf_counter() - start
+        return CpuRun(findings.records(), seconds, {m.name: int((~m.written).sum()) for m in declared})
 
     def _bind_shape(self, frame: Frame, buffer: Any, array: np.ndarray) -> None:
         if len(buffer.shape) != array.ndim:
@@ -118,6 +131,21 @@ class Kernel:
                 raise ValueError(f"{buffer.name} has shape {list(buffer.shape)}, the argument {list(array.shape)}")
             if isinstance(dim, tirx.Var):
                 frame.values[self._shape_slots[key(dim)]] = int(array.shape[axis])
+
+
+def written_buffers(func: Any) -> set[str]:
+    names: set[str] = set()
+
+    def visit(node: Any) -> None:
+        if isinstance(node, tirx.BufferStore):
+            names.add(str(node.buffer.name))
+        elif isinstance(node, tirx.Call) and str(getattr(node.op, "name", "")) in ("tl.region", "tl.tileop.region"):
+            access = node.args[1]
+            if isinstance(access, tirx.IntImm) and int(access.value) & 2:
+                names.add(str(node.args[0].buffer.name))
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    return names
 
 
 def compile_kernel(prim_func: Any, path: str | None = None, arch: str = "sm_90") -> Kernel:

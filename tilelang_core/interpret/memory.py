@@ -17,7 +17,7 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
-from tilescope.core.interpret.report import Finding, FindingKind
+from tilescope.core.model import Finding, FindingKind
 
 _DTYPES: dict[str, Any] = {
     "bool": np.bool_,
