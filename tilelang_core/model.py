@@ -291,6 +291,7 @@ class RunReport:
     error: str | None = None
     """Why the kernel could not be interpreted or stopped (with its line), else ``None``."""
     line: int | None = None
+    schema_version: int = SCHEMA_VERSION
 
 
 T_ = TypeVar("T_")

@@ -30,6 +30,10 @@ RECORDS = [
     model.Diagnostic,
     model.Span,
     model.IRText,
+    model.RunReport,
+    model.OutputStats,
+    model.Finding,
+    model.Comparison,
 ]
 
 
