@@ -24,7 +24,7 @@ from tilescope.core.interpret.memory import NotInterpretable
 from tilescope.core.loader import build_prim_func, load_module
 from tilescope.core.model import Comparison, OutputStats, RunReport
 
-_TORCH = {
+TORCH_DTYPES = {
     "float16": torch.float16,
     "bfloat16": torch.bfloat16,
     "float32": torch.float32,
@@ -50,8 +50,9 @@ def _user_function(spec: str, directory: str) -> Any:
     return getattr(importlib.import_module(module_name), name)
 
 
-def _random(shape: list[int], dtype: str, gen: torch.Generator) -> torch.Tensor:
-    tdtype = _TORCH.get(dtype)
+def random_tensor(shape: list[int], dtype: str, gen: torch.Generator) -> torch.Tensor:
+    """Seeded inputs: normal floats; integers in [0, 16) (bytes in [0, 256), for packed weights)."""
+    tdtype = TORCH_DTYPES.get(dtype)
     if tdtype is None:
         raise NotInterpretable(f"not interpretable: no input can be made for dtype {dtype}")
     if tdtype.is_floating_point:
@@ -63,7 +64,7 @@ def _random(shape: list[int], dtype: str, gen: torch.Generator) -> torch.Tensor:
 
 
 def _empty(shape: list[int], dtype: str) -> torch.Tensor:
-    tdtype = _TORCH[dtype]
+    tdtype = TORCH_DTYPES[dtype]
     out = torch.empty(shape, dtype=tdtype)
     return out.fill_(float("nan")) if tdtype.is_floating_point else out.zero_()
 
@@ -172,7 +173,7 @@ def _launch(
         else:
             outputs = _outputs(namespace, report.kernel, prim_func, compiled)
             gen = torch.Generator().manual_seed(seed)
-            given = [_random(s, d, gen) for (n, _, d), s in zip(params, shapes, strict=True) if n not in outputs]
+            given = [random_tensor(s, d, gen) for (n, _, d), s in zip(params, shapes, strict=True) if n not in outputs]
     except Exception as err:
         return replace(report, error=f"making the inputs failed: {type(err).__name__}: {err}")
     feed = iter(given)
