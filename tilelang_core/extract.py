@@ -141,21 +141,14 @@ def pipelines(func: Any, path: str) -> list[Pipeline]:
 
 def accesses(func: Any, path: str) -> list[Access]:
     """Tile operations and ``T.Parallel`` loops with the buffers each reads and writes."""
-    found: list[Access] = []
-    pipelined_lines: list[tuple[int, int]] = []
+    pipelined: list[Access] = []
 
     def visit_loops(node: Any) -> None:
         if isinstance(node, tirx.For) and "num_stages" in node.annotations:
-            span = spans.stmt_span(node)
-            body_lines = [a.line for a in _collect(node.body, path) if a.line]
-            start = _line(span, path)
-            if start and body_lines:
-                pipelined_lines.append((start, max(body_lines)))
+            pipelined.extend(_collect(node.body, path))
 
     _visit(func.body, visit_loops)
-    for access in _collect(func.body, path):
-        inside = any(lo <= (access.line or -1) <= hi for lo, hi in pipelined_lines)
-        found.append(Access(access.op, access.line, access.reads, access.writes, pipelined=inside))
+    found = [dataclasses.replace(a, pipelined=a in pipelined) for a in _collect(func.body, path)]
     return sorted(found, key=lambda a: a.line or 0)
 
 
@@ -179,7 +172,11 @@ def _collect(stmt: Any, path: str) -> list[Access]:
 
             _visit(node.body, inner)
             line = _line(spans.stmt_span(node), path)
-            if not any(a.op == "parallel" and a.line == line for a in found):
+            # Nested loops of one T.Parallel share its line; releases without spans, its buffers.
+            if not any(
+                a.op == "parallel" and a.line == line and (line or (a.reads, a.writes) == (reads, writes))
+                for a in found
+            ):
                 found.append(Access("parallel", line, reads, writes))
 
     _visit(stmt, visit)

@@ -45,17 +45,23 @@ def with_static_lines(
 ) -> tuple[list[Buffer], list[Access], Launch | None, list[Pipeline]]:
     """Lines the IR did not carry, from the static declarations of the same kernel.
 
-    Buffers match by name; pipelines and tile operations by position, and only when the static
-    tier saw the same sequence (the same ops in the same order), so a line is never guessed.
+    Buffers match by name; a tile operation matches the first unclaimed static one with the same op,
+    reads and writes; pipelines match by position when both tiers saw as many. A line is never
+    guessed: what matches nothing stays None.
     """
     if static is None:
         return buffers, accesses, launch, pipelines
     declared = {d.buffer.name: d.buffer.line for d in static.buffers}
     buffers = [b if b.line is not None else replace(b, line=declared.get(b.name)) for b in buffers]
-    if [a.op for a in accesses] == [a.op for a in static.accesses]:
-        accesses = [
-            a if a.line is not None else replace(a, line=s.line) for a, s in zip(accesses, static.accesses, strict=True)
-        ]
+    unclaimed = [a for a in static.accesses if a.line is not None]
+    matched: list[Access] = []
+    for access in accesses:
+        twin = next((s for s in unclaimed if _same_op(s, access)), None) if access.line is None else None
+        if twin is not None:
+            unclaimed.remove(twin)
+            access = replace(access, line=twin.line)
+        matched.append(access)
+    accesses = sorted(matched, key=lambda a: a.line or 0)
     if launch is not None and launch.span is None and static.launch is not None:
         launch = replace(launch, span=Span(line=static.launch.span.line))
     if len(pipelines) == len(static.pipelines):
@@ -64,3 +70,15 @@ def with_static_lines(
             for p, s in zip(pipelines, static.pipelines, strict=True)
         ]
     return buffers, accesses, launch, pipelines
+
+
+_LOWERED_AS = {"clear": "fill"}
+"""Static op names that the compiler's IR spells differently (``T.clear`` is a fill)."""
+
+
+def _same_op(static: Access, compiled: Access) -> bool:
+    return (
+        _LOWERED_AS.get(static.op, static.op) == compiled.op
+        and set(static.reads) == set(compiled.reads)
+        and set(static.writes) == set(compiled.writes)
+    )
