@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pygls.lsp.server import LanguageServer
 from tilescope.core.ide.ir_diff import unified
 from tilescope.core.ide.layout_view import KernelLayout, NoLayout, choose
 from tilescope.core.ide.trace_view import PassDiff, TraceView, trace_view
@@ -41,6 +42,15 @@ class CudaSource:
     source: str
 
 
+def _state(server: LanguageServer) -> TilescopeServer:
+    """The server as the handlers' own type (pygls resolves handler annotations at call time)."""
+    from tilescope.lsp.server import TilescopeServer
+
+    if not isinstance(server, TilescopeServer):
+        raise CommandError(f"Tilescope: commands need the Tilescope server, not {type(server).__name__}")
+    return server
+
+
 async def _analysis(ls: TilescopeServer, uri: str) -> FileAnalysis:
     if not ls.settings.trusted:
         raise CommandError("Tilescope: the workspace is not trusted, so the compiler tier is off")
@@ -62,11 +72,12 @@ async def _kernel(ls: TilescopeServer, uri: str, name: str | None) -> KernelMode
 
 def register(server: TilescopeServer) -> None:
     @server.command(TRACE_PASSES)
-    async def trace_passes(ls: TilescopeServer, uri: str, kernel: str | None = None) -> TraceView:
-        return trace_view(await _kernel(ls, uri, kernel))
+    async def trace_passes(server: LanguageServer, uri: str, kernel: str | None = None) -> TraceView:
+        return trace_view(await _kernel(_state(server), uri, kernel))
 
     @server.command(PASS_IR)
-    async def pass_ir(ls: TilescopeServer, uri: str, kernel: str, index: int) -> PassDiff:
+    async def pass_ir(server: LanguageServer, uri: str, kernel: str, index: int) -> PassDiff:
+        ls = _state(server)
         model = await _kernel(ls, uri, kernel)
         if not 0 <= index < len(model.passes):
             raise CommandError(f"Tilescope: pass index {index} is outside 0..{len(model.passes) - 1}")
@@ -76,21 +87,21 @@ def register(server: TilescopeServer) -> None:
 
     @server.command(PLOT_LAYOUT)
     async def plot_layout(
-        ls: TilescopeServer, uri: str, kernel: str | None = None, buffer: str | None = None
+        server: LanguageServer, uri: str, kernel: str | None = None, buffer: str | None = None
     ) -> KernelLayout:
-        model = await _kernel(ls, uri, kernel)
+        model = await _kernel(_state(server), uri, kernel)
         try:
             return choose(model, buffer)
         except NoLayout as error:
             raise CommandError(f"Tilescope: {error}") from error
 
     @server.command(SHOW_CUDA)
-    async def show_cuda(ls: TilescopeServer, uri: str, kernel: str | None = None) -> CudaSource:
-        model = await _kernel(ls, uri, kernel)
+    async def show_cuda(server: LanguageServer, uri: str, kernel: str | None = None) -> CudaSource:
+        model = await _kernel(_state(server), uri, kernel)
         if model.device_source is None:
             raise CommandError(f"Tilescope: no device source for kernel {model.kernel!r}")
         return CudaSource(model.kernel, model.device_source)
 
     @server.command(KERNEL_MODEL)
-    async def kernel_model(ls: TilescopeServer, uri: str) -> FileAnalysis:
-        return await _analysis(ls, uri)
+    async def kernel_model(server: LanguageServer, uri: str) -> FileAnalysis:
+        return await _analysis(_state(server), uri)
