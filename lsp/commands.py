@@ -14,13 +14,15 @@ tier, so each fails with a clear message in an untrusted workspace.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pygls.lsp.server import LanguageServer
 from tilescope.core.ide.ir_diff import unified
 from tilescope.core.ide.layout_view import KernelLayout, NoLayout, choose
 from tilescope.core.ide.trace_view import PassDiff, TraceView, trace_view
 from tilescope.core.model import FileAnalysis, KernelModel
+from tilescope.lsp.compiler_tier import CompilerTier
+from tilescope.lsp.settings import Settings
 
 if TYPE_CHECKING:
     from tilescope.lsp.server import TilescopeServer
@@ -42,16 +44,23 @@ class CudaSource:
     source: str
 
 
-def _state(server: LanguageServer) -> TilescopeServer:
-    """The server as the handlers' own type (pygls resolves handler annotations at call time)."""
-    from tilescope.lsp.server import TilescopeServer
+@runtime_checkable
+class _State(Protocol):
+    """What the commands read from the server: trust and the compiler tier."""
 
-    if not isinstance(server, TilescopeServer):
+    settings: Settings
+    compiler: CompilerTier
+
+
+def _state(server: LanguageServer) -> _State:
+    """The server as the state the commands need (pygls resolves handler annotations at call time,
+    so they name ``LanguageServer``, which imports without this package)."""
+    if not isinstance(server, _State):
         raise CommandError(f"Tilescope: commands need the Tilescope server, not {type(server).__name__}")
     return server
 
 
-async def _analysis(ls: TilescopeServer, uri: str) -> FileAnalysis:
+async def _analysis(ls: _State, uri: str) -> FileAnalysis:
     if not ls.settings.trusted:
         raise CommandError("Tilescope: the workspace is not trusted, so the compiler tier is off")
     snapshot = await ls.compiler.current(uri)
@@ -60,7 +69,7 @@ async def _analysis(ls: TilescopeServer, uri: str) -> FileAnalysis:
     return snapshot.analysis
 
 
-async def _kernel(ls: TilescopeServer, uri: str, name: str | None) -> KernelModel:
+async def _kernel(ls: _State, uri: str, name: str | None) -> KernelModel:
     analysis = await _analysis(ls, uri)
     model = analysis.kernel(name)
     if model is None:
