@@ -123,9 +123,12 @@ def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
     return found
 
 
+LAZY = "def f():\n    try:\n        pass\n    except ImportError:\n        from c import x\n"
+
+
 def test_the_cycle_finder_finds_a_cycle_through_a_lazy_import(tmp_path):
     (tmp_path / "a.py").write_text("import b\n")
-    (tmp_path / "b.py").write_text("def f():\n    try:\n        pass\n    except ImportError:\n        from c import x\n")
+    (tmp_path / "b.py").write_text(LAZY)
     (tmp_path / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import b\nimport a\n")
     (tmp_path / "d.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import a\n")
     known = {p.stem: p for p in tmp_path.glob("*.py")}
