@@ -1,4 +1,4 @@
-"""Hover and inlay-hint text about a layout, as views of the same fold as the drawn layout.
+"""Hover, hint and label text about a layout, as views of the same fold as the drawn layout.
 
 Kept apart from :mod:`tilescope.core.ide.layout_view` so hints (asked on every keystroke) do not
 import numpy; the thread map, which evaluates the layout, imports it when first asked.
@@ -6,7 +6,7 @@ import numpy; the thread map, which evaluates the layout, imports it when first 
 
 from __future__ import annotations
 
-from tilescope.core.model import Layout
+from tilescope.core.model import Buffer, KernelModel, Layout
 
 THREAD_MAP_SIZE = 8
 """Rows and columns of the thread map in a fragment's hover."""
@@ -19,6 +19,15 @@ def layout_label(layout: Layout) -> str:
         replicate = layout.replicate or 1
         return text + (f", replicated ×{replicate}" if replicate > 1 else "")
     return f"layout {layout.swizzle}" if layout.swizzle and layout.swizzle != "none" else ""
+
+
+def buffer_stages(kernel: KernelModel, buffer: Buffer) -> int | None:
+    """How many copies of a shared buffer the software pipeline keeps: the leading dimension the
+    compiler's inferred layout adds to the declared shape (``None`` when it adds none)."""
+    layout = kernel.layout(buffer.name)
+    if layout and layout.kind == "layout" and len(layout.input_shape) == len(buffer.shape) + 1:
+        return layout.input_shape[0]
+    return None
 
 
 _thread_maps: dict[tuple[object, ...], str | None] = {}
