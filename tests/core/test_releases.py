@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from tilescope.core import Analyzer
 from tilescope.core.compat.releases import interpreter_version
 from tilescope.core.spawn import module_command
