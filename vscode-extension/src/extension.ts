@@ -94,7 +94,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       status.setServer("ready");
     }),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
-      if (event.affectsConfiguration("tilescope.pythonPath")) {
+      if (event.affectsConfiguration("tilescope.pythonPath") || event.affectsConfiguration("tilescope.compilerPythonPath")) {
         await server.restart();
       } else if (event.affectsConfiguration("tilescope")) {
         await server.sendSettings();
@@ -102,7 +102,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
   const interpreterWatch = await onInterpreterChange(() => {
-    if (!vscode.workspace.getConfiguration("tilescope").get<string>("pythonPath")?.trim()) {
+    // The Python extension's interpreter runs the server, or the compiler tier, unless both are set.
+    const config = vscode.workspace.getConfiguration("tilescope");
+    if (!config.get<string>("pythonPath")?.trim() || !config.get<string>("compilerPythonPath")?.trim()) {
       void server.restart();
     }
   });

@@ -16,7 +16,12 @@ test("defaults give every hint kind, sm_90 and a 60 s timeout", () => {
     timeout: 60,
     ptxas: false,
     idle: 0.5,
+    python: "",
   });
+});
+
+test("the compiler tier's interpreter travels as the server's python setting", () => {
+  assert.equal(serverSettings(getter({}), true, "/proj/.venv/bin/python").python, "/proj/.venv/bin/python");
 });
 
 test("user settings and trust flow into the server's options", () => {
