@@ -155,6 +155,40 @@ class Access:
     pipelined: bool = False
 
 
+FitStatus = Literal["fits", "spills", "exceeds-shared-memory", "exceeds-threads", "fails", "not-lowered"]
+
+
+@dataclass(frozen=True)
+class TuneConfig:
+    """One entry of an ``@autotune`` search space and, when it was lowered, whether it can run."""
+
+    index: int
+    values: dict[str, Any]
+    """The config as the autotuner would pass it (non-literal values as text)."""
+    status: FitStatus
+    reason: str | None = None
+    """Why it cannot run (or spills), in plain words."""
+    line: int | None = None
+    """The user's line the reason points at."""
+    shared_bytes: int | None = None
+    threads: int | None = None
+    """Threads per block after warp specialisation."""
+
+
+@dataclass(frozen=True)
+class Autotune:
+    """An ``@autotune`` kernel's search space; Tilescope never runs the autotuner, it lowers configs."""
+
+    line: int
+    """The ``@autotune`` decorator."""
+    configs: list[TuneConfig]
+    chosen: int | None
+    """The config this model was built with; ``None`` when the call site's own values were used."""
+    chosen_by: Literal["first-fit", "directive", "call"]
+    summary: str
+    """One line for a code lens: ``24 configs: 18 fit, 6 exceed shared memory``."""
+
+
 @dataclass(frozen=True)
 class KernelModel:
     kernel: str
@@ -172,6 +206,7 @@ class KernelModel:
     resources: Resources | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     lower_ms: float = 0.0
+    autotune: Autotune | None = None
 
     def buffer(self, name: str) -> Buffer | None:
         return next((b for b in self.buffers if b.name == name), None)

@@ -26,6 +26,8 @@ RECORDS = [
     model.Pipeline,
     model.PassRecord,
     model.Access,
+    model.Autotune,
+    model.TuneConfig,
     model.Resources,
     model.Diagnostic,
     model.Span,
