@@ -247,6 +247,55 @@ class FileAnalysis:
         return next((k for k in self.kernels if k.kernel == name), None)
 
 
+@dataclass(frozen=True)
+class Variant:
+    """One kernel lowered for one target and one autotune config: a row of ``tilescope variants``."""
+
+    kernel: str
+    target: str
+    config_index: int | None
+    """The autotune config (``None``: not autotuned, or built with the call site's own values)."""
+    config: dict[str, Any] | None
+    status: FitStatus
+    reason: str | None
+    line: int | None
+    kernels: list[KernelModel]
+    """As ``check --json`` for this target and config: the one kernel, or none when it did not build."""
+    diagnostics: list[Diagnostic]
+    """File-level diagnostics, as in ``check --json``."""
+
+
+@dataclass(frozen=True)
+class VariantsReport:
+    """The answer to ``tilescope variants --json``."""
+
+    path: str
+    variants: list[Variant]
+    schema_version: int = SCHEMA_VERSION
+
+
+@dataclass(frozen=True)
+class Change:
+    """One fact that differs between two variants."""
+
+    what: str
+    """``grid``, ``threads``, ``shared_bytes``, ``registers``, ``layout C_local``, ``pass tl.Foo``..."""
+    a: str | None
+    b: str | None
+
+
+@dataclass(frozen=True)
+class VariantDiff:
+    """What changed from variant ``a`` to variant ``b``: resources, layouts and the pass list."""
+
+    a: str
+    b: str
+    resources: list[Change]
+    layouts: list[Change]
+    passes: list[Change]
+    """Passes that run in only one of the two (``a`` or ``b`` is ``None`` on the side without it)."""
+
+
 T_ = TypeVar("T_")
 
 
