@@ -30,6 +30,7 @@ pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 COMPILE_WAIT = 180.0
 """Generous: the first analysis starts the worker, which imports TileLang."""
 GEMM = EXAMPLES / "gemm.py"
+AUTOTUNED = FIXTURES.parent.parent / "core" / "fixtures" / "autotuned.py"
 
 
 @pytest_lsp.fixture(config=SERVER, scope="module")
@@ -232,3 +233,16 @@ async def test_a_kernel_that_kills_its_process_becomes_a_diagnostic(client: Lang
     gemm = open_file(client, GEMM)
     model = await within(execute(client, "tilescope.kernelModel", gemm), timeout=COMPILE_WAIT)
     assert model["kernels"][0]["kernel"] == "matmul"
+
+
+async def test_an_autotuned_kernel_gets_a_lens_with_its_configs_summary(client: LanguageClient) -> None:
+    uri = open_file(client, AUTOTUNED)
+    deadline = time.monotonic() + COMPILE_WAIT
+    while True:
+        lenses = await within(client.text_document_code_lens_async(types.CodeLensParams(text_document=doc(uri))))
+        summaries = [(lens.range.start.line, lens.command.title) for lens in lenses if "configs" in lens.command.title]
+        if summaries:
+            break
+        assert time.monotonic() < deadline, f"no autotune lens after {COMPILE_WAIT} s"
+        await asyncio.sleep(0.5)
+    assert (15, "3 configs: 1 fits, 1 exceeds shared memory, 1 not lowered") in summaries
