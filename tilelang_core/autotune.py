@@ -103,6 +103,8 @@ def _row(index: int, values: dict[str, Any], model: KernelModel | None) -> TuneC
     if model is None:
         return TuneConfig(index, _plain(values), "not-lowered")
     status, reason, line = fit(model)
+    if not model.passes:
+        return TuneConfig(index, _plain(values), status, reason, line)
     threads = model.launch.threads_after_ws if model.launch else None
     return TuneConfig(index, _plain(values), status, reason, line, model.shared_bytes, threads)
 
@@ -178,7 +180,8 @@ def _over_space(
 
     def lower(index: int) -> R:
         values = {k: v for k, v in space[index].items() if k not in _RESERVED}
-        run = analyze(plain, replace(inst, args={**args, **values}))
+        missing = [m for m in inst.missing if m not in values]
+        run = analyze(plain, replace(inst, args={**args, **values}, missing=missing))
         runs[index], models[index] = run, run.model
         return run
 
@@ -204,7 +207,10 @@ def _over_space(
         tries = len(space) if choice == "all" else min(len(space), MAX_FIRST_FIT_TRIES)
         chosen = None
         for index in range(tries):
-            status = fit(lower(index).model)[0]
+            model = lower(index).model
+            if any(d.code == "missing-args" for d in model.diagnostics):
+                break  # every config misses the same values
+            status = fit(model)[0]
             if status in ("fits", "spills") and chosen is None:
                 chosen = index
                 if choice != "all":

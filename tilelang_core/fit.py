@@ -22,7 +22,8 @@ def fit(model: KernelModel) -> tuple[FitStatus, str | None, int | None]:
         first = errors[0]
         return "fails", first.message, first.span.line
     if not model.passes:
-        return "not-lowered", None, None
+        first = next(iter(model.diagnostics), None)
+        return "not-lowered", first.message if first else None, first.span.line if first else None
     launch = model.launch
     if launch is not None and launch.threads_after_ws > MAX_THREADS_PER_BLOCK:
         line = launch.span.line if launch.span else None
