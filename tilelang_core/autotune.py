@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import inspect
 import linecache
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
@@ -181,7 +182,8 @@ def _over_space(
     def lower(index: int) -> R:
         values = {k: v for k, v in space[index].items() if k not in _RESERVED}
         missing = [m for m in inst.missing if m not in values]
-        run = analyze(plain, replace(inst, args={**args, **values}, missing=missing))
+        with _pass_configs(plain[name], space[index].get("pass_configs")):
+            run = analyze(plain, replace(inst, args={**args, **values}, missing=missing))
         runs[index], models[index] = run, run.model
         return run
 
@@ -223,6 +225,20 @@ def _over_space(
         text = f"{len(rows)} configs; the call passes {', '.join(sorted(given))}, so TileLang skips tuning"
     info = Autotune(line, rows, chosen, chosen_by, text)  # type: ignore[arg-type]
     return _with(run, diagnostics=notes, autotune=info)
+
+
+@contextmanager
+def _pass_configs(jit: Any, per_config: dict[str, Any] | None) -> Iterator[None]:
+    """A config's own ``pass_configs`` over the jit decorator's while it builds, as the autotuner does."""
+    if not per_config or not hasattr(jit, "pass_configs"):
+        yield
+        return
+    original = jit.pass_configs
+    jit.pass_configs = {**(original or {}), **per_config}
+    try:
+        yield
+    finally:
+        jit.pass_configs = original
 
 
 def _path(namespace: dict[str, Any]) -> str:
