@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from tilescope.core import Analyzer
@@ -51,3 +53,26 @@ def test_the_autotuner_api_style_is_analysed_without_starting_the_tuner(analyzer
     assert kernel.autotune.chosen == 1 and kernel.passes
     assert kernel.args["M"] == 1024 and kernel.args["block_K"] == 32
     assert not [d for d in kernel.diagnostics if d.severity == "error"]
+
+
+GUARDED = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from tilescope.core import autotune
+autotune.guard()
+import autotuned
+from tilelang.autotuner import AutoTuner
+for start in (lambda: autotuned.tuned_gemm(1024, 1024, 1024), lambda: autotuned.tune_api(1024, 1024, 1024)):
+    try:
+        start()
+    except autotune.AutotunerBlocked as err:
+        print("blocked:", err)
+"""
+
+
+def test_the_worker_guard_stops_both_autotuner_styles_before_they_start() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", GUARDED, str(FIXTURE.parent)], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("blocked: Tilescope never runs the autotuner") == 2, done.stdout
