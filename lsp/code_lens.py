@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from tilescope.core.ide.layout_view import plot_order
 from tilescope.core.model import Span
-from tilescope.lsp.commands import PLOT_LAYOUT, SHOW_CUDA, TRACE_PASSES
+from tilescope.lsp.commands import AUTOTUNE_CONFIGS, PLOT_LAYOUT, SHOW_CUDA, TRACE_PASSES
 from tilescope.lsp.convert import span_range
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def register(server: TilescopeServer) -> None:
             model = facts.model(kernel)
             if model is not None and model.autotune is not None:
                 tuned = span_range(lines, Span(model.autotune.line, 0, model.autotune.line))
-                lenses.append(_lens(tuned, model.autotune.summary, "", []))
+                lenses.append(_lens(tuned, model.autotune.summary, AUTOTUNE_CONFIGS, [uri, name]))
         return lenses
 
 

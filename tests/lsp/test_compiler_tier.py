@@ -261,3 +261,12 @@ async def test_an_autotuned_kernel_gets_a_lens_with_its_configs_summary(client: 
         assert time.monotonic() < deadline, f"no autotune lens after {COMPILE_WAIT} s"
         await asyncio.sleep(0.5)
     assert (15, "3 configs: 1 fits, 1 exceeds shared memory, 1 not lowered") in summaries
+    lens = next(lens for lens in lenses if "configs" in lens.command.title)
+    assert (lens.command.command, list(lens.command.arguments)) == ("tilescope.autotuneConfigs", [uri, "tuned_gemm"])
+    configs = await within(execute(client, "tilescope.autotuneConfigs", uri, "tuned_gemm"))
+    assert [(c["index"], c["status"]) for c in configs["configs"]] == [
+        (0, "exceeds-shared-memory"),
+        (1, "fits"),
+        (2, "not-lowered"),
+    ]
+    assert configs["configs"][0]["line"] == 22 and configs["chosen"] == 1
