@@ -270,3 +270,10 @@ async def test_an_autotuned_kernel_gets_a_lens_with_its_configs_summary(client: 
         (2, "not-lowered"),
     ]
     assert configs["configs"][0]["line"] == 22 and configs["chosen"] == 1
+    hover = await within(
+        client.text_document_hover_async(types.HoverParams(text_document=doc(uri), position=at(15, 3)))
+    )
+    assert hover is not None
+    text = hover.contents.value  # type: ignore[union-attr]
+    assert "analysed with config 1 (the first that fits). The autotuner never runs." in text
+    assert "| 0 | block_M=256, block_N=256, block_K=128, num_stages=4 | exceeds-shared-memory | 524288 | 256 |" in text
