@@ -9,8 +9,9 @@ from tilescope.lsp.settings import OPTIONS, Settings, merged
 
 from tests.lsp.settings_fixture import EXTENSION, FIXTURE, contributed, fixture_json
 
-EXTENSION_ONLY = {"tilescope.pythonPath"}
-"""Read by the extension to start the server (which interpreter), never sent to it."""
+EXTENSION_ONLY = {"tilescope.pythonPath", "tilescope.compilerPythonPath"}
+"""Read by the extension to start the server (which interpreters); the second reaches the server only
+as its ``python`` option, never under its own name."""
 
 
 def test_package_json_offers_exactly_the_servers_options():
