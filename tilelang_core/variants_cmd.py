@@ -43,7 +43,10 @@ def run(args: argparse.Namespace) -> int:
     targets = [t.strip() for t in args.targets.split(",") if t.strip()]
     if args.diff:
         targets = list(dict.fromkeys([*(d.split(":")[0] for d in args.diff)]))
-        configs = sorted({int(d.split(":")[1]) for d in args.diff if ":" in d}) or configs
+        try:  # lower only what the diff needs
+            configs = sorted({int(d.split(":")[1]) for d in args.diff if ":" in d})
+        except ValueError:
+            raise SystemExit(f"tilescope: --diff expects TARGET or TARGET:CONFIG, got {' '.join(args.diff)}") from None
     with pool(args.jobs, args.timeout, args.memory) as workers:
         report = run_variants(
             workers,
