@@ -153,6 +153,14 @@ def render(report: VariantsReport) -> str:
     for v in report.variants:
         if v.reason:
             lines.append(f"{report.path}:{v.line or 1}: {label(v)}: {v.status}: {v.reason}")
+    others: dict[tuple[int, str, str, str], list[str]] = {}
+    for v in report.variants:
+        for d in [*v.diagnostics, *(d for k in v.kernels for d in k.diagnostics)]:
+            if d.message != v.reason:
+                others.setdefault((d.span.line, d.severity, d.code, d.message), []).append(label(v))
+    for (line, severity, code, message), labels in others.items():
+        where = "all variants" if len(labels) == len(report.variants) else ", ".join(labels)
+        lines.append(f"{report.path}:{line}: {severity}[{code}] ({where}): {message}")
     fits = sum(v.status in ("fits", "spills") for v in report.variants)
     lines.append(f"{len(report.variants)} variants: {fits} can run, {len(report.variants) - fits} cannot")
     return "\n".join(lines)
