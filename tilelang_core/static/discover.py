@@ -34,14 +34,13 @@ def tilelang_names(statements: list[ast.stmt]) -> dict[str, str]:
                         names[alias.asname] = alias.name
                     else:
                         names["tilelang"] = "tilelang"
-        elif isinstance(stmt, ast.ImportFrom) and stmt.module and stmt.level == 0:
-            if stmt.module == "tilelang" or stmt.module.startswith("tilelang."):
-                for alias in stmt.names:
-                    if alias.name == "*":
-                        names.setdefault("autotune", "tilelang.autotuner.autotune")
-                        names.setdefault("jit", "tilelang.jit")
-                    else:
-                        names[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
+        elif isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and (stmt.module or "").split(".")[0] == "tilelang":
+            for alias in stmt.names:
+                if alias.name == "*":
+                    names.setdefault("autotune", "tilelang.autotuner.autotune")
+                    names.setdefault("jit", "tilelang.jit")
+                else:
+                    names[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
     if not names:
         names = {"tilelang": "tilelang", "T": "tilelang.language"}
     return names
