@@ -105,12 +105,6 @@ async def test_diagnostics_for_a_wrong_shape_gemm(client: LanguageClient) -> Non
             "T.gemm K mismatch: A_shared gives K = 32, B_shared gives K = 128; B_shared is 128×32, "
             "so pass transpose_B=True or allocate it as 32×128",
         ),
-        (
-            17,
-            "gemm-accum-dtype",
-            types.DiagnosticSeverity.Warning,
-            "T.gemm accumulates in float16 (C_local): sums of float16 products lose precision; use float32",
-        ),
     ]
 
 

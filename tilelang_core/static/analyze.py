@@ -15,7 +15,7 @@ from tilescope.core.model import Diagnostic, KernelRef, Span
 from tilescope.core.static import catalog
 from tilescope.core.static.bindings import bindings
 from tilescope.core.static.context import ModuleContext, bind_assignment, module_context
-from tilescope.core.static.discover import discover_block, tilelang_names
+from tilescope.core.static.discover import discover_block, returned_prim_func, tilelang_names
 from tilescope.core.static.evaluate import Sym
 from tilescope.core.static.primitive_checks import check_primitives
 from tilescope.core.static.reader import KernelReader
@@ -50,7 +50,7 @@ def analyze_source(
         diagnostics.extend(d for d in shifted(found, placed.delta) if d.span.line not in parsed.repaired_lines)  # type: ignore[attr-defined]
     diagnostics = sorted((replace(d, source=SOURCE) for d in diagnostics), key=lambda d: (d.span.line, d.span.column))
     fixes = [replace(f, diagnostic=replace(f.diagnostic, source=SOURCE)) for f in fixes]
-    return StaticFile(path, target, kernels, diagnostics, uses, sorted(context.aliases), fixes)
+    return StaticFile(path, target, kernels, diagnostics, uses, fixes=fixes, aliases=sorted(context.aliases))
 
 
 def read_kernel(
@@ -93,12 +93,13 @@ def _read(
     env = dict(context.env)
     for binding in bound:
         env[binding.name] = binding.value if binding.value is not None else Sym(binding.name)
-    reader = KernelReader(ref, env, context.aliases, target)
     if body_def is not outer:
         for stmt in outer.body:
-            if stmt is body_def or stmt.lineno >= body_def.lineno:
+            if isinstance(stmt, ast.FunctionDef | ast.Return):
                 break
             bind_assignment(stmt, env, context.aliases)
+        body_def = returned_prim_func(outer, body_def, env, context.aliases)
+    reader = KernelReader(ref, env, context.aliases, target)
     reader.read_params(body_def)
     reader.read_body(body_def.body)
     kernel = reader.finish(span_of(outer), body_def, [], nodes)

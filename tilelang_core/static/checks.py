@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tilescope.core.model import Diagnostic, Span
+from tilescope.core.model import Access, Diagnostic, Span
 from tilescope.core.static.evaluate import Value, dtype_name, is_known_int
 from tilescope.core.static.records import BufferDecl, QuickFix, TextEdit
 from tilescope.core.static.syntax import keyword
@@ -178,12 +179,23 @@ def _check_reduce(name: str, call: ast.Call, src: Operand | None, dst: Operand |
     return found
 
 
-def check_kernel(kernel: StaticKernel) -> list[Diagnostic]:
+@dataclass(frozen=True)
+class Loop:
+    """A loop of a kernel body and the tile-op accesses inside it."""
+
+    line: int
+    stages: int
+    """``num_stages`` of a ``T.Pipelined`` loop when known, else 1."""
+    accesses: list[Access]
+
+
+def check_kernel(kernel: StaticKernel, loops: Sequence[Loop] = ()) -> list[Diagnostic]:
     """Shared memory per block, warned only when a certain lower bound exceeds the budget.
 
-    TileLang merges shared buffers whose lifetimes do not overlap and decides which copies a
-    pipeline keeps, so the sum of all allocations is no bound; but the shared operands of one tile
-    op are live together, once each, whatever the compiler does.
+    TileLang merges shared buffers whose lifetimes do not overlap, so the sum of all allocations
+    is no bound. What no merging undoes: the shared buffers one loop touches are live together
+    for the whole loop (every iteration needs them again), and in a ``T.Pipelined`` loop a buffer
+    one op writes and another reads is kept once per stage.
     """
     budget = shared_memory_budget(kernel.target)
     if budget is None:
@@ -193,24 +205,40 @@ def check_kernel(kernel: StaticKernel) -> list[Diagnostic]:
         for d in kernel.buffers
         if d.buffer.scope.startswith("shared") and d.buffer.scope != "shared.tmem"
     }
-    best: tuple[int, int, list[str]] | None = None
-    for access in kernel.accesses:
-        names = [n for n in dict.fromkeys([*access.reads, *access.writes]) if n in sizes]
+    global_names = {d.buffer.name for d in kernel.buffers if d.buffer.scope == "global"}
+    groups = [Loop(a.line, 1, [a]) for a in kernel.accesses] + list(loops)
+    best: tuple[int, int, list[tuple[str, int]]] | None = None
+    for group in groups:
+        names = [n for a in group.accesses for n in (*a.reads, *a.writes) if n in sizes]
+        names = list(dict.fromkeys(names))
         if not names or any(sizes[n] is None for n in names):
             continue
-        total = sum(sizes[n] or 0 for n in names)
+        parts = [(n, _copies(n, group, global_names)) for n in names]
+        total = sum((sizes[n] or 0) * copies for n, copies in parts)
         if best is None or total > best[0]:
-            best = (total, access.line, names)
+            best = (total, group.line, parts)
     if best is None or best[0] <= budget:
         return []
-    total, line, names = best
-    parts = ", ".join(f"{n} {kib(sizes[n] or 0)}" for n in names)
+    total, line, parts = best
+    listed = ", ".join(f"{n} {kib(sizes[n] or 0)}" + (f" × {c} stages" if c > 1 else "") for n, c in parts)
     anchor = kernel.launch.span if kernel.launch else kernel.ref.span
     message = (
-        f"shared memory of at least {kib(total)} per block (line {line} uses {parts} at once) "
+        f"shared memory of at least {kib(total)} per block (live together from line {line}: {listed}) "
         f"exceeds the {kernel.target} limit of {kib(budget)}"
     )
     return [Diagnostic("warning", message, anchor, "shared-memory", kernel=kernel.ref.name)]
+
+
+def _copies(name: str, loop: Loop, global_names: set[str]) -> int:
+    """Stages a pipelined loop keeps of ``name``: all of them when a copy from global memory fills
+    it and another op reads it (TileLang's producer/consumer pattern), else one."""
+    if loop.stages <= 1:
+        return 1
+    writers = [
+        a for a in loop.accesses if name in a.writes and a.op == "copy" and any(r in global_names for r in a.reads)
+    ]
+    readers = [a for a in loop.accesses if name in a.reads and name not in a.writes]
+    return loop.stages if writers and readers else 1
 
 
 def shared_bytes(buffers: list[BufferDecl]) -> int | None:

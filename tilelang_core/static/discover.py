@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 
 from tilescope.core.model import KernelRef, Param
+from tilescope.core.static.evaluate import Value, evaluate
 from tilescope.core.static.recover import ParsedBlock
 from tilescope.core.static.syntax import dotted, primitive_name, source_text, span_of
 
@@ -134,6 +135,26 @@ def _inner_prim_func(func: ast.FunctionDef, nodes: list[ast.AST], names: dict[st
         return None
     returned = {n.value.id for n in inside if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
     return next((f for f in found if f.name in returned), found[-1])
+
+
+def returned_prim_func(
+    outer: ast.FunctionDef, default: ast.FunctionDef, env: dict[str, Value], aliases: frozenset[str]
+) -> ast.FunctionDef:
+    """The inner prim_func a factory returns under ``env``: ``if num_split > 1: return main_split``
+    is followed when its test is known; otherwise the one discovery picked."""
+    inner = {n.name: n for n in ast.walk(outer) if isinstance(n, ast.FunctionDef) and n is not outer}
+    body: list[ast.stmt] = list(outer.body)
+    while body:
+        stmt = body.pop(0)
+        if isinstance(stmt, ast.Return):
+            value = stmt.value
+            return inner.get(value.id, default) if isinstance(value, ast.Name) else default
+        if isinstance(stmt, ast.If):
+            test = evaluate(stmt.test, env, aliases)
+            if not isinstance(test, bool):
+                return default
+            body = list(stmt.body if test else stmt.orelse) + body
+    return default
 
 
 def _launches(func: ast.FunctionDef, aliases: frozenset[str]) -> bool:

@@ -63,6 +63,7 @@ class KernelReader:
         self.stack: list[ast.stmt] = []
         """The statements enclosing the one being read, outermost first."""
         self.kernel_depth: int | None = None
+        self.loops: list[checks.Loop] = []
         self.accumulations: list[tuple[str, ast.expr, ast.Call, ast.stmt]] = []
         """``T.gemm`` calls without ``clear_accum``: accumulator, its node, the call, where a clear goes."""
 
@@ -234,8 +235,13 @@ class KernelReader:
             self.pipelines.append(pipeline)
         if name == "Parallel":
             self._parallel(stmt)
+        first = len(self.accesses)
         self.read_body(stmt.body, pipeline)
         self.read_body(stmt.orelse, pipeline)
+        stages = 1
+        if name == "Pipelined" and pipeline is not None and is_known_int(pipeline.num_stages):
+            stages = max(int(pipeline.num_stages), 1)
+        self.loops.append(checks.Loop(stmt.lineno, stages, self.accesses[first:]))
 
     def _parallel(self, stmt: ast.For) -> None:
         reads: list[str] = []
@@ -332,7 +338,7 @@ class KernelReader:
             shared_bytes=shared,
             target=self.target,
         )
-        self.diagnostics.extend(checks.check_kernel(kernel))
+        self.diagnostics.extend(checks.check_kernel(kernel, self.loops))
         self._uninitialised(kernel)
         return kernel
 
