@@ -20,7 +20,7 @@ from tilescope.core.static.evaluate import Sym
 from tilescope.core.static.primitive_checks import check_primitives
 from tilescope.core.static.reader import KernelReader
 from tilescope.core.static.records import Binding, PrimitiveUse, QuickFix, StaticFile, StaticKernel
-from tilescope.core.static.recover import PlacedBlock, parse_tolerant, shifted
+from tilescope.core.static.recover import PlacedBlock, parse_tolerant
 from tilescope.core.static.syntax import span_of
 
 SOURCE = "tilescope-static"
@@ -46,8 +46,9 @@ def analyze_source(
             diagnostics.extend(found)
             fixes.extend(fixed)
         block_uses, found = check_primitives(placed.block, context.aliases, table)
-        uses.extend(shifted(block_uses, placed.delta))  # type: ignore[arg-type]
-        diagnostics.extend(d for d in shifted(found, placed.delta) if d.span.line not in parsed.repaired_lines)  # type: ignore[attr-defined]
+        uses.extend(placed.place("uses", block_uses))  # type: ignore[arg-type]
+        notes = placed.place("notes", found)
+        diagnostics.extend(d for d in notes if d.span.line not in parsed.repaired_lines)  # type: ignore[attr-defined]
     diagnostics = sorted((replace(d, source=SOURCE) for d in diagnostics), key=lambda d: (d.span.line, d.span.column))
     fixes = [replace(f, diagnostic=replace(f.diagnostic, source=SOURCE)) for f in fixes]
     return StaticFile(path, target, kernels, diagnostics, uses, fixes=fixes, aliases=sorted(context.aliases))
@@ -76,7 +77,7 @@ def read_kernel(
     if cached is None:
         cached = _read(ref, outer, body_def, context, placed.delta, block.nodes, bound, target)
         block.memo[key] = cached
-    kernel, found, fixes = shifted(cached, placed.delta)  # type: ignore[misc]
+    kernel, found, fixes = placed.place(key, cached)  # type: ignore[misc]
     return replace(kernel, bindings=bound), found, fixes
 
 

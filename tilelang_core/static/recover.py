@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import ast
 import re
+import types
+import typing
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -81,6 +83,22 @@ class PlacedBlock:
         """What to add to the block's line numbers to get file lines here."""
         return self.offset - self.block.base
 
+    def place(self, key: object, value: object) -> object:
+        """``value`` (derived from this block and memoised under ``key``) moved to this place.
+
+        The last placement is kept, so typing inside a line, which moves no block, copies nothing.
+        """
+        delta = self.delta
+        if not delta:
+            return value
+        memo_key = ("placed", key)
+        found = self.block.memo.get(memo_key)
+        if found is not None and found[0] == delta and found[1] is value:  # type: ignore[index]
+            return found[2]  # type: ignore[index]
+        moved = shifted(value, delta)
+        self.block.memo[memo_key] = (delta, value, moved)
+        return moved
+
     @property
     def start_line(self) -> int:
         return self.offset + 1
@@ -141,15 +159,37 @@ _plans: dict[type, object] = {}
 
 
 def _plan(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    """For a dataclass: its line fields and its other fields; ``None`` for anything else."""
+    """For a dataclass: its line fields and the fields whose type may hold records; ``None`` else.
+
+    Fields typed as plain data (``str``, ``int | str``, ``list[str]``...) are never walked.
+    """
     if not is_dataclass(cls):
         _plans[cls] = None
         return None
+    try:
+        hints = typing.get_type_hints(cls)
+    except (NameError, TypeError):
+        hints = {}
     names = [f.name for f in fields(cls)]
     lines = tuple(n for n in names if n in _LINE_FIELDS)
-    plan = (lines, tuple(n for n in names if n not in lines))
+    nested = tuple(n for n in names if n not in lines and _may_hold_records(hints.get(n, object)))
+    plan = (lines, nested)
     _plans[cls] = plan
     return plan
+
+
+_PLAIN = (str, int, float, bool, type(None), bytes)
+
+
+def _may_hold_records(kind: object) -> bool:
+    if kind in _PLAIN:
+        return False
+    origin = typing.get_origin(kind)
+    if origin is typing.Literal:
+        return False
+    if origin in (typing.Union, types.UnionType, list, tuple, dict, set, frozenset):
+        return any(_may_hold_records(arg) for arg in typing.get_args(kind) if arg is not Ellipsis)
+    return True
 
 
 def clear_cache() -> None:
@@ -173,31 +213,112 @@ def _walk(statements: list[ast.stmt]) -> list[ast.AST]:
     return found
 
 
+_State = tuple[int, "str | None", bool, bool]
+"""The lexer between two lines: bracket depth, open string, backslash continuation, decorator seen."""
+_START: _State = (0, None, False, False)
+
+
+@dataclass(frozen=True)
+class _Lexed:
+    lines: list[str]
+    states: list[_State]
+    """The state before each line, and one more after the last."""
+    starts: list[bool]
+
+
+_lexed: OrderedDict[int, _Lexed] = OrderedDict()
+_LEXED_KEPT = 8
+
+
 def split_blocks(lines: list[str]) -> list[tuple[int, int]]:
     """Cut a file into top-level blocks: (first line, last line), 1-based and inclusive.
 
     A block starts where a logical line starts at column 0 outside brackets and strings, unless
     it continues a compound statement (``else:``) or follows a decorator (which may span lines).
+    The lexer's state after every line is kept for the last few texts: an edited text is lexed
+    only from its first changed line until the state matches the old text's again.
     """
-    starts: list[int] = []
-    depth = 0
-    quote: str | None = None
-    continued = False
-    decorated = False
-    for number, line in enumerate(lines, start=1):
-        first = line[:1]
-        if quote is None and not continued and depth > 0 and _RESTART.match(line):
-            depth = 0
-        logical_start = quote is None and not continued and depth == 0
-        if logical_start and first not in " \t\f\r\n#" and line.strip():
-            if not _CONTINUATION.match(line) and not decorated:
-                starts.append(number)
-            decorated = first == "@"
-        depth, quote, continued = _scan(line, depth, quote)
+    lexed = _lex(lines)
+    starts = [number for number, start in enumerate(lexed.starts, start=1) if start]
     if not starts or starts[0] != 1:
         starts.insert(0, 1)
     ends = [s - 1 for s in starts[1:]] + [len(lines)]
     return [(s, e) for s, e in zip(starts, ends, strict=True) if e >= s]
+
+
+def _lex(lines: list[str]) -> _Lexed:
+    best: tuple[int, int, _Lexed] | None = None
+    for old in _lexed.values():
+        prefix = _common_prefix(old.lines, lines)
+        suffix = _common_suffix(old.lines, lines, prefix)
+        if best is None or prefix + suffix > best[0] + best[1]:
+            best = (prefix, suffix, old)
+    states: list[_State] = [_START]
+    starts: list[bool] = []
+    begin = 0
+    old: _Lexed | None = None
+    suffix = 0
+    if best is not None:
+        prefix, suffix, old = best
+        states = old.states[: prefix + 1]
+        starts = old.starts[:prefix]
+        begin = prefix
+    shift = len(lines) - len(old.lines) if old is not None else 0
+    reuse_from = len(lines) - suffix
+    index = begin
+    state = states[-1]
+    while index < len(lines):
+        if old is not None and index >= reuse_from and old.states[index - shift] == state:
+            states.extend(old.states[index - shift + 1 :])
+            starts.extend(old.starts[index - shift :])
+            break
+        start, state = _step(lines[index], state)
+        starts.append(start)
+        states.append(state)
+        index += 1
+    result = _Lexed(lines, states, starts)
+    _lexed[id(result)] = result
+    while len(_lexed) > _LEXED_KEPT:
+        _lexed.popitem(last=False)
+    return result
+
+
+def _common_prefix(old: list[str], new: list[str]) -> int:
+    """Lines both start with, found by bisection over slice comparisons (which run in C)."""
+    low, high = 0, min(len(old), len(new))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if old[:middle] == new[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _common_suffix(old: list[str], new: list[str], prefix: int) -> int:
+    """Lines both end with, not overlapping the common prefix."""
+    low, high = 0, min(len(old), len(new)) - prefix
+    while low < high:
+        middle = (low + high + 1) // 2
+        if old[len(old) - middle :] == new[len(new) - middle :]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _step(line: str, state: _State) -> tuple[bool, _State]:
+    """Whether ``line`` starts a block, and the lexer's state after it."""
+    depth, quote, continued, decorated = state
+    first = line[:1]
+    starts = False
+    if quote is None and not continued and depth > 0 and _RESTART.match(line):
+        depth = 0
+    if quote is None and not continued and depth == 0 and first not in " \t\f\r\n#" and line.strip():
+        starts = not _CONTINUATION.match(line) and not decorated
+        decorated = first == "@"
+    depth, quote, continued = _scan(line, depth, quote)
+    return starts, (depth, quote, continued, decorated)
 
 
 def _scan(line: str, depth: int, quote: str | None) -> tuple[int, str | None, bool]:
