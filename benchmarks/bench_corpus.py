@@ -122,7 +122,7 @@ def edit_figures(count: int) -> None:
         began = time.perf_counter()
         inlay_hints(Facts(analyze_source(edited)))
         inserting.append(time.perf_counter() - began)
-    print(row(f"re-hint after inserting lines at the top", inserting))
+    print(row("re-hint after inserting lines at the top", inserting))
     clear_cache()
     print(row(f"cold analysis of the {len(lines)}-line file", timed(lambda: (clear_cache(), analyze_source(text)), 5)))
 
