@@ -44,8 +44,8 @@ def _median(xs: list[float]) -> float:
 
 def bench_layouts(analyzer: Analyzer, repeat: int, out: Path) -> None:
     started = time.perf_counter()
+    from tilescope.core.ide.layout_view import layout_view
     from tilescope.visualizer.layout_plot import save
-    from tilescope.visualizer.layout_view import build
 
     print(f"\n== layouts (matplotlib import {time.perf_counter() - started:.2f} s, once per process)")
     print(f"{'kernel':<16}{'buffer':<18}{'kind':<10}{'tile':<14}{'wall ms':>9}{'cpu ms':>8}{'KiB':>7}")
@@ -57,7 +57,8 @@ def bench_layouts(analyzer: Analyzer, repeat: int, out: Path) -> None:
             walls, cpus = [], []
             for _ in range(repeat):
                 wall, cpu = time.perf_counter(), time.process_time()
-                path = save(build(layout, kernel.buffer(layout.buffer)), out / f"{kernel.kernel}-{layout.buffer}.png")
+                view = layout_view(layout, kernel.buffer(layout.buffer))
+                path = save(view, out / f"{kernel.kernel}-{layout.buffer}.png")
                 walls.append(time.perf_counter() - wall)
                 cpus.append(time.process_time() - cpu)
             tile = "×".join(str(x) for x in layout.input_shape)
@@ -68,7 +69,7 @@ def bench_layouts(analyzer: Analyzer, repeat: int, out: Path) -> None:
         if kernel.kernel == "matmul":
             layout = kernel.layout("C_local")
             t = time.perf_counter()
-            svg = save(build(layout, kernel.buffer("C_local")), out / "C_local.svg")
+            svg = save(layout_view(layout, kernel.buffer("C_local")), out / "C_local.svg")
             print(f"  C_local as SVG: {(time.perf_counter() - t) * 1000:.0f} ms, {svg.stat().st_size // 1024} KiB")
 
 

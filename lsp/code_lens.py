@@ -7,14 +7,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from tilescope.core.ide.layout_view import plot_order
 from tilescope.core.model import Span
 from tilescope.lsp.commands import PLOT_LAYOUT, SHOW_CUDA, TRACE_PASSES
 from tilescope.lsp.convert import span_range
 
 if TYPE_CHECKING:
     from tilescope.lsp.server import TilescopeServer
-
-_PLOT_ORDER = ("local.fragment", "shared.dyn", "shared")
 
 
 def register(server: TilescopeServer) -> None:
@@ -29,12 +28,9 @@ def register(server: TilescopeServer) -> None:
             where = span_range(lines, Span(kernel.span.line, kernel.span.column, kernel.span.line))
             name = kernel.ref.name
             lenses.append(_lens(where, "Trace passes", TRACE_PASSES, [uri, name]))
-            plotted = sorted(
-                (d for d in kernel.buffers if d.buffer.scope in _PLOT_ORDER),
-                key=lambda d: _PLOT_ORDER.index(d.buffer.scope),
-            )
+            plotted = plot_order((d.buffer.name, d.buffer.scope) for d in kernel.buffers)
             if plotted:
-                lenses.append(_lens(where, "Plot layouts", PLOT_LAYOUT, [uri, name, plotted[0].buffer.name]))
+                lenses.append(_lens(where, "Plot layouts", PLOT_LAYOUT, [uri, name, plotted[0]]))
             lenses.append(_lens(where, "Show CUDA", SHOW_CUDA, [uri, name]))
         return lenses
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tilescope.core.model import from_json, to_json
+from tilescope.core.spawn import module_command
 from tilescope.puzzles.report import Report
 
 
@@ -53,7 +54,7 @@ class IsolatedGrader:
     def _start(self) -> subprocess.Popen[str]:
         if self._proc is None or self._proc.poll() is not None:
             self._proc = subprocess.Popen(
-                [self.python, "-m", "tilescope.puzzles.isolated"],
+                module_command(self.python, "tilescope.puzzles.isolated"),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,

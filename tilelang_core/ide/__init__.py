@@ -1,2 +1,4 @@
-"""Editor-facing views of the model: answers in editor terms (files, lines, edits), computed once
-here and drawn by every client (the language server, the terminal, the VS Code extension)."""
+"""The editor layer: plain, typed, JSON-ready views in editor terms, computed from the model.
+
+Every front end (CLI, terminal viewer, plots, language server, VS Code) draws these and derives none.
+"""

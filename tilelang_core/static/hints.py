@@ -10,7 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from tilescope.core.model import Buffer, KernelModel, Layout
+from tilescope.core.ide.layout_text import layout_label
+from tilescope.core.model import Buffer, KernelModel
 from tilescope.core.static.checks import kib, shape_text
 from tilescope.core.static.merge import Facts
 from tilescope.core.static.records import BufferDecl, StaticKernel
@@ -83,15 +84,6 @@ def _kernel_hints(kernel: StaticKernel, model: KernelModel | None, wanted: set[s
             label = f"{stages} stages" if stages != 1 else "1 stage"
             hints.append(Hint(span.end_line or span.line, span.end_column or 0, label, "pipelines"))
     return hints
-
-
-def layout_label(layout: Layout) -> str:
-    """``128 threads × 128/thread`` for a fragment, the swizzle for a shared layout."""
-    if layout.kind == "fragment":
-        text = f"{layout.thread_extent} threads × {layout.elements_per_thread}/thread"
-        replicate = layout.replicate or 1
-        return text + (f", replicated ×{replicate}" if replicate > 1 else "")
-    return f"layout {layout.swizzle}" if layout.swizzle and layout.swizzle != "none" else ""
 
 
 def launch_label(kernel: StaticKernel, model: KernelModel | None) -> str:

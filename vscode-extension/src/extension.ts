@@ -6,7 +6,6 @@
 
 import * as vscode from "vscode";
 import { CudaDocuments } from "./cudaDocuments";
-import { kernelsOf, pickKernel } from "./kernelModel";
 import { LayoutPanel } from "./layoutPanel";
 import { SERVER_COMMANDS, VIEW_COMMANDS } from "./lensCommands";
 import { onInterpreterChange } from "./pythonExtension";
@@ -51,15 +50,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     void vscode.window.showWarningMessage("Open a TileLang Python file first.");
     return undefined;
   };
+  /** The named kernel, or the first compiled one, as the server's `showCuda` answer names it. */
   const firstKernel = async (uri: vscode.Uri, kernel: string | null): Promise<string> => {
     if (kernel) {
       return kernel;
     }
-    const found = pickKernel(kernelsOf(await server.execute(SERVER_COMMANDS.kernelModel, [uri.toString()])), null);
-    if (!found) {
+    const answer = await server.execute<{ kernel?: unknown }>(SERVER_COMMANDS.showCuda, [uri.toString(), null]);
+    if (typeof answer?.kernel !== "string") {
       throw new Error("no kernel of this file has been compiled yet (see the Problems panel)");
     }
-    return found.name;
+    return answer.kernel;
   };
 
   context.subscriptions.push(
@@ -94,7 +94,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       status.setServer("ready");
     }),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
-      if (event.affectsConfiguration("tilescope.pythonPath")) {
+      if (event.affectsConfiguration("tilescope.pythonPath") || event.affectsConfiguration("tilescope.compilerPythonPath")) {
         await server.restart();
       } else if (event.affectsConfiguration("tilescope")) {
         await server.sendSettings();
@@ -102,7 +102,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
   const interpreterWatch = await onInterpreterChange(() => {
-    if (!vscode.workspace.getConfiguration("tilescope").get<string>("pythonPath")?.trim()) {
+    // The Python extension's interpreter runs the server, or the compiler tier, unless both are set.
+    const config = vscode.workspace.getConfiguration("tilescope");
+    if (!config.get<string>("pythonPath")?.trim() || !config.get<string>("compilerPythonPath")?.trim()) {
       void server.restart();
     }
   });

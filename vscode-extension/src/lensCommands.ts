@@ -9,7 +9,6 @@ export const SERVER_COMMANDS = {
   passIR: "tilescope.passIR",
   plotLayout: "tilescope.plotLayout",
   showCuda: "tilescope.showCuda",
-  kernelModel: "tilescope.kernelModel",
 } as const;
 
 export const VIEW_COMMANDS = {
