@@ -148,7 +148,7 @@ async def test_hover_on_a_primitive_shows_tilelang_docstring(client: LanguageCli
     assert found.range == types.Range(start=at(22, 18), end=at(22, 22))
     text = found.contents.value
     assert text.startswith(
-        "```python\nT.gemm(A: 'BufferLikeType', B: 'BufferLikeType', C: 'BufferLikeType', transpose_A"
+        "```python\nT.gemm(A: BufferLikeType, B: BufferLikeType, C: BufferLikeType, transpose_A"
     )
     assert "TileLang GEMM operator" in text
 
@@ -170,7 +170,7 @@ async def test_completion_of_t_members_and_gemm_keywords(client: LanguageClient)
     assert {"alloc_shared", "alloc_fragment", "gemm", "Pipelined", "float16"} <= set(labels)
     assert (
         labels["alloc_fragment"].detail
-        == "alloc_fragment(shape: 'ShapeType', dtype: 'DType', scope='local.fragment') -> 'Buffer'"
+        == "alloc_fragment(shape: ShapeType, dtype: DType, scope='local.fragment') -> Buffer"
     )
     keywords = await within(
         client.text_document_completion_async(types.CompletionParams(text_document=doc(uri), position=at(22, 54)))
@@ -200,7 +200,7 @@ async def test_signature_help_marks_the_active_argument(client: LanguageClient) 
         )
     )
     (signature,) = found.signatures
-    assert signature.label.startswith("T.gemm(A: 'BufferLikeType'")
+    assert signature.label.startswith("T.gemm(A: BufferLikeType")
     start, end = signature.parameters[found.active_parameter].label
     assert signature.label[start:end] == "transpose_B"
 
