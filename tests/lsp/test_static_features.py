@@ -147,9 +147,7 @@ async def test_hover_on_a_primitive_shows_tilelang_docstring(client: LanguageCli
     )
     assert found.range == types.Range(start=at(22, 18), end=at(22, 22))
     text = found.contents.value
-    assert text.startswith(
-        "```python\nT.gemm(A: BufferLikeType, B: BufferLikeType, C: BufferLikeType, transpose_A"
-    )
+    assert text.startswith("```python\nT.gemm(A: BufferLikeType, B: BufferLikeType, C: BufferLikeType, transpose_A")
     assert "TileLang GEMM operator" in text
 
 
