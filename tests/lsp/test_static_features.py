@@ -132,7 +132,7 @@ async def test_hover_on_a_buffer_lists_what_the_static_tier_knows(client: Langua
             "B_shared: 32×128 float16 shared.dyn",
             "```",
             "- declared at line 17 with `T.alloc_shared` (static facts)",
-            "- shape `(block_K, block_N)` with block_K=32 (default), block_N=128 (default)",
+            "- shape `(block_K, block_N)` with block_K=32 (default, line 8), block_N=128 (default, line 8)",
             "- 8 KB (8192 bytes), × 3 pipeline stages = 24 KB",
             "- written by T.copy (line 22)",
             "- read by T.gemm (line 23)",

@@ -19,7 +19,7 @@ from tilescope.core.static.discover import discover_block, returned_prim_func, t
 from tilescope.core.static.evaluate import Sym
 from tilescope.core.static.primitive_checks import check_primitives
 from tilescope.core.static.reader import KernelReader
-from tilescope.core.static.records import Binding, PrimitiveUse, QuickFix, StaticFile, StaticKernel
+from tilescope.core.static.records import Binding, PrimitiveUse, QuickFix, StaticFile, StaticKernel, TextEdit
 from tilescope.core.static.recover import PlacedBlock, parse_tolerant
 from tilescope.core.static.syntax import span_of
 
@@ -78,7 +78,35 @@ def read_kernel(
         cached = _read(ref, outer, body_def, context, placed.delta, block.nodes, bound, target)
         block.memo[key] = cached
     kernel, found, fixes = placed.place(key, cached)  # type: ignore[misc]
-    return replace(kernel, bindings=bound), found, fixes
+    kernel = replace(kernel, bindings=bound)
+    missing = _missing_values(kernel, outer, placed.delta, context)
+    if missing is not None:
+        found = [*found, missing.diagnostic]
+        fixes = [*fixes, missing]
+    return kernel, found, fixes
+
+
+def _missing_values(
+    kernel: StaticKernel, outer: ast.FunctionDef, delta: int, context: ModuleContext
+) -> QuickFix | None:
+    """A note naming the parameters no source gave a value, with a directive to fill them in."""
+    defaults = {p.name for p in kernel.ref.params if p.default is not None}
+    missing = [b.name for b in kernel.bindings if b.origin == "unknown" and b.name not in defaults]
+    if not missing:
+        return None
+    name = kernel.ref.name
+    message = (
+        f"no value for {', '.join(missing)}: Tilescope looked for a '# tilescope:' directive above the def, "
+        f"calls of {name} in this file (also through main()'s parameters and argparse defaults), and "
+        "parameter defaults; shapes using them stay symbolic"
+    )
+    anchor = kernel.name_span or kernel.span
+    diagnostic = Diagnostic("information", message, anchor, "missing-values", kernel=name)
+    first = delta + min([outer.lineno, *(d.lineno for d in outer.decorator_list)])
+    indent = " " * outer.col_offset
+    values = " ".join(f"{b.name}={'?' if b.value is None else b.value}" for b in kernel.bindings)
+    edit = TextEdit(Span(first, 0, first, 0), f"{indent}# tilescope: {values}\n")
+    return QuickFix(diagnostic, f"Add a '# tilescope:' directive for {name}", [edit])
 
 
 def _read(
@@ -99,7 +127,7 @@ def _read(
             if isinstance(stmt, ast.FunctionDef | ast.Return):
                 break
             bind_assignment(stmt, env, context.aliases)
-        body_def = returned_prim_func(outer, body_def, env, context.aliases)
+        body_def = returned_prim_func(outer, body_def, nodes, env, context.aliases)
     reader = KernelReader(ref, env, context.aliases, target)
     reader.read_params(body_def)
     reader.read_body(body_def.body)

@@ -14,7 +14,7 @@ import re
 from tilescope.core.model import KernelRef
 from tilescope.core.static.context import ModuleContext, bind_assignment
 from tilescope.core.static.discover import default_nodes
-from tilescope.core.static.evaluate import Sym, Value, evaluate
+from tilescope.core.static.evaluate import Shaped, Sym, Value, evaluate
 from tilescope.core.static.records import Binding
 from tilescope.core.static.recover import ParsedBlock, PlacedBlock
 
@@ -32,7 +32,8 @@ def directive(lines: list[str], func: ast.FunctionDef, offset: int) -> tuple[dic
         text = lines[index].strip()
         match = _DIRECTIVE.match(text)
         if match:
-            return dict(item.split("=", 1) for item in match.group(1).split() if "=" in item), index + 1
+            pairs = (item.split("=", 1) for item in match.group(1).split() if "=" in item)
+            return {k: v for k, v in pairs if v not in ("", "?")}, index + 1
         if not text.startswith("#"):
             break
         index -= 1
@@ -83,22 +84,72 @@ def _block_calls(block: ParsedBlock) -> dict[str, list[ast.Call]]:
 
 
 def _block_env(placed: PlacedBlock, context: ModuleContext) -> dict[str, Value]:
-    """The module env plus the block's own defaults and assignments (``def main(M=4096)``)."""
+    """The module env plus the block's function parameters and assignments: ``def main(M=4096)``
+    gives ``M=4096``, unless another block calls ``main(args.M)`` with a value known there (the
+    ``argparse`` default that ``__main__`` passes in is what runs)."""
     block = placed.block
-    key = ("env", context.env_key)
+    key = ("env", context.env_key, _caller_key(placed, context))
     cached = block.memo.get(key)
     if cached is not None:
         return cached  # type: ignore[return-value]
     env = dict(context.env)
     for stmt in block.statements:
         if isinstance(stmt, ast.FunctionDef):
-            for name, default in default_nodes(stmt).items():
-                env[name] = evaluate(default, env, context.aliases)
+            env.update(_parameter_values(stmt, placed, context, env))
     for node in block.nodes:
         if isinstance(node, ast.Assign):
             bind_assignment(node, env, context.aliases)
     block.memo[key] = env
     return env
+
+
+def _plain_env(placed: PlacedBlock, context: ModuleContext) -> dict[str, Value]:
+    """The module env plus the block's own assignments (what a ``__main__`` block sees)."""
+    key = ("plain-env", context.env_key)
+    cached = placed.block.memo.get(key)
+    if cached is None:
+        cached = dict(context.env)
+        for node in placed.block.nodes:
+            if isinstance(node, ast.Assign):
+                bind_assignment(node, cached, context.aliases)
+        placed.block.memo[key] = cached
+    return cached  # type: ignore[return-value]
+
+
+def _callers(func: str, placed: PlacedBlock, context: ModuleContext) -> list[tuple[ast.Call, dict[str, Value]]]:
+    return [
+        (call, _plain_env(other, context))
+        for other in context.blocks
+        if other is not placed
+        for call in _block_calls(other.block).get(func, [])
+    ]
+
+
+def _caller_key(placed: PlacedBlock, context: ModuleContext) -> tuple[int, ...]:
+    """The blocks that call this block's functions (immutable while cached, so their identity
+    stands for their text): with the module env, what the block env depends on."""
+    names = {s.name for s in placed.block.statements if isinstance(s, ast.FunctionDef)}
+    if not names:
+        return ()
+    return tuple(
+        id(other.block)
+        for other in context.blocks
+        if other is not placed and not names.isdisjoint(_block_calls(other.block))
+    )
+
+
+def _parameter_values(
+    func: ast.FunctionDef, placed: PlacedBlock, context: ModuleContext, env: dict[str, Value]
+) -> dict[str, Value]:
+    values = {name: evaluate(node, env, context.aliases) for name, node in default_nodes(func).items()}
+    positional = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
+    for name in [*positional, *(a.arg for a in func.args.kwonlyargs)]:
+        found, _ = _from_calls(
+            name, positional, [(c, e, 0) for c, e in _callers(func.name, placed, context)], context.aliases
+        )
+        if found is not None:
+            values[name] = found
+    return values
 
 
 def bindings(ref: KernelRef, outer: ast.FunctionDef, offset: int, context: ModuleContext) -> tuple[list[Binding], str]:
@@ -114,6 +165,8 @@ def bindings(ref: KernelRef, outer: ast.FunctionDef, offset: int, context: Modul
             result.append(Binding(param.name, _directive_value(written[param.name]), "directive", directive_line))
             continue
         value, line = _from_calls(param.name, positional, calls, context.aliases)
+        if value is None and ref.style == "jit-eager":
+            value, line = _from_tensors(param.name, outer, calls, context.aliases)
         if value is not None:
             result.append(Binding(param.name, value, "call", line))
         elif param.name in defaults:
@@ -145,6 +198,45 @@ def _from_calls(
         if node is None:
             continue
         value = evaluate(node, env, aliases)
-        if not isinstance(value, Sym | tuple) and value is not None:
+        if isinstance(value, int | float | str) and value is not None:
             return value, offset + call.lineno
+    return None, None
+
+
+def _tensor_dims(func: ast.FunctionDef, aliases: frozenset[str]) -> dict[str, list[ast.expr]]:
+    """``{"A": [M, K]}`` for ``A: T.Tensor((M, K), dtype)`` in an eager kernel's body."""
+    found: dict[str, list[ast.expr]] = {}
+    for stmt in func.body:
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is None):
+            continue
+        annotation = stmt.annotation
+        shape: ast.expr | None = None
+        if isinstance(annotation, ast.Subscript):
+            parts = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+            shape = parts[0]
+        elif isinstance(annotation, ast.Call) and annotation.args:
+            shape = annotation.args[0]
+        if isinstance(shape, ast.Tuple | ast.List):
+            found[stmt.target.id] = list(shape.elts)
+    return found
+
+
+def _from_tensors(
+    name: str, outer: ast.FunctionDef, calls: list[Call], aliases: frozenset[str]
+) -> tuple[Value, int | None]:
+    """A ``T.const`` name bound by the shape of the tensor a call passes (``torch.randn(M, K)``)."""
+    positional = [a.arg for a in [*outer.args.posonlyargs, *outer.args.args]]
+    for tensor, dims in _tensor_dims(outer, aliases).items():
+        index = next((i for i, d in enumerate(dims) if isinstance(d, ast.Name) and d.id == name), None)
+        if index is None:
+            continue
+        for call, env, offset in calls:
+            node = next((k.value for k in call.keywords if k.arg == tensor), None)
+            if node is None and tensor in positional and positional.index(tensor) < len(call.args):
+                node = call.args[positional.index(tensor)]
+            value = evaluate(node, env, aliases) if node is not None else None
+            if isinstance(value, Shaped) and len(value.shape) == len(dims):
+                dim = value.shape[index]
+                if isinstance(dim, int) and not isinstance(dim, bool):
+                    return dim, offset + call.lineno
     return None, None

@@ -123,26 +123,32 @@ def within(node: ast.AST, func: ast.FunctionDef) -> bool:
 
 def _inner_prim_func(func: ast.FunctionDef, nodes: list[ast.AST], names: dict[str, str]) -> ast.FunctionDef | None:
     """The ``@T.prim_func`` a factory returns (its last one if none is returned by name)."""
-    inside = [n for n in nodes if within(n, func)]
     found = [
         node
-        for node in inside
+        for node in nodes
         if isinstance(node, ast.FunctionDef)
         and node is not func
+        and within(node, func)
         and any(_is_prim_func(d, names) for d in node.decorator_list)
     ]
     if not found:
         return None
-    returned = {n.value.id for n in inside if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
+    returned = {
+        n.value.id for n in nodes if isinstance(n, ast.Return) and isinstance(n.value, ast.Name) and within(n, func)
+    }
     return next((f for f in found if f.name in returned), found[-1])
 
 
 def returned_prim_func(
-    outer: ast.FunctionDef, default: ast.FunctionDef, env: dict[str, Value], aliases: frozenset[str]
+    outer: ast.FunctionDef,
+    default: ast.FunctionDef,
+    nodes: list[ast.AST],
+    env: dict[str, Value],
+    aliases: frozenset[str],
 ) -> ast.FunctionDef:
     """The inner prim_func a factory returns under ``env``: ``if num_split > 1: return main_split``
     is followed when its test is known; otherwise the one discovery picked."""
-    inner = {n.name: n for n in ast.walk(outer) if isinstance(n, ast.FunctionDef) and n is not outer}
+    inner = {n.name: n for n in nodes if isinstance(n, ast.FunctionDef) and n is not outer and within(n, outer)}
     body: list[ast.stmt] = list(outer.body)
     while body:
         stmt = body.pop(0)

@@ -79,8 +79,20 @@ class Sym:
         return self.text
 
 
+@dataclass(frozen=True)
+class Shaped:
+    """A tensor made in the file (``torch.randn(M, K)``), known by its shape only."""
+
+    shape: tuple[Any, ...]
+
+    def __str__(self) -> str:
+        return f"tensor{self.shape}"
+
+
 Value = Any
-"""int, float, bool, str, ``Sym``, or a tuple of values."""
+"""int, float, bool, str, ``Sym``, ``Shaped``, or a tuple of values."""
+_TORCH_MAKERS = {"randn", "rand", "empty", "zeros", "ones", "full", "randint", "tensor", "randn_like", "empty_like"}
+_SAME_SHAPE = {"cuda", "cpu", "half", "float", "bfloat16", "to", "contiguous", "clone", "detach", "requires_grad_"}
 
 
 def dtype_name(value: Value) -> str | None:
@@ -168,6 +180,10 @@ def _eval(node: ast.expr, env: Mapping[str, Value], aliases: frozenset[str]) -> 
     if isinstance(node, ast.Tuple | ast.List):
         return tuple(_eval(e, env, aliases) for e in node.elts)
     if isinstance(node, ast.Attribute):
+        if node.attr in ("shape", "T"):
+            base = _eval(node.value, env, aliases)
+            if isinstance(base, Shaped):
+                return base.shape if node.attr == "shape" else Shaped(tuple(reversed(base.shape)))
         if isinstance(node.value, ast.Name) and f"{node.value.id}.{node.attr}" in env:
             return env[f"{node.value.id}.{node.attr}"]
         if isinstance(node.value, ast.Name) and node.value.id in aliases and dtype_name(node.attr):
@@ -245,9 +261,44 @@ def _binary(node: ast.BinOp, env: Mapping[str, Value], aliases: frozenset[str]) 
     return _sym(f"{_wrap(left)} {symbol} {_wrap(right)}")
 
 
+def _tensor(node: ast.Call, name: str, env: Mapping[str, Value], aliases: frozenset[str]) -> Value:
+    """The shape of ``torch.randn(M, K)``, ``torch.full((M, N), 0)``, ``torch.randint(0, 9, (M,))``..."""
+    args = [a for a in node.args if not isinstance(a, ast.Starred)]
+    size = next((k.value for k in node.keywords if k.arg == "size"), None)
+    if name in ("randn_like", "empty_like"):
+        base = _eval(args[0], env, aliases) if args else None
+        return base if isinstance(base, Shaped) else Sym(_text(node))
+    if name == "tensor":
+        data = args[0] if args else None
+        shape: list[Value] = []
+        while isinstance(data, ast.List | ast.Tuple):
+            shape.append(len(data.elts))
+            data = data.elts[0] if data.elts else None
+        return Shaped(tuple(shape))
+    if name == "randint":
+        size = size if size is not None else (args[-1] if args else None)
+        args = []
+    elif name == "full":
+        size = args[0] if args else size
+        args = []
+    if size is not None:
+        value = _eval(size, env, aliases)
+        return Shaped(value if isinstance(value, tuple) else (value,))
+    if len(args) == 1 and isinstance(args[0], ast.Tuple | ast.List):
+        return Shaped(_eval(args[0], env, aliases))
+    return Shaped(tuple(_eval(a, env, aliases) for a in args))
+
+
 def _call(node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> Value:
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    owner = func.value if isinstance(func, ast.Attribute) else None
+    if isinstance(owner, ast.Name) and owner.id == "torch" and name in _TORCH_MAKERS:
+        return _tensor(node, name, env, aliases)
+    if isinstance(func, ast.Attribute) and name in _SAME_SHAPE | {"t"}:
+        base = _eval(func.value, env, aliases)
+        if isinstance(base, Shaped):
+            return Shaped(tuple(reversed(base.shape))) if name == "t" else base
     known = name in ("ceildiv", "cdiv", "min", "max", "int", "dynamic", "symbolic") or dtype_name(name)
     args = [_eval(a, env, aliases) for a in node.args if not isinstance(a, ast.Starred)] if known else []
     if name in ("ceildiv", "cdiv") and len(args) == 2:
