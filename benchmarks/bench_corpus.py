@@ -76,9 +76,13 @@ def timed(run: Callable[[], object], count: int) -> list[float]:
 def corpus_figures(files: list[Path]) -> dict[str, StaticFile]:
     analyses: dict[str, StaticFile] = {}
     cold: list[float] = []
+    parse: list[float] = []
     hints: list[float] = []
     for path in files:
         text = path.read_text()
+        began = time.perf_counter()
+        ast.parse(text)
+        parse.append(time.perf_counter() - began)
         began = time.perf_counter()
         static = analyze_source(text, str(path))
         cold.append(time.perf_counter() - began)
@@ -98,6 +102,7 @@ def corpus_figures(files: list[Path]) -> dict[str, StaticFile]:
         for d in static.diagnostics:
             if d.severity in ("error", "warning"):
                 print(f"  {d.severity}: {name}:{d.span.line} [{d.code}] {d.message}")
+    print(row("whole-file ast.parse per file (reference)", parse))
     print(row("static analysis per file, cold", cold))
     print(row("inlay hints per file (analysis cached)", hints))
     return analyses

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from tilescope.core.model import Access, Diagnostic, Span
 from tilescope.core.static.evaluate import Value, dtype_name, is_known_int
-from tilescope.core.static.records import BufferDecl, QuickFix, TextEdit
+from tilescope.core.static.records import BufferDecl, QuickFix, SharedFloor, TextEdit
 from tilescope.core.static.syntax import keyword
 from tilescope.core.targets import shared_memory_budget
 
@@ -189,17 +189,14 @@ class Loop:
     accesses: list[Access]
 
 
-def check_kernel(kernel: StaticKernel, loops: Sequence[Loop] = ()) -> list[Diagnostic]:
-    """Shared memory per block, warned only when a certain lower bound exceeds the budget.
+def shared_floor(kernel: StaticKernel, loops: Sequence[Loop] = ()) -> SharedFloor | None:
+    """The largest set of shared buffers certainly live at once, counted as TileLang keeps them.
 
     TileLang merges shared buffers whose lifetimes do not overlap, so the sum of all allocations
     is no bound. What no merging undoes: the shared buffers one loop touches are live together
     for the whole loop (every iteration needs them again), and in a ``T.Pipelined`` loop a buffer
-    one op writes and another reads is kept once per stage.
+    a copy from global memory fills and another op reads is kept once per stage.
     """
-    budget = shared_memory_budget(kernel.target)
-    if budget is None:
-        return []
     sizes = {
         d.buffer.name: d.buffer.bytes
         for d in kernel.buffers
@@ -207,23 +204,28 @@ def check_kernel(kernel: StaticKernel, loops: Sequence[Loop] = ()) -> list[Diagn
     }
     global_names = {d.buffer.name for d in kernel.buffers if d.buffer.scope == "global"}
     groups = [Loop(a.line, 1, [a]) for a in kernel.accesses] + list(loops)
-    best: tuple[int, int, list[tuple[str, int]]] | None = None
+    best: SharedFloor | None = None
     for group in groups:
-        names = [n for a in group.accesses for n in (*a.reads, *a.writes) if n in sizes]
-        names = list(dict.fromkeys(names))
+        names = list(dict.fromkeys(n for a in group.accesses for n in (*a.reads, *a.writes) if n in sizes))
         if not names or any(sizes[n] is None for n in names):
             continue
-        parts = [(n, _copies(n, group, global_names)) for n in names]
-        total = sum((sizes[n] or 0) * copies for n, copies in parts)
-        if best is None or total > best[0]:
-            best = (total, group.line, parts)
-    if best is None or best[0] <= budget:
+        parts = [(n, sizes[n] or 0, _copies(n, group, global_names)) for n in names]
+        total = sum(size * copies for _, size, copies in parts)
+        if best is None or total > best.bytes:
+            best = SharedFloor(total, group.line, parts)
+    return best
+
+
+def check_kernel(kernel: StaticKernel) -> list[Diagnostic]:
+    """Shared memory per block, warned only when the certain lower bound exceeds the budget."""
+    budget = shared_memory_budget(kernel.target)
+    floor = kernel.shared_floor
+    if budget is None or floor is None or floor.bytes <= budget:
         return []
-    total, line, parts = best
-    listed = ", ".join(f"{n} {kib(sizes[n] or 0)}" + (f" × {c} stages" if c > 1 else "") for n, c in parts)
+    listed = ", ".join(f"{n} {kib(size)}" + (f" × {c} stages" if c > 1 else "") for n, size, c in floor.parts)
     anchor = kernel.launch.span if kernel.launch else kernel.ref.span
     message = (
-        f"shared memory of at least {kib(total)} per block (live together from line {line}: {listed}) "
+        f"shared memory of at least {kib(floor.bytes)} per block (live together from line {floor.line}: {listed}) "
         f"exceeds the {kernel.target} limit of {kib(budget)}"
     )
     return [Diagnostic("warning", message, anchor, "shared-memory", kernel=kernel.ref.name)]

@@ -338,7 +338,8 @@ class KernelReader:
             shared_bytes=shared,
             target=self.target,
         )
-        self.diagnostics.extend(checks.check_kernel(kernel, self.loops))
+        kernel = replace(kernel, shared_floor=checks.shared_floor(kernel, self.loops))
+        self.diagnostics.extend(checks.check_kernel(kernel))
         self._uninitialised(kernel)
         return kernel
 

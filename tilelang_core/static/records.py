@@ -98,6 +98,16 @@ class QuickFix:
 
 
 @dataclass(frozen=True)
+class SharedFloor:
+    """A certain lower bound on a kernel's shared memory: buffers live together from ``line``."""
+
+    bytes: int
+    line: int
+    parts: list[tuple[str, int, int]]
+    """Each buffer: name, bytes of one copy, copies kept."""
+
+
+@dataclass(frozen=True)
 class StaticKernel:
     ref: KernelRef
     span: Span
@@ -113,6 +123,8 @@ class StaticKernel:
     target: str
     name_span: Span | None = None
     """The kernel's name on its ``def`` line."""
+    shared_floor: SharedFloor | None = None
+    """Shared memory the kernel needs at least, whatever TileLang merges (``checks.shared_floor``)."""
 
     def buffer(self, name: str) -> BufferDecl | None:
         return next((b for b in self.buffers if b.buffer.name == name), None)
