@@ -29,7 +29,8 @@ from pathlib import Path
 from tilescope.core.static import StaticFile, analyze_source
 from tilescope.core.static.hints import inlay_hints
 from tilescope.core.static.merge import Facts
-from tilescope.core.static.recover import clear_cache, source_lines, split_blocks
+from tilescope.core.static.recover import clear_cache
+from tilescope.core.static.split import source_lines, split_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("TILESCOPE_CORPUS", ROOT / ".." / "shared" / "corpus" / "tilelang-examples"))

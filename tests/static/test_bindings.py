@@ -8,7 +8,7 @@ from pathlib import Path
 from tilescope.core.static import analyze_source
 from tilescope.core.static.describe import hover
 from tilescope.core.static.merge import Facts
-from tilescope.core.static.recover import source_lines
+from tilescope.core.static.split import source_lines
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 GEMM = (EXAMPLES / "gemm.py").read_text()

@@ -11,7 +11,7 @@ from tilescope.core.static.describe import hover
 from tilescope.core.static.hints import inlay_hints
 from tilescope.core.static.merge import Facts
 from tilescope.core.static.navigate import outline
-from tilescope.core.static.recover import source_lines, split_blocks
+from tilescope.core.static.split import source_lines, split_blocks
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 GEMM = (EXAMPLES / "gemm.py").read_text()
