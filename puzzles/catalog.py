@@ -75,6 +75,8 @@ class WrongSolution:
     expect: Expect
     case: str | None = None
     """The case it must fail on (``timed`` is the performance shape), where that is the point."""
+    timeout_s: float | None = None
+    """A shorter limit for a file that never loads, so that its test does not wait the default."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,10 @@ def _load_reference(path: Path) -> ModuleType:
     return module
 
 
+def _hidden(meta: dict[str, Any]) -> HiddenSpec:
+    return HiddenSpec(int(meta["count"]), dict(meta["ranges"]), list(meta["values"]), dict(meta.get("step", {})))
+
+
 def _puzzle(folder: Path) -> Puzzle:
     meta: dict[str, Any] = json.loads((folder / "puzzle.json").read_text())
     number, slug = folder.name.split("_", 1)
@@ -146,13 +152,14 @@ def _puzzle(folder: Path) -> Puzzle:
         perf=PerfSpec(
             dict(perf["args"]), perf["bound"], float(perf["target"]), perf.get("baseline"), perf.get("speedup")
         ),
-        wrong=[WrongSolution(w["file"], w["mistake"], w["expect"], w.get("case")) for w in meta["wrong"]],
+        wrong=[
+            WrongSolution(w["file"], w["mistake"], w["expect"], w.get("case"), w.get("timeout_s"))
+            for w in meta["wrong"]
+        ],
         seeds=int(meta.get("seeds", 2)),
         cpu=bool(meta.get("cpu", False)),
         tolerance=dict(meta.get("tolerance", {})),
-        hidden=None
-        if hidden is None
-        else HiddenSpec(int(hidden["count"]), dict(hidden["ranges"]), list(hidden["values"]), dict(hidden.get("step", {}))),
+        hidden=None if hidden is None else _hidden(hidden),
     )
 
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tilescope.puzzles.report import Report
+if TYPE_CHECKING:
+    from tilescope.puzzles.report import Report
 
 
 class IsolatedGrader:
