@@ -105,9 +105,11 @@ class Workspace:
         self.path = tempfile.mkdtemp(prefix="tilescope-grade-", dir=base)
         self._count = 0
 
-    def buffer(self, name: str, shape: tuple[int, ...], dtype: torch.dtype, seed: int) -> SharedBuffer:
+    def buffer(
+        self, name: str, shape: tuple[int, ...], dtype: torch.dtype, seed: int, *, guarded: bool = True
+    ) -> SharedBuffer:
         self._count += 1
-        return SharedBuffer(os.path.join(self.path, f"{self._count}-{name}"), name, shape, dtype, seed)
+        return SharedBuffer(os.path.join(self.path, f"{self._count}-{name}"), name, shape, dtype, seed, guarded)
 
     def close(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)
@@ -116,11 +118,13 @@ class Workspace:
 class SharedBuffer:
     """The grader's side of one lent tensor."""
 
-    def __init__(self, path: str, name: str, shape: tuple[int, ...], dtype: torch.dtype, seed: int) -> None:
+    def __init__(
+        self, path: str, name: str, shape: tuple[int, ...], dtype: torch.dtype, seed: int, guarded: bool = True
+    ) -> None:
         self.name, self.shape, self.dtype = name, tuple(shape), dtype
         self.itemsize = torch.empty((), dtype=dtype).element_size()
         self.nbytes = math.prod(shape) * self.itemsize
-        self.guard = guard_bytes(self.nbytes)
+        self.guard = guard_bytes(self.nbytes) if guarded else 0
         total = 2 * self.guard + self.nbytes
         with open(path, "wb") as f:
             f.truncate(total)

@@ -9,6 +9,7 @@ nothing written on its channel can make a check pass.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import IO, Any
 
 from tilescope.puzzles.children import apply_limits, reply_channel
@@ -37,13 +38,12 @@ def _memory_diagnostic(path: str, err: BaseException) -> dict[str, Any]:
 
 def build_all(request: dict[str, Any], replies: IO[str]) -> None:
     """Answer one build request: a reply per argument set, then ``done``."""
-    from tvm import ir
-
     from tilescope.core.model import to_json
     from tilescope.puzzles import runner
+    from tvm import ir
 
     rid, path = request["id"], str(request["path"])
-    source = open(path).read()
+    source = Path(path).read_text()
     for index, args in enumerate(request["arg_sets"]):
         try:
             func = runner.build(path, source, dict(args))
@@ -52,7 +52,9 @@ def build_all(request: dict[str, Any], replies: IO[str]) -> None:
             _send(replies, {"id": rid, "op": "build-error", "index": index, "diagnostic": to_json(failure.diagnostic)})
             break
         except MemoryError as err:
-            _send(replies, {"id": rid, "op": "build-error", "index": index, "diagnostic": _memory_diagnostic(path, err)})
+            _send(
+                replies, {"id": rid, "op": "build-error", "index": index, "diagnostic": _memory_diagnostic(path, err)}
+            )
             break
     _send(replies, {"id": rid, "op": "done"})
 

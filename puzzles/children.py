@@ -11,6 +11,7 @@ tail of its stderr, so the report can name the real reason.
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import os
 import queue
@@ -159,18 +160,16 @@ class Child:
     def kill(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
 
-    def close(self) -> None:
+    def close(self, wait_s: float = 3.0) -> None:
         """Ask the child to stop (end of input), then kill it if it lingers."""
         if self.proc.poll() is None:
             try:
                 assert self.proc.stdin is not None
                 self.proc.stdin.close()
-                self.proc.wait(timeout=3)
+                self.proc.wait(timeout=wait_s)
             except (subprocess.TimeoutExpired, OSError):
                 pass
         self.kill()

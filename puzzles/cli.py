@@ -33,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--timeout", type=float, default=60.0, metavar="S", help="limit for loading, each compile and each run (60)"
     )
     p.add_argument("--seed", type=int, help="seed for the hidden cases (default: a fresh one)")
+    p.add_argument("--sanitize", action="store_true", help="also run one small case under compute-sanitizer")
     p.set_defaults(func=_check)
     p = verbs.add_parser("hint", help="unlock the next hint")
     p.add_argument("puzzle")
@@ -134,7 +135,7 @@ def _check(args: argparse.Namespace) -> int:
         from tilescope.puzzles.render import report_lines
 
         device = "cpu" if args.cpu else None
-        report = grader.grade(p.id, path, device=device, perf=not args.no_perf, seed=args.seed)
+        report = grader.grade(p.id, path, device=device, perf=not args.no_perf, seed=args.seed, sanitize=args.sanitize)
     store = ProgressStore()
     store.record(report)
     store.close()

@@ -9,6 +9,7 @@ judges everything from its own buffers. Kept warm between checks, restarted afte
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import IO, Any
 
 from tilescope.puzzles.children import apply_limits, reply_channel
@@ -27,13 +28,12 @@ class Executor:
         self.resident: dict[str, list[Any]] = {}
 
     def compile(self, request: dict[str, Any]) -> dict[str, Any]:
-        from tvm import ir
-
         from tilescope.core.model import to_json
         from tilescope.puzzles import runner
+        from tvm import ir
 
         path = str(request["path"])
-        source = open(path).read()
+        source = Path(path).read_text()
         try:
             if "prim_func" in request:
                 func = ir.load_json(request["prim_func"])
@@ -55,7 +55,6 @@ class Executor:
 
     def run(self, request: dict[str, Any]) -> dict[str, Any]:
         import torch
-
         from tilescope.core.errors import first_message
         from tilescope.puzzles.buffers import open_lent
 

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-
 from tilescope.core.model import Diagnostic
 from tilescope.puzzles import judge
 from tilescope.puzzles.catalog import KERNEL_NAME, Puzzle

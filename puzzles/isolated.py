@@ -33,7 +33,14 @@ class IsolatedGrader:
         self.session.close()
 
     def grade(
-        self, puzzle: str, path: str | Path, *, device: str | None = None, perf: bool = True, seed: int | None = None
+        self,
+        puzzle: str,
+        path: str | Path,
+        *,
+        device: str | None = None,
+        perf: bool = True,
+        seed: int | None = None,
+        sanitize: bool = False,
     ) -> Report:
         """Check ``path`` for ``puzzle``: on the GPU if there is one (``device=None``), else the CPU path."""
         from tilescope.puzzles import catalog, grader, judge
@@ -45,4 +52,6 @@ class IsolatedGrader:
                 device = "cuda" if hello.get("cuda") else "cpu"
             if device == "cpu":
                 return grader.grade_cpu(p, path, session=self.session, timeout_s=self.timeout_s, seed=seed)
-            return judge.check(p, path, self.session, device=device, perf=perf, timeout_s=self.timeout_s, seed=seed)
+            return judge.check(
+                p, path, self.session, device=device, perf=perf, timeout_s=self.timeout_s, seed=seed, sanitize=sanitize
+            )

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-
 from tilescope.core.model import Diagnostic, Span, from_json
 from tilescope.puzzles.buffers import Workspace
 from tilescope.puzzles.cases import TIMED, PlannedCase, fresh_seed, plan
@@ -113,7 +112,15 @@ def _result(case: PlannedCase, **fields: Any) -> CaseResult:
 
 
 def run_case(
-    puzzle: Puzzle, case: PlannedCase, params: list[Param], executor: Child, ws: Workspace, device: str, timeout_s: float
+    puzzle: Puzzle,
+    case: PlannedCase,
+    params: list[Param],
+    executor: Child,
+    ws: Workspace,
+    device: str,
+    timeout_s: float,
+    *,
+    guarded: bool = True,
 ) -> CaseResult:
     """Lend the case's tensors, have the kernel process run it, and judge what it left in them."""
     ref = puzzle.reference()
@@ -124,21 +131,30 @@ def run_case(
     if problem:
         return _result(case, passed=False, failure="signature", problem=problem)
     names = [p.name for p in params]
-    in_bufs = [ws.buffer(n, tuple(t.shape), t.dtype, case.data_seed + i) for i, (n, t) in enumerate(zip(names, inputs))]
+    in_bufs = [
+        ws.buffer(n, tuple(t.shape), t.dtype, case.data_seed + i, guarded=guarded)
+        for i, (n, t) in enumerate(zip(names, inputs, strict=False))
+    ]
     for buf, t in zip(in_bufs, inputs, strict=True):
         buf.fill(t)
     out_bufs = [
-        ws.buffer(n, tuple(e.shape), e.dtype, case.data_seed + 100 + i)
-        for i, (n, e) in enumerate(zip(names[len(inputs) :], expected))
+        ws.buffer(n, tuple(e.shape), e.dtype, case.data_seed + 100 + i, guarded=guarded)
+        for i, (n, e) in enumerate(zip(names[len(inputs) :], expected, strict=True))
     ]
     for buf in out_bufs:
         buf.poison_body()
     specs = [b.spec.to_json() for b in (*in_bufs, *out_bufs)]
-    reply = _call(executor, {"op": "run", "key": case.key, "buffers": specs, "device": device}, timeout_s, {"ran", "run-error"})
+    request = {"op": "run", "key": case.key, "buffers": specs, "device": device}
+    reply = _call(executor, request, timeout_s, {"ran", "run-error"})
     if reply["op"] == "run-error":
-        return _result(case, passed=False, failure="runtime-error", problem=f"The kernel failed: {reply.get('message')}")
-    checks = [check_output(n, e, b, puzzle.tolerance) for n, e, b in zip(puzzle.outputs, expected, out_bufs)]
-    verdict = first_failure([v for c in checks if (v := judge_output(c))]) or judge_inputs(names[: len(inputs)], in_bufs, inputs)
+        problem = f"The kernel failed: {reply.get('message')}"
+        return _result(case, passed=False, failure="runtime-error", problem=problem)
+    checks = [
+        check_output(n, e, b, puzzle.tolerance) for n, e, b in zip(puzzle.outputs, expected, out_bufs, strict=True)
+    ]
+    verdict = first_failure([v for c in checks if (v := judge_output(c))]) or judge_inputs(
+        names[: len(inputs)], in_bufs, inputs
+    )
     if verdict:
         return _result(case, passed=False, outputs=checks, failure=verdict[0], problem=verdict[1])
     return _result(case, passed=True, outputs=checks)
@@ -240,9 +256,13 @@ def check(
     perf: bool = True,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     seed: int | None = None,
+    sanitize: bool = False,
     progress: ProgressFn = _quiet,
 ) -> Report:
-    """Check a solution file; never raises for a bad solution. ``device`` defaults to the GPU if any."""
+    """Check a solution file; never raises for a bad solution. ``device`` defaults to the GPU if any.
+
+    ``sanitize`` also runs one small case under compute-sanitizer's memcheck and racecheck (GPU only).
+    """
     path = str(Path(path).resolve())
     seed = fresh_seed() if seed is None else seed
     builder = session.take_builder()
@@ -270,7 +290,49 @@ def check(
         return _void(base, "loader", violation, [])
     finally:
         builder.close()
-    return _run(puzzle, path, session, executor, funcs, planned, device, base, timeout_s, progress)
+    report = _run(puzzle, path, session, executor, funcs, planned, device, base, timeout_s, progress)
+    if sanitize and device == "cuda" and report.failure in (None, "wrong-values", "non-finite", "out-of-bounds"):
+        report = _sanitized(puzzle, path, report, planned, funcs, timeout_s, progress)
+    return report
+
+
+def _sanitized(
+    puzzle: Puzzle,
+    path: str,
+    report: Report,
+    planned: list[PlannedCase],
+    funcs: dict[str, str],
+    timeout_s: float,
+    progress: ProgressFn,
+) -> Report:
+    """The report with memcheck's and racecheck's word on one small case; an error they find fails it."""
+    import dataclasses
+
+    from tilescope.puzzles import sanitizer
+
+    exe = sanitizer.find_tool()
+    if exe is None:
+        missing = "memcheck and racecheck: compute-sanitizer is not installed on this machine"
+        return dataclasses.replace(report, not_checked=[*report.not_checked, missing])
+    case = sanitizer.small_case(planned)
+    findings, checked, not_checked = [], list(report.checked), list(report.not_checked)
+    for tool in sanitizer.TOOLS:
+        progress(f"{tool} on case {case.name}")
+        try:
+            finding = sanitizer.run_tool(tool, exe, puzzle, case, funcs[case.key], path, max(timeout_s, 120.0))
+        except (ChildGone, Violation) as err:
+            not_checked.append(f"{tool} on case {case.name}: the tool's run did not finish ({err})")
+            continue
+        findings.append(finding)
+        words = f"{finding.errors} errors" if finding.errors else "no errors"
+        checked.append(f"{tool} on case {case.name} ({_describe(case.args)}): {words}")
+    report = dataclasses.replace(report, sanitizer=findings, checked=checked, not_checked=not_checked)
+    bad = next((f for f in findings if f.errors), None)
+    if bad is None or not report.passed:
+        return report
+    failure: FailureKind = "race" if bad.tool == "racecheck" else "out-of-bounds"
+    summary = f"{bad.tool} on case {case.name} ({_describe(case.args)}): " + "; ".join(bad.first[:3])
+    return dataclasses.replace(report, passed=False, failure=failure, summary=summary, perf=None)
 
 
 def _run(

@@ -72,6 +72,16 @@ class PerfResult:
 
 
 @dataclass(frozen=True)
+class SanitizerFinding:
+    """What compute-sanitizer said about one small case."""
+
+    tool: str
+    errors: int
+    first: list[str]
+    """The tool's lines for the first error: what, where (kernel and source line), which thread."""
+
+
+@dataclass(frozen=True)
 class ChildExit:
     """How a grading process ended when it did not answer."""
 
@@ -100,6 +110,7 @@ class Report:
     seed: int | None = None
     """The seed of this check's hidden cases, so that a failure can be reproduced."""
     exit: ChildExit | None = None
+    sanitizer: list[SanitizerFinding] = field(default_factory=list)
 
     @property
     def stars(self) -> int:

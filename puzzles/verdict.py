@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
-
 from tilescope.puzzles.buffers import GuardReport, SharedBuffer
 from tilescope.puzzles.compare import compare, default_tolerance
 from tilescope.puzzles.report import FailureKind, OutputCheck
@@ -88,11 +87,11 @@ def check_output(name: str, expected: torch.Tensor, buf: SharedBuffer, tol: dict
     return OutputCheck(name, compare(expected, got, atol, rtol), buf.check(), count, first)
 
 
-def judge_inputs(names: Sequence[str], buffers: Sequence[SharedBuffer], originals: Sequence[torch.Tensor]) -> (
-    tuple[FailureKind, str] | None
-):
+def judge_inputs(
+    names: Sequence[str], buffers: Sequence[SharedBuffer], originals: Sequence[torch.Tensor]
+) -> tuple[FailureKind, str] | None:
     """Stray writes around an input, or an input the kernel changed."""
-    for name, buf, before in zip(names, buffers, originals, strict=True):
+    for name, buf in zip(names, buffers, strict=True):
         guard = buf.check()
         if not guard.ok:
             return "out-of-bounds", stray_words(name, guard)

@@ -46,7 +46,7 @@ def test_integer_outputs_are_poisoned_too(ws: Workspace) -> None:
 
 
 def _as_kernel_sees_it(buf_spec: dict, dtype: torch.dtype) -> torch.Tensor:
-    host, whole, _ = open_lent(buf_spec, "cpu")
+    _, whole, _ = open_lent(buf_spec, "cpu")
     return whole.view(dtype)
 
 

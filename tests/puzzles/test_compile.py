@@ -51,7 +51,9 @@ def test_compile_error_is_reported_at_the_learners_line(analyzer: Analyzer) -> N
 
 def test_wrong_dtype_is_a_signature_failure_in_plain_words(analyzer: Analyzer) -> None:
     p = catalog.get(3)
-    report = grader.grade_cpu(_only(p, "tiny"), p.folder / "wrong" / "half_precision.py", analyzer=analyzer, ptxas=False)
+    report = grader.grade_cpu(
+        _only(p, "tiny"), p.folder / "wrong" / "half_precision.py", analyzer=analyzer, ptxas=False
+    )
     assert report.failure == "signature"
     assert report.summary == "Parameter A is declared float16; the puzzle passes float32."
 

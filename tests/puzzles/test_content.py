@@ -15,7 +15,18 @@ from tilescope.puzzles.tensors import VALUE_KINDS
 
 PUZZLES = catalog.puzzles()
 EXPECTS = set(typing.get_args(catalog.Expect))
-REDUCTION_AXIS = {"06": "N", "07": "N", "08": "N", "09": "N", "11": "K", "12": "K", "13": "K", "14": "K", "16": "seq_len", "17": "K"}
+REDUCTION_AXIS = {
+    "06": "N",
+    "07": "N",
+    "08": "N",
+    "09": "N",
+    "11": "K",
+    "12": "K",
+    "13": "K",
+    "14": "K",
+    "16": "seq_len",
+    "17": "K",
+}
 SOFTMAX_LIKE = {"07", "08", "16"}
 
 

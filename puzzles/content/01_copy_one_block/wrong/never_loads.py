@@ -5,7 +5,7 @@ import itertools
 import tilelang.language as T
 
 
-def _spin(forever=any(itertools.repeat(False))):
+def _spin(forever=any(itertools.repeat(False))):  # noqa: B008  (runs at import: the point of this file)
     return forever
 
 
