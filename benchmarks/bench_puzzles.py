@@ -23,8 +23,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from tilescope.puzzles import catalog
 from tilescope.puzzles.timing import stars
 

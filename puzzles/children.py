@@ -88,7 +88,7 @@ class Child:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            cwd=str(Path(__file__).resolve().parent.parent),
+            cwd=str(Path(__file__).resolve().parent / "content"),  # no module there can shadow an import
             env=child_env,
         )
         self._lines: queue.Queue[str | None] = queue.Queue()
