@@ -135,13 +135,16 @@ def cli_times(ids: list[str], repeats: int = 3) -> list[dict[str, Any]]:
     return rows
 
 
-def sanitizer_runs() -> list[dict[str, Any]]:
+SANITIZED = "01:solution.py,01:wrong/unmasked.py,15:wrong/no_halo.py"
+
+
+def sanitizer_runs(spec: str = SANITIZED) -> list[dict[str, Any]]:
     """Checks under compute-sanitizer: a clean reference, a store past the end, a halo read past shared memory."""
     from tilescope.core.model import to_json
     from tilescope.puzzles import judge
     from tilescope.puzzles.session import Session
 
-    files = [("01", "solution.py"), ("01", "wrong/unmasked.py"), ("15", "wrong/no_halo.py")]
+    files = [tuple(item.split(":", 1)) for item in spec.split(",")]
     rows = []
     with_session = Session()
     try:
@@ -218,7 +221,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=12)
     parser.add_argument("--render", type=Path, help="print the markdown table of a saved report")
     parser.add_argument("--cli", default="", help="comma-separated puzzles to time warm CLI checks of")
-    parser.add_argument("--sanitize", action="store_true", help="also run checks under compute-sanitizer")
+    parser.add_argument(
+        "--sanitize", nargs="?", const=SANITIZED, default="", help="PUZZLE:FILE,... to check under compute-sanitizer"
+    )
+    parser.add_argument("--repeats", type=int, default=3, help="timed CLI runs per puzzle, after one warm-up")
     parser.add_argument("--skip-verify", action="store_true", help="only the CLI and sanitizer parts")
     args = parser.parse_args(argv)
     if args.render:
@@ -237,9 +243,9 @@ def main(argv: list[str] | None = None) -> int:
         "ceilings": ceilings(),
     }
     if args.cli:
-        report["cli"] = cli_times(args.cli.split(","))
+        report["cli"] = cli_times(args.cli.split(","), args.repeats)
     if args.sanitize:
-        report["sanitizer"] = sanitizer_runs()
+        report["sanitizer"] = sanitizer_runs(args.sanitize)
     if args.out:
         args.out.write_text(json.dumps(report, indent=1))
     rows_log = args.out.with_suffix(".rows.jsonl") if args.out else None

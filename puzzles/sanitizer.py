@@ -48,7 +48,7 @@ def small_case(cases: list[PlannedCase]) -> PlannedCase:
 
 
 def parse(tool: str, log: str) -> Finding:
-    lines = [ln.removeprefix("=========").rstrip() for ln in log.splitlines() if ln.startswith("=========")]
+    lines = [ln.removeprefix("=========").removeprefix(" ").rstrip() for ln in log.splitlines() if ln.startswith("=")]
     errors = 0
     for ln in lines:
         m = _SUMMARY.search(ln)

@@ -1,7 +1,8 @@
-"""The grader's two helper processes, started early so that their imports overlap the grader's own.
+"""The grader's helper processes, started early so that their imports overlap the grader's own.
 
 A loader (``builder``) is used for one check and replaced by a fresh spare; the kernel process
-(``executor``) stays warm between checks and is replaced after any failure.
+(``executor``) stays warm between checks and is replaced after any failure; on a GPU a second
+kernel process compiles the hidden shapes ahead.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ READY_S = 120.0
 
 
 class Session:
-    def __init__(self, *, cpu_only: bool = False, keep_spare: bool = True) -> None:
+    def __init__(self, *, cpu_only: bool = False, keep_spare: bool = True, precompile: bool | None = None) -> None:
         self.keep_spare = keep_spare
+        self.precompile = not cpu_only if precompile is None else precompile
+        self._helper: Child | None = None
         self.env = {"CUDA_VISIBLE_DEVICES": ""} if cpu_only else {}
         self._builder: Child | None = None
         self._executor: Child | None = None
@@ -31,6 +34,12 @@ class Session:
         if self._executor is None or not self._executor.alive():
             self._executor = Child("kernel", "tilescope.puzzles.executor", env=self.env)
             self.hello = None
+        if self.precompile and (self._helper is None or not self._helper.alive()):
+            self._helper = Child("compiler", "tilescope.puzzles.executor", env=self.env)
+
+    def helper(self) -> Child | None:
+        """A second kernel process that only compiles ahead (see ``judge``); None when not wanted."""
+        return self._helper if self._helper is not None and self._helper.alive() else None
 
     def take_builder(self) -> Child:
         """A loader for one check (the caller closes it); a fresh spare starts in its place."""
@@ -59,7 +68,7 @@ class Session:
         self._executor, self.hello = None, None
 
     def close(self) -> None:
-        for child in (self._builder, self._executor):
+        for child in (self._builder, self._executor, self._helper):
             if child is not None:
                 child.close()
-        self._builder = self._executor = None
+        self._builder = self._executor = self._helper = None
