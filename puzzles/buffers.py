@@ -6,8 +6,10 @@ with a seeded pattern; the kernel's process maps the file, runs on the body and 
 back. The grader then reads the file itself: values, never-written elements, stray writes and changed
 inputs are all found in bytes it owns, so nothing the other process says can pass a check.
 
-Guards are as large as the body (at least 64 KiB, at most 64 MiB a side), so a kernel that writes up
-to a whole output's length past either end is counted exactly, element by element.
+Guards are as large as the body (at least 64 KiB, at most 16 MiB a side), so a kernel that writes up
+to a whole output's length past either end is counted exactly, element by element. The guard
+pattern is one seeded 4 KiB block repeated, and a buffer is judged on the grader's GPU when it has
+one (``load``), so that a 256 MB timed output costs milliseconds, not seconds.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from typing import Any
 import torch
 
 GUARD_MIN = 64 << 10
-GUARD_MAX = 64 << 20
-ALIGN = 256
-"""Guards are a multiple of 256 bytes, so the body stays as aligned as a fresh allocation."""
+GUARD_MAX = 16 << 20
+ALIGN = 4096
+"""Guards are whole pattern blocks, which also keeps the body as aligned as a fresh allocation."""
 
 _BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 _NAN_PAYLOAD = {
@@ -131,30 +133,38 @@ class SharedBuffer:
         self.path = path
         self.raw = _map(path, total)
         gen = torch.Generator().manual_seed(seed)
-        self.pattern = torch.randint(0, 256, (2 * self.guard,), generator=gen, dtype=torch.uint8)
-        self.raw[: self.guard] = self.pattern[: self.guard]
-        self.raw[self.guard + self.nbytes :] = self.pattern[self.guard :]
+        self.block = torch.randint(0, 256, (ALIGN,), generator=gen, dtype=torch.uint8)
+        self.restore_guards()
         self._bits = _BITS.get(self.itemsize, torch.uint8)
         self.poison = poison_bits(dtype)
+        self._seen = self.raw
 
     @property
     def spec(self) -> BufferSpec:
         return BufferSpec(self.name, self.path, list(self.shape), dtype_name(self.dtype), self.guard, self.nbytes)
 
+    def _body(self, raw: torch.Tensor) -> torch.Tensor:
+        return raw[self.guard : self.guard + self.nbytes].view(self.dtype).view(self.shape)
+
     @property
     def body(self) -> torch.Tensor:
-        """The tensor itself, read from the file (a view: reflects what the kernel wrote)."""
-        return self.raw[self.guard : self.guard + self.nbytes].view(self.dtype).view(self.shape)
+        """The tensor as last ``load``-ed (before that, the file itself)."""
+        return self._body(self._seen)
+
+    def load(self, device: str) -> None:
+        """Read what the kernel left in the file, onto ``device`` for judging."""
+        self._seen = self.raw if device == "cpu" else self.raw.to(device)
 
     def fill(self, value: torch.Tensor) -> None:
-        self.body.copy_(value.detach().to("cpu"))
+        self._body(self.raw).copy_(value.detach())
 
     def poison_body(self) -> None:
-        self.body.view(self._bits).fill_(self.poison)
+        self._body(self.raw).view(self._bits).fill_(self.poison)
 
     def restore_guards(self) -> None:
-        self.raw[: self.guard] = self.pattern[: self.guard]
-        self.raw[self.guard + self.nbytes :] = self.pattern[self.guard :]
+        if self.guard:
+            self.raw[: self.guard].view(-1, ALIGN)[:] = self.block
+            self.raw[self.guard + self.nbytes :].view(-1, ALIGN)[:] = self.block
 
     def unwritten(self) -> torch.Tensor:
         """Elements that still hold the poison bit pattern: the kernel never stored to them."""
@@ -162,10 +172,14 @@ class SharedBuffer:
 
     def check(self) -> GuardReport:
         band = self.guard // self.itemsize
-        head = self.raw[: self.guard] != self.pattern[: self.guard]
-        tail = self.raw[self.guard + self.nbytes :] != self.pattern[self.guard :]
-        before = torch.nonzero(head.view(band, self.itemsize).any(dim=1)).reshape(-1)
-        after = torch.nonzero(tail.view(band, self.itemsize).any(dim=1)).reshape(-1)
+        if not band:
+            return GuardReport(0, 0, None, None, 0)
+        seen = self._seen
+        block = self.block.to(seen.device)
+        head = seen[: self.guard].view(-1, ALIGN) != block
+        tail = seen[self.guard + self.nbytes :].view(-1, ALIGN) != block
+        before = torch.nonzero(head.reshape(band, self.itemsize).any(dim=1)).reshape(-1)
+        after = torch.nonzero(tail.reshape(band, self.itemsize).any(dim=1)).reshape(-1)
         return GuardReport(
             before=int(before.numel()),
             after=int(after.numel()),

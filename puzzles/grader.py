@@ -90,13 +90,42 @@ def grade_cpu(
     source = Path(path).read_text()
     base = {"puzzle": puzzle.id, "path": path, "device": "cpu"}
     have_ptxas = find_nvcc() is not None if ptxas is None else ptxas
-    own = analyzer is None
-    analyzer = analyzer or Analyzer()
+    own_session = session is None
+    session = session or Session(cpu_only=True, keep_spare=False)
     try:
-        diagnostics, warnings, problems = _compile_only(puzzle, path, source, analyzer, have_ptxas, progress)
+        progress("loading the file")
+        failed = judge.load_check(puzzle, path, session, timeout_s)  # the same reasons as on a GPU
+        if failed is not None:
+            return failed
+        own = analyzer is None
+        analyzer = analyzer or Analyzer(timeout_s=timeout_s)
+        try:
+            diagnostics, warnings, problems = _compile_only(puzzle, path, source, analyzer, have_ptxas, progress)
+        finally:
+            if own:
+                analyzer.close()
+        return _cpu_report(
+            puzzle, path, base, session, diagnostics, warnings, problems, have_ptxas, run_cpu, timeout_s, seed, progress
+        )
     finally:
-        if own:
-            analyzer.close()
+        if own_session:
+            session.close()
+
+
+def _cpu_report(
+    puzzle: Puzzle,
+    path: str,
+    base: dict[str, Any],
+    session: Session,
+    diagnostics: list[Diagnostic],
+    warnings: list[str],
+    problems: list[str],
+    have_ptxas: bool,
+    run_cpu: bool,
+    timeout_s: float,
+    seed: int | None,
+    progress: ProgressFn,
+) -> Report:
     checked = ["lowered for sm_90 for every test shape"]
     if have_ptxas:
         checked.append("ptxas assembled the device code (registers and spills)")
@@ -113,13 +142,7 @@ def grade_cpu(
     if not (puzzle.cpu and run_cpu):
         not_checked.insert(0, "values: this puzzle needs a CUDA GPU to run (TileLang's C target cannot run it)")
         return Report(**base, passed=False, summary="compiles for sm_90; values not checked without a GPU", **common)
-    own_session = session is None
-    session = session or Session(cpu_only=True, keep_spare=False)
-    try:
-        report = judge.check(puzzle, path, session, device="cpu", timeout_s=timeout_s, seed=seed, progress=progress)
-    finally:
-        if own_session:
-            session.close()
+    report = judge.check(puzzle, path, session, device="cpu", timeout_s=timeout_s, seed=seed, progress=progress)
     not_checked.insert(0, "values on a GPU: the C target runs the same kernel through a different code path")
     return dataclasses.replace(
         report,

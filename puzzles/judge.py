@@ -87,7 +87,7 @@ def build(builder: Child, path: str, arg_sets: list[dict[str, int]], timeout_s: 
             reply = _expect(builder.receive(deadline - time.monotonic()), rid, {"built", "build-error", "done"})
         except ChildGone as gone:
             if gone.timed_out:
-                gone.reason = f"did not finish loading the file within {timeout_s:g} s"
+                gone.reason = f"did not finish within {timeout_s:g} s"
             raise
         if reply["op"] == "done":
             break
@@ -124,8 +124,9 @@ def run_case(
 ) -> CaseResult:
     """Lend the case's tensors, have the kernel process run it, and judge what it left in them."""
     ref = puzzle.reference()
-    gen = torch.Generator().manual_seed(case.data_seed)
-    inputs = ref.inputs(case.args, gen, case.values, "cpu")
+    on_gpu = case.kind == "timed" and device == "cuda"  # the timed shape's inputs are large: make them there
+    gen = torch.Generator(device="cuda" if on_gpu else "cpu").manual_seed(case.data_seed)
+    inputs = ref.inputs(case.args, gen, case.values, device if on_gpu else "cpu")
     expected = list(ref.reference(*[t.clone().to(device) for t in inputs]))
     problem = signature_problem(params, [*inputs, *expected])
     if problem:
@@ -149,6 +150,8 @@ def run_case(
     if reply["op"] == "run-error":
         problem = f"The kernel failed: {reply.get('message')}"
         return _result(case, passed=False, failure="runtime-error", problem=problem)
+    for buf in (*in_bufs, *out_bufs):
+        buf.load(device)
     checks = [
         check_output(n, e, b, puzzle.tolerance) for n, e, b in zip(puzzle.outputs, expected, out_bufs, strict=True)
     ]
@@ -278,8 +281,24 @@ def check(
     keys = list(dict.fromkeys(c.key for c in planned))
     arg_sets = [next(c.args for c in planned if c.key == k) for k in keys]
     progress("loading the file")
+    loaded = _load(builder, path, keys, arg_sets, base, timeout_s)
+    if isinstance(loaded, Report):
+        return loaded
+    funcs = loaded
+    _precompile(session, planned, funcs, path, device)
+    report = _run(puzzle, path, session, executor, funcs, planned, device, base, timeout_s, progress)
+    checkable = (None, "wrong-values", "non-finite", "out-of-bounds", "runtime-error")
+    if sanitize and device == "cuda" and report.failure in checkable:
+        report = _sanitized(puzzle, path, report, planned, funcs, timeout_s, progress)
+    return report
+
+
+def _load(
+    builder: Child, path: str, keys: list[str], arg_sets: list[dict[str, int]], base: dict[str, Any], timeout_s: float
+) -> dict[str, str] | Report:
+    """PrimFunc JSON by case key, or the report of why the file could not be loaded."""
     try:
-        funcs = dict(zip(keys, build(builder, path, arg_sets, timeout_s), strict=True))
+        return dict(zip(keys, build(builder, path, arg_sets, timeout_s), strict=True))
     except BuildFailed as failed:
         d = failed.diagnostic
         kind: FailureKind = "out-of-memory" if d.code == "out-of-memory" else "compile-error"
@@ -290,12 +309,20 @@ def check(
         return _void(base, "loader", violation, [])
     finally:
         builder.close()
-    _precompile(session, planned, funcs, path, device)
-    report = _run(puzzle, path, session, executor, funcs, planned, device, base, timeout_s, progress)
-    checkable = (None, "wrong-values", "non-finite", "out-of-bounds", "runtime-error")
-    if sanitize and device == "cuda" and report.failure in checkable:
-        report = _sanitized(puzzle, path, report, planned, funcs, timeout_s, progress)
-    return report
+
+
+def load_check(
+    puzzle: Puzzle, path: str | Path, session: Session, timeout_s: float = DEFAULT_TIMEOUT_S
+) -> Report | None:
+    """Only load the file and build its kernels in a fresh loader: the report of what went wrong, or None."""
+    path = str(Path(path).resolve())
+    planned = plan(puzzle, 0, timed=False)
+    keys = list(dict.fromkeys(c.key for c in planned if c.kind == "fixed"))
+    arg_sets = [next(c.args for c in planned if c.key == k) for k in keys]
+    loaded = _load(
+        session.take_builder(), path, keys, arg_sets, {"puzzle": puzzle.id, "path": path, "device": "cpu"}, timeout_s
+    )
+    return loaded if isinstance(loaded, Report) else None
 
 
 def _precompile(session: Session, planned: list[PlannedCase], funcs: dict[str, str], path: str, device: str) -> None:

@@ -95,8 +95,9 @@ def judge_inputs(
         guard = buf.check()
         if not guard.ok:
             return "out-of-bounds", stray_words(name, guard)
-    for name, buf, before in zip(names, buffers, originals, strict=True):
+    for name, buf, original in zip(names, buffers, originals, strict=True):
         now = buf.body
+        before = original.to(now.device)
         if not torch.equal(now, before) and not (now.isnan() & before.isnan()).any():
             return "input-modified", f"The kernel changed its input {name}."
     return None
