@@ -12,6 +12,9 @@ from tilescope.puzzles.catalog import Puzzle, puzzles
 from tilescope.puzzles.compare import compare, default_tolerance
 
 PUZZLES = puzzles()
+GRADING_PROCESS = {"protocol-violation", "child-exit", "out-of-memory", "timeout", "race"}
+"""Failures of the grading process itself (a file that exits, forges its report, never loads), not
+of what a kernel computes: the interpreter has nothing to say about them."""
 
 
 def _verdict(p: Puzzle, path: str, case_index: int) -> str | None:
@@ -66,6 +69,13 @@ def test_reference_passes_every_case_and_every_mistake_is_caught(p: Puzzle) -> N
     for i, case in enumerate(p.cases):
         assert _verdict(p, str(p.solution_path), i) is None, case.name
     for wrong in p.wrong:
-        assert _first_failure(p, str(p.folder / wrong.file)) == wrong.expect, wrong.file
+        if wrong.expect in GRADING_PROCESS or wrong.case == "timed":
+            continue
+        path = str(p.folder / wrong.file)
+        if wrong.case is not None:
+            index = next(i for i, c in enumerate(p.cases) if c.name == wrong.case)
+            assert _verdict(p, path, index) == wrong.expect, wrong.file
+        else:
+            assert _first_failure(p, path) == wrong.expect, wrong.file
     assert _first_failure(p, str(p.starter_path)) is not None
-    assert time.perf_counter() - start < 60
+    assert time.perf_counter() - start < 90
