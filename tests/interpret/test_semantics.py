@@ -213,7 +213,32 @@ def test_writing_an_input_is_reported(build: Build) -> None:
     assert [(f.kind, f.buffer, f.count) for f in run.findings] == [("input-write", "A", 32)]
 
 
-def test_thread_level_code_is_refused_with_its_line(build: Build) -> None:
+def test_per_thread_code_runs_each_thread_with_its_own_locals_and_warp_shuffles(build: Build) -> None:
+    kernel, _ = build(
+        """
+        def kernel(N=256):
+            @T.prim_func
+            def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"), S: T.Tensor((N // 32,), "float32")):
+                with T.Kernel(1, threads=N):
+                    tx = T.get_thread_binding()
+                    acc = T.alloc_local((1,), "float32")
+                    acc[0] = A[tx]
+                    B[N - 1 - tx] = acc[0] * 2
+                    for d in T.serial(5):
+                        acc[0] += T.shfl_xor(acc[0], 1 << d)
+                    if tx % 32 == 0:
+                        S[tx // 32] = acc[0]
+            return main
+        """
+    )
+    a = torch.randn(256)
+    b, s = torch.empty(256), torch.empty(8)
+    assert kernel(a, b, s, outputs={"B", "S"}).findings == []
+    assert torch.equal(b, (a * 2).flip(0))
+    torch.testing.assert_close(s, a.view(8, 32).sum(1))
+
+
+def test_what_per_thread_code_cannot_express_is_refused_with_its_line(build: Build) -> None:
     from tilescope.core.interpret import NotInterpretable
 
     with pytest.raises(NotInterpretable) as caught:
@@ -221,11 +246,13 @@ def test_thread_level_code_is_refused_with_its_line(build: Build) -> None:
             """
             def kernel(N=128):
                 @T.prim_func
-                def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+                def main(A: T.Tensor((N, N), "float32"), B: T.Tensor((N, N), "float32")):
                     with T.Kernel(1, threads=128):
                         tx = T.get_thread_binding()
-                        B[tx] = A[tx]  # per thread
+                        for j in T.Parallel(N):
+                            B[tx, j] = A[tx, j]
                 return main
             """
         )
-    assert "threadIdx.x" in str(caught.value) and caught.value.line > 0
+    assert "T.Parallel or vectorised loop in per-thread code" in str(caught.value)
+    assert str(caught.value).endswith(f"at line {caught.value.line}") and caught.value.line > 0

@@ -59,6 +59,10 @@ class Context:
         self.slots: dict[int, int] = {}
         self.names: list[str] = []
         self.thread_vars: dict[int, str] = {}
+        """Thread indices the code may not name (per-thread mode is off, or a y/z index)."""
+        self.thread_slot: int | None = None
+        """In per-thread mode, the slot of ``threadIdx.x``: one lane per thread of the block."""
+        self.thread_count = 0
         self.buffers: dict[int, Any] = {}
         self.grid: list[int] = []
         self.threads: list[int] = []
@@ -86,6 +90,10 @@ class Context:
         if not self.safe_memory or str(buffer.scope()) != "global":
             return None
         return tuple(not is_constant(i) for i in indices)
+
+    def per_thread(self, buffer: Any) -> bool:
+        """Per-thread mode gives each thread its own copy of ``local`` and ``local.var`` buffers."""
+        return self.thread_slot is not None and str(buffer.scope()) in ("local", "local.var")
 
     def fail(self, what: str) -> NotInterpretable:
         where = f" at line {self.line}" if self.line else ""

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from tilelang import tvm
 from tilescope.core.interpret.context import Context, Fn, Frame
-from tilescope.core.interpret.memory import cast, np_dtype
+from tilescope.core.interpret.memory import NotInterpretable, cast, np_dtype
 
 tirx = tvm.tirx
 _erf = np.vectorize(math.erf, otypes=[np.float64])
@@ -146,10 +146,24 @@ def _select(c: Any, t: Any, e: Any) -> Any:
     return t if c else e
 
 
+def thread_index(ctx: Context, buffer: Any) -> list[Fn]:
+    """The leading index of a per-thread buffer (its thread), or nothing; fragments, whose
+    elements belong to threads by a layout not yet inferred, are refused in per-thread code."""
+    if ctx.thread_slot is None:
+        return []
+    if str(buffer.scope()) == "local.fragment":
+        raise ctx.fail(f"an element of the fragment {buffer.name} in per-thread code (code that names threadIdx.x)")
+    if not ctx.per_thread(buffer):
+        return []
+    k = ctx.thread_slot
+    return [lambda f: f.values[k]]
+
+
 def _load(ctx: Context, node: Any) -> Fn:
     b = ctx.buffer_slot(node.buffer)
-    index = [compile_expr(ctx, i) for i in node.indices]
+    index = thread_index(ctx, node.buffer) + [compile_expr(ctx, i) for i in node.indices]
     guard = ctx.guard(node.buffer, list(node.indices))
+    guard = (False, *guard) if guard is not None and ctx.per_thread(node.buffer) else guard
     line = ctx.line
     if len(index) == 1:
         (i0,) = index
@@ -195,6 +209,8 @@ def _call(ctx: Context, node: Any) -> Fn:
         value = compile_expr(ctx, args[0])
         dtype = np_dtype(node.dtype)
         return lambda f: np.asarray(value(f)).view(dtype)[()]
+    if name in _SHUFFLES:
+        return _shuffle(ctx, name, args)
     if name in ("tirx.infinity", "tl.infinity"):
         inf = np_dtype(node.dtype).type(np.inf)
         return lambda f: inf
@@ -208,6 +224,38 @@ def _call(ctx: Context, node: Any) -> Fn:
         a, b = compile_expr(ctx, args[0]), compile_expr(ctx, args[1])
         return lambda f: cast(fn2(a(f), b(f)), dtype)
     raise ctx.fail(f"{name}")
+
+
+_SHUFFLES = {"tl.shfl_xor_sync", "tl.shfl_down_sync", "tl.shfl_up_sync", "tl.shfl_sync"}
+
+
+def _shuffle(ctx: Context, name: str, args: list[Any]) -> Fn:
+    """CUDA's warp shuffles over the thread lanes: a lane outside its ``width`` segment keeps its
+    own value, as ``__shfl_*_sync`` returns it."""
+    if ctx.thread_slot is None:
+        raise ctx.fail(f"{name} outside per-thread code")
+    k, count = ctx.thread_slot, ctx.thread_count
+    value, delta, width = compile_expr(ctx, args[1]), compile_expr(ctx, args[2]), compile_expr(ctx, args[3])
+    line = ctx.line
+
+    def shuffle(f: Frame) -> Any:
+        tid, v, d, w = f.values[k], value(f), delta(f), int(width(f))
+        if isinstance(d, np.ndarray) or np.ndim(v) > 1 or f.lanes != 1:
+            raise NotInterpretable(f"not interpretable: a shuffle of varying shape at line {line}", line)
+        v = np.broadcast_to(v, (count,))
+        lane, base = tid % w, tid - tid % w
+        if name == "tl.shfl_xor_sync":
+            src = base + (lane ^ int(d))
+            src = np.where((lane ^ int(d)) < w, src, tid)
+        elif name == "tl.shfl_down_sync":
+            src = np.where(lane + int(d) < w, tid + int(d), tid)
+        elif name == "tl.shfl_up_sync":
+            src = np.where(lane >= int(d), tid - int(d), tid)
+        else:
+            src = base + int(d) % w
+        return v[np.clip(src, 0, count - 1)]
+
+    return shuffle
 
 
 def _arith(op: Callable[[Any, Any], Any]) -> Callable[[Context, Any, Fn, Fn], Fn]:

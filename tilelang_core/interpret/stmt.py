@@ -2,8 +2,13 @@
 
 The grid runs block after block. A block is the tile-level program as one sequence: at this point
 of the pipeline TileLang has not yet split work among threads, so the block's threads are implicit
-(a fragment is its whole logical tile) and code that names a thread index cannot be run this way;
-it is refused with its line. ``T.Parallel`` and vectorised loops become lane axes (all iterations
+(a fragment is its whole logical tile). A block whose code names ``threadIdx.x``
+(``T.get_thread_binding``) runs in per-thread mode instead: every thread is a lane, all in
+lockstep (so ``T.sync_threads`` holds by construction), ``local`` buffers get one copy per
+thread, warp shuffles exchange lanes, and a tile operation runs once for the block where every
+thread reaches it alike. What that cannot express exactly (``T.Parallel`` or fragment elements in
+per-thread code, a tile operation under a thread-dependent branch, ``threadIdx.y``/``z``) is
+refused with its line. ``T.Parallel`` and vectorised loops become lane axes (all iterations
 at once, which is what their independence allows); serial, unrolled and pipelined loops run in
 order (pipelining reorders only asynchronous copies, whose results it must not change).
 """
@@ -17,12 +22,12 @@ import numpy as np
 from tilelang import tvm
 from tilelang.ir import get_stmt_span
 from tilescope.core.interpret.context import Context, Frame, Run, key
-from tilescope.core.interpret.expr import compile_expr
+from tilescope.core.interpret.expr import compile_expr, thread_index
 from tilescope.core.interpret.memory import Memory, NotInterpretable, np_dtype
 from tilescope.core.interpret.tileops import compile_tileop
 
 tirx = tvm.tirx
-_NO_OPS = {"tirx.tvm_storage_sync", "tirx.assume", "tl.sync_threads", "tirx.tvm_thread_invariant"}
+_NO_OPS = {"tirx.tvm_storage_sync", "tirx.assume", "tl.sync_threads", "tl.sync_warp", "tirx.tvm_thread_invariant"}
 
 
 def _line(ctx: Context, node: Any) -> int:
@@ -77,9 +82,16 @@ def _attr(ctx: Context, node: Any) -> Run:
     iv = node.node
     tag = str(iv.thread_tag)
     if tag.startswith("threadIdx"):
-        ctx.thread_vars[key(iv.var)] = tag
-        ctx.threads.append(int(node.value))
-        return compile_stmt(ctx, node.body)
+        count = int(node.value)
+        ctx.threads.append(count)
+        if tag != "threadIdx.x" or not _names(node.body, iv.var):
+            if count == 1:
+                k = ctx.slot(iv.var)
+                body = compile_stmt(ctx, node.body)
+                return lambda f: _zero_then(f, k, body)
+            ctx.thread_vars[key(iv.var)] = tag
+            return compile_stmt(ctx, node.body)
+        return _per_thread(ctx, iv.var, count, node.body)
     k = ctx.slot(iv.var)
     extent = int(node.value)
     ctx.grid.append(extent)
@@ -93,6 +105,42 @@ def _attr(ctx: Context, node: Any) -> Run:
     return grid
 
 
+def _names(body: Any, var: Any) -> bool:
+    found = []
+
+    def visit(n: Any) -> None:
+        if isinstance(n, tirx.Var) and n.same_as(var):
+            found.append(n)
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    return bool(found)
+
+
+def _zero_then(f: Frame, k: int, body: Run) -> None:
+    f.values[k] = 0
+    body(f)
+
+
+def _per_thread(ctx: Context, var: Any, count: int, body_node: Any) -> Run:
+    k = ctx.slot(var)
+    ctx.thread_slot, ctx.thread_count = k, count
+    try:
+        body = compile_stmt(ctx, body_node)
+    finally:
+        ctx.thread_slot = None
+    lanes = np.arange(count, dtype=np.int32)
+
+    def threads(f: Frame) -> None:
+        f.values[k] = lanes
+        f.lanes = 1
+        try:
+            body(f)
+        finally:
+            f.lanes = 0
+
+    return threads
+
+
 def _for(ctx: Context, node: Any) -> Run:
     k = ctx.slot(node.loop_var)
     lo, extent = compile_expr(ctx, node.min), compile_expr(ctx, node.extent)
@@ -101,6 +149,8 @@ def _for(ctx: Context, node: Any) -> Run:
     if kind == tirx.ForKind.THREAD_BINDING:
         raise ctx.fail(f"a loop bound to {node.thread_binding.thread_tag}")
     if kind in (tirx.ForKind.PARALLEL, tirx.ForKind.VECTORIZED):
+        if ctx.thread_slot is not None:
+            raise ctx.fail("a T.Parallel or vectorised loop in per-thread code (code that names threadIdx.x)")
         return _lanes(k, lo, extent, body, np_dtype(node.loop_var.dtype))
     return _serial(k, lo, extent, body)
 
@@ -178,9 +228,10 @@ def _if(ctx: Context, node: Any) -> Run:
 
 def _store(ctx: Context, node: Any) -> Run:
     b = ctx.buffer_slot(node.buffer)
-    index = [compile_expr(ctx, i) for i in node.indices]
+    index = thread_index(ctx, node.buffer) + [compile_expr(ctx, i) for i in node.indices]
     value = compile_expr(ctx, node.value)
     guard = ctx.guard(node.buffer, list(node.indices))
+    guard = (False, *guard) if guard is not None and ctx.per_thread(node.buffer) else guard
     line = ctx.line
 
     def store(f: Frame) -> None:
@@ -207,6 +258,9 @@ def allocate(ctx: Context, buffer: Any) -> Run:
     name, scope = str(buffer.name), str(buffer.scope())
     dtype = np_dtype(buffer.dtype)
     shape = [compile_expr(ctx, s) for s in buffer.shape]
+    if ctx.per_thread(buffer):
+        count = ctx.thread_count
+        shape = [lambda f: count, *shape]
     seed = sum(name.encode())
 
     def alloc(f: Frame) -> None:

@@ -24,7 +24,7 @@ import numpy as np
 from tilelang import tvm
 from tilescope.core.interpret.context import Context, Fn, Frame, Run
 from tilescope.core.interpret.expr import compile_expr
-from tilescope.core.interpret.memory import Memory, cast, read_box, write_box
+from tilescope.core.interpret.memory import Memory, NotInterpretable, cast, read_box, write_box
 
 tirx = tvm.tirx
 
@@ -38,6 +38,8 @@ class Region:
     extents: list[int]
     guard: tuple[bool, ...] | None
     """Dimensions TileLang's safe-memory pass bounds-checks (global buffers only)."""
+    threaded: bool
+    """The operation sits in per-thread code (one lane per thread)."""
 
 
 def _region(ctx: Context, arg: Any) -> Region:
@@ -61,14 +63,22 @@ def _region(ctx: Context, arg: Any) -> Region:
         [compile_expr(ctx, i) for i in load.indices],
         sizes,
         guard,
+        ctx.thread_slot is not None,
     )
 
 
 def _starts(ctx: Context, f: Frame, region: Region, what: str, line: int) -> list[int]:
-    """The region's corner; tile operations run once per block, never per lane."""
-    if f.lanes:
-        raise ctx.fail(f"{what} inside a T.Parallel loop")
-    return [int(m(f)) for m in region.mins]
+    """The region's corner. A tile operation runs once per block: never inside a ``T.Parallel``
+    loop, and in per-thread code only where every thread reaches it with the same region."""
+    threaded = region.threaded
+    if f.lanes and not (threaded and f.lanes == 1 and f.mask is None):
+        where = "under a branch that differs across threads" if threaded else "inside a T.Parallel loop"
+        raise NotInterpretable(f"not interpretable: uses {what} {where} at line {line}", line)
+    corner = [m(f) for m in region.mins]
+    if any(np.ndim(c) for c in corner):
+        message = f"not interpretable: uses {what} on a region that differs across threads at line {line}"
+        raise NotInterpretable(message, line)
+    return [int(c) for c in corner]
 
 
 def _level(scope: str) -> int:
