@@ -29,12 +29,10 @@ sys.path.insert(0, str(ROOT))
 def _jobs() -> list[dict[str, Any]]:
     from tilescope.puzzles.catalog import puzzles
 
-    jobs = []
-    for p in puzzles():
+    jobs: list[dict[str, Any]] = [{"example": str(path)} for path in sorted((ROOT / "examples").glob("*.py"))]
+    for p in reversed(puzzles()):  # the later puzzles take longest: start them first
         for index, case in enumerate(p.cases):
             jobs.append({"puzzle": p.folder.name, "case": case.name, "index": index})
-    for path in sorted((ROOT / "examples").glob("*.py")):
-        jobs.append({"example": str(path)})
     return jobs
 
 
@@ -160,7 +158,9 @@ def main() -> None:
     start = time.perf_counter()
     context = multiprocessing.get_context("spawn")
     with cf.ProcessPoolExecutor(args.workers, mp_context=context) as pool:
-        for result in pool.map(functools.partial(run_job, device=device), jobs):
+        futures = [pool.submit(functools.partial(run_job, device=device), job) for job in jobs]
+        for future in cf.as_completed(futures):
+            result = future.result()
             results["jobs"].append(result)
             results["seconds"] = round(time.perf_counter() - start, 1)
             args.out.write_text(json.dumps(results, indent=1) + "\n")
