@@ -256,3 +256,21 @@ def test_what_per_thread_code_cannot_express_is_refused_with_its_line(build: Bui
         )
     assert "T.Parallel or vectorised loop in per-thread code" in str(caught.value)
     assert str(caught.value).endswith(f"at line {caught.value.line}") and caught.value.line > 0
+
+
+def test_element_atomics_land_every_update_even_on_the_same_index(build: Build) -> None:
+    kernel, _ = build(
+        """
+        def kernel(N=96):
+            @T.prim_func
+            def main(A: T.Tensor((N,), "float32"), H: T.Tensor((4,), "float32")):
+                with T.Kernel(3, threads=32) as bx:
+                    for i in T.Parallel(32):
+                        T.atomic_add(H[i % 4], A[bx * 32 + i])
+            return main
+        """
+    )
+    a = torch.randn(96)
+    h = torch.zeros(4)
+    assert kernel(a, h).findings == []
+    torch.testing.assert_close(h, a.view(-1, 4).sum(0))

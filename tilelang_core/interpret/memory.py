@@ -195,6 +195,31 @@ class Memory:
         self.data[where] = cast(values, self.dtype)
         self.written[where] = True
 
+    def atomic(
+        self, index: tuple[Any, ...], value: Any, mask: Any, line: int, guard: tuple[bool, ...] | None, op: Any
+    ) -> None:
+        """``T.atomic_add``/``max``/``min`` on elements: every live lane's update lands, repeated
+        indices included (``ufunc.at``), in lane order."""
+        arrays, live = self._lanes(index, [value], mask)
+        values = arrays.pop()
+        bad, live = self._out_of_bounds(arrays, live, guard)
+        if bad is not None:
+            self.findings.add("out-of-bounds-write", self, _first(arrays, bad), line, int(bad.sum()))
+            live = ~bad if live is None else live & ~bad
+        if live is not None:
+            arrays, values = [a[live] for a in arrays], values[live]
+        where = tuple(np.reshape(a, -1) for a in arrays)
+        values = np.reshape(values, -1)
+        if values.size == 0:
+            return
+        unset = ~self.written[where]
+        if unset.any():
+            self.findings.add("uninitialised-read", self, _first(list(where), unset), line, int(unset.sum()))
+        if self.watch_writes:
+            self.findings.add("input-write", self, [int(a[0]) for a in where], line, int(values.size))
+        op.at(self.data, where, cast(values, self.dtype))
+        self.written[where] = True
+
 
 def cast(value: Any, dtype: np.dtype) -> Any:
     """``value`` in ``dtype`` as the GPU converts: to floats rounding to nearest even, to fp8/fp4

@@ -248,8 +248,33 @@ def _evaluate(ctx: Context, node: Any) -> Run:
             return compile_tileop(ctx, call, name)
         if name in _NO_OPS:
             return lambda f: None
+        if name in _ATOMICS:
+            return _atomic(ctx, call, _ATOMICS[name])
     value = compile_expr(ctx, call)
     return lambda f: value(f) and None
+
+
+_ATOMICS = {"tl.atomic_add_elem_op": np.add, "tl.atomic_max_elem_op": np.fmax, "tl.atomic_min_elem_op": np.fmin}
+
+
+def _atomic(ctx: Context, call: Any, op: Any) -> Run:
+    """An element atomic: ``T.atomic_add(dst[i], v)`` is ``atomic_add_elem_op(access_ptr(dst[i]), v)``;
+    TileLang's safe-memory pass guards it like a store."""
+    pointer = call.args[0]
+    if not (isinstance(pointer, tirx.Call) and str(pointer.op.name) == "tl.access_ptr"):
+        raise ctx.fail(f"an atomic on {pointer}")
+    load = pointer.args[0]
+    b = ctx.buffer_slot(load.buffer)
+    index = thread_index(ctx, load.buffer) + [compile_expr(ctx, i) for i in load.indices]
+    guard = ctx.guard(load.buffer, list(load.indices))
+    guard = (False, *guard) if guard is not None and ctx.per_thread(load.buffer) else guard
+    value = compile_expr(ctx, call.args[1])
+    line = ctx.line
+
+    def atomic(f: Frame) -> None:
+        f.values[b].atomic(tuple(i(f) for i in index), value(f), f.mask, line, guard, op)
+
+    return atomic
 
 
 def allocate(ctx: Context, buffer: Any) -> Run:
