@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MARKER = b"\x1etilescope "
+CHANNEL_DAMAGED_EXIT = 70
+"""The worker's exit code when user code closed or replaced its protocol descriptors."""
 _HEADER_MAX = 64
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tilescope.core.discovery import discover, instantiations, syntax_diagnostic
-from tilescope.core.frames import FrameReader
+from tilescope.core.frames import CHANNEL_DAMAGED_EXIT, FrameReader
 from tilescope.core.model import Diagnostic, FileAnalysis, IRText, KernelModel, KernelRef, Span, from_json
 from tilescope.core.supervise import Limits, Supervised, SupervisorLost
 from tilescope.core.targets import target_error
@@ -46,7 +46,8 @@ class _Worker:
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "TILELANG_ENABLE_IR_SPAN": "1"}
         self.process = Supervised([python, "-m", "tilescope.core.worker"], limits=Limits(memory_mb=memory_mb), env=env)
         self.stderr_tail: deque[str] = deque(maxlen=60)
-        threading.Thread(target=self._drain, daemon=True).start()
+        self._drainer = threading.Thread(target=self._drain, daemon=True)
+        self._drainer.start()
         self._selector = selectors.DefaultSelector()
         assert self.process.stdout is not None
         self._selector.register(self.process.stdout, selectors.EVENT_READ)
@@ -83,6 +84,8 @@ class _Worker:
             code = self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             return "closed its reply channel"
+        if code == CHANNEL_DAMAGED_EXIT:
+            return "stopped: user code closed or replaced its private protocol descriptors"
         if code > 128:
             with contextlib.suppress(ValueError):
                 return f"was ended by {signal.Signals(code - 128).name}"
@@ -109,10 +112,15 @@ class _Worker:
         if sweep.ended:
             notes.append(f"{sweep.ended} process(es) started while building were still running and were ended")
         if sweep.signals:
-            notes.append(f"user code sent {', '.join(sweep.signals)} to its parent process; it was ignored")
+            notes.append(f"user code sent {', '.join(sweep.signals)} to the process that started it (ignored)")
         if answer.get("fatal"):
             raise WorkerError("worker-channel", str(answer["fatal"]))
         return answer, notes
+
+    def finish_stderr(self, timeout: float = 1.0) -> None:
+        """Let the last lines a dying worker printed reach ``stderr_tail``."""
+        self.process.kill()
+        self._drainer.join(timeout)
 
     def kill(self) -> None:
         self.process.kill()
@@ -175,6 +183,7 @@ class Analyzer:
                 answer, notes = worker.request(payload, timeout)
             except WorkerError as err:
                 if err.code == "worker-crash":
+                    worker.finish_stderr()
                     tail = [ln for ln in worker.stderr_tail if ln.strip()][-3:]
                     if tail:
                         err = WorkerError(err.code, f"{err} after printing: {' / '.join(tail)}")
@@ -273,7 +282,7 @@ class Analyzer:
             where = Span(line, column)
             kernel = ref.name if ref else None
             result.diagnostics.append(
-                Diagnostic("warning", f"Building this file: {note}", where, "supervised", kernel=kernel)
+                Diagnostic("warning", f"While this file was built, {note}", where, "supervised", kernel=kernel)
             )
         if len(result.kernels) == 1 and not result.diagnostics:
             self._cache[key] = result.kernels[0]

@@ -17,7 +17,7 @@ import traceback
 from collections import OrderedDict
 from typing import Any, BinaryIO
 
-from tilescope.core.frames import channel_damage, channel_fingerprint, encode, write_all
+from tilescope.core.frames import CHANNEL_DAMAGED_EXIT, channel_damage, channel_fingerprint, encode, write_all
 from tilescope.core.model import to_json
 
 _CACHE_SIZE = 8
@@ -125,9 +125,9 @@ def main() -> None:
         try:
             write_all(replies, encode(request.get("id"), answer))
         except OSError:
-            os._exit(70)
+            os._exit(CHANNEL_DAMAGED_EXIT)
         if damage is not None:
-            os._exit(70)
+            os._exit(CHANNEL_DAMAGED_EXIT)
 
 
 if __name__ == "__main__":
