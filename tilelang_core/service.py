@@ -162,6 +162,14 @@ class Analyzer:
                 self._worker.kill()
                 self._worker = None
 
+    def stop(self) -> None:
+        """End the worker and every process it started now, even while a request is running (that
+        request then ends as a crash diagnostic); later requests start a new worker."""
+        worker = self._worker
+        if worker is not None:
+            worker.process.kill()
+        self.close()
+
     def warm(self) -> None:
         """Start the worker now rather than on the first request (it imports TileLang: seconds)."""
         with self._lock:

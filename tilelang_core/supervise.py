@@ -26,6 +26,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -75,6 +76,7 @@ class Supervised:
         stderr: int | IO[bytes] | None = subprocess.PIPE,
         start_timeout_s: float = 30.0,
     ) -> None:
+        self._closing = threading.Lock()
         control_read, self._control = os.pipe()
         self._replies, reply_write = os.pipe()
         command = [sys.executable, "-I", __file__, "--control", str(control_read), "--reply", str(reply_write)]
@@ -131,7 +133,11 @@ class Supervised:
         return Sweep(int(answer[1]), tuple(answer[2].split(",")) if answer[2] != "-" else ())
 
     def kill(self) -> int | None:
-        """End the whole tree and wait for it; safe to call more than once."""
+        """End the whole tree and wait for it; safe to call more than once, from any thread."""
+        with self._closing:
+            return self._kill()
+
+    def _kill(self) -> int | None:
         if self._control >= 0:
             with contextlib.suppress(OSError):
                 os.close(self._control)
@@ -158,10 +164,13 @@ class Supervised:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or self._replies < 0:
                 return ""
-            readable, _, _ = select.select([self._replies], [], [], remaining)
-            if not readable:
+            try:
+                readable, _, _ = select.select([self._replies], [], [], remaining)
+                chunk = os.read(self._replies, 4096) if readable else None
+            except (OSError, ValueError):
+                return ""
+            if chunk is None:
                 continue
-            chunk = os.read(self._replies, 4096)
             if not chunk:
                 return ""
             self._buffer += chunk
