@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import pytest
 import pytest_lsp
@@ -174,10 +176,24 @@ async def test_code_lenses_on_each_kernel(client: LanguageClient) -> None:
         (lens.range.start.line, lens.command.title, lens.command.command, list(lens.command.arguments))
         for lens in lenses
     ] == [
-        (7, "Trace passes", "tilescope.tracePasses", [uri, "matmul"]),
-        (7, "Plot layouts", "tilescope.plotLayout", [uri, "matmul", "C_local"]),
-        (7, "Show CUDA", "tilescope.showCuda", [uri, "matmul"]),
+        (7, "Trace passes", "tilescope.show.passes", [uri, "matmul"]),
+        (7, "Plot layouts", "tilescope.show.layout", [uri, "matmul", "C_local"]),
+        (7, "Show CUDA", "tilescope.show.cuda", [uri, "matmul"]),
     ]
+
+
+async def test_lens_commands_open_a_document_in_any_client(client: LanguageClient) -> None:
+    uri = open_file(client, GEMM)
+    lenses = await within(client.text_document_code_lens_async(types.CodeLensParams(text_document=doc(uri))))
+    opened = []
+    for lens in lenses:
+        answer = await within(execute(client, lens.command.command, *lens.command.arguments), timeout=COMPILE_WAIT)
+        opened.append(answer["uri"])
+    assert [d.uri for d in client.shown_documents[-3:]] == opened
+    passes, layout, cuda = (Path(urlparse(u).path).read_text() for u in opened)
+    assert passes.startswith("# Passes of `matmul`") and "| `tl.LayoutInference` |" in passes
+    assert "C_local: 128×128 float32 local.fragment" in layout and "- layout: 128 threads" in layout
+    assert "__global__" in cuda
 
 
 async def test_commands_return_the_core_json(client: LanguageClient) -> None:
