@@ -11,7 +11,6 @@ lone surrogates counted as their three ``surrogatepass`` bytes so any text conve
 
 from __future__ import annotations
 
-import re
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,14 +20,14 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.workspace import TextDocument, Workspace
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
+from tilescope.core.lines import source_lines
 
 SYNC_KIND = types.TextDocumentSyncKind.Incremental
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
 def split_lines(text: str) -> list[str]:
-    """``text`` as LSP lines, each with its line break (``str.splitlines(True)`` with LSP's breaks)."""
-    return _LINE.findall(text)
+    """``text`` as LSP lines, each with its line break."""
+    return source_lines(text, keepends=True)
 
 
 def utf8_length(text: str) -> int:

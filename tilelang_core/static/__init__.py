@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from tilescope.core.errors import surrogate_error
+from tilescope.core.lines import source_lines, without_surrogates
 from tilescope.core.static.checks import check_primitives
 from tilescope.core.static.kernels import discover, module_context, read_kernel
 from tilescope.core.static.records import (
@@ -42,9 +44,11 @@ __all__ = [
 
 def analyze_source(source: str, path: str = "<unsaved>", *, target: str = "sm_90") -> StaticFile:
     """Everything the source alone says about its kernels, with syntax and static diagnostics."""
+    surrogate = surrogate_error(source)
+    source = without_surrogates(source) if surrogate is not None else source
     parsed = parse_tolerant(source)
-    context = module_context(parsed.blocks, source.splitlines(), target)
-    diagnostics = list(parsed.errors)
+    context = module_context(parsed.blocks, source_lines(source), target)
+    diagnostics = list(parsed.errors) + ([surrogate] if surrogate is not None else [])
     kernels = []
     for ref, outer, body, block in discover(context):
         kernel, found = read_kernel(ref, outer, body, context, block)

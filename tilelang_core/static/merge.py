@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+from tilescope.core.lines import source_lines
 from tilescope.core.model import Diagnostic, FileAnalysis, KernelModel
 from tilescope.core.static.records import StaticFile, StaticKernel
 
@@ -20,12 +21,14 @@ COMPILER_KNOWS_BETTER = frozenset({"shared-memory", "fragment-threads"})
 
 def fingerprints(static: StaticFile, source: str) -> dict[str, str]:
     """Per kernel: a digest of its text, its bindings and its target."""
-    lines = source.splitlines()
+    lines = source_lines(source)
     found: dict[str, str] = {}
     for kernel in static.kernels:
         end = kernel.span.end_line or kernel.span.line
         text = "\n".join(lines[kernel.span.line - 1 : end])
-        digest = hashlib.sha1(f"{text}\0{kernel.bindings!r}\0{kernel.target}".encode()).hexdigest()
+        digest = hashlib.sha1(
+            f"{text}\0{kernel.bindings!r}\0{kernel.target}".encode("utf-8", "surrogatepass")
+        ).hexdigest()
         found[kernel.ref.name] = digest
     return found
 

@@ -16,6 +16,7 @@ import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field, fields, is_dataclass
 
+from tilescope.core.lines import source_lines
 from tilescope.core.model import Diagnostic, Span
 
 _HEADER = re.compile(r"(async\s+)?(for|while|if|elif|else|with|def|try|except|finally|class)\b")
@@ -304,7 +305,7 @@ class ParsedFile:
 
 def parse_tolerant(source: str) -> ParsedFile:
     """Every top-level statement that could be recovered, plus the syntax errors as written."""
-    lines = source.splitlines(keepends=True)
+    lines = source_lines(source, keepends=True)
     blocks: list[ParsedBlock] = []
     statements: list[ast.stmt] = []
     errors: list[Diagnostic] = []
