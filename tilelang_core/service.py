@@ -53,6 +53,9 @@ class _Worker:
         self._selector.register(self.process.stdout, selectors.EVENT_READ)
         self._frames = FrameReader()
         self._next_id = 0
+
+    def wait_ready(self) -> None:
+        """Wait for the worker's first frame (it imports TileLang first: seconds)."""
         ready = self.read(None, START_TIMEOUT_S)
         if not ready.get("ready"):
             raise WorkerError("worker-start", f"worker did not start: {ready}")
@@ -148,6 +151,9 @@ class Analyzer:
         self._worker: _Worker | None = None
         self._cache: OrderedDict[str, KernelModel] = OrderedDict()
         self._cache_size = cache_size
+        self._stopped = False
+        self._state_lock = threading.Lock()
+        """Guards ``_worker`` and ``_stopped`` for ``stop``, which does not wait for ``_lock``."""
         self.restarts = 0
 
     def __enter__(self) -> Analyzer:
@@ -165,7 +171,9 @@ class Analyzer:
     def stop(self) -> None:
         """End the worker and every process it started now, even while a request is running (that
         request then ends as a crash diagnostic); later requests start a new worker."""
-        worker = self._worker
+        with self._state_lock:
+            self._stopped = True
+            worker = self._worker
         if worker is not None:
             worker.process.kill()
         self.close()
@@ -176,11 +184,24 @@ class Analyzer:
             self._ensure_worker()
 
     def _ensure_worker(self) -> _Worker:
+        if self._stopped:
+            raise WorkerError("stopped", "the compiler tier was stopped")
         if self._worker is None or not self._worker.alive:
             if self._worker is not None:
                 self._worker.kill()
                 self.restarts += 1
-            self._worker = _Worker(self.python, self.memory_mb)
+            worker = _Worker(self.python, self.memory_mb)
+            with self._state_lock:
+                if self._stopped:
+                    worker.kill()
+                    raise WorkerError("stopped", "the compiler tier was stopped")
+                self._worker = worker
+            try:
+                worker.wait_ready()
+            except WorkerError:
+                worker.kill()
+                self._worker = None
+                raise
         return self._worker
 
     def _call(self, payload: dict[str, Any], timeout: float) -> tuple[Any, list[str]]:
