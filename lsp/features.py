@@ -17,6 +17,7 @@ from typing import Any
 
 from lsprotocol import types
 from tilescope.lsp import (
+    code_actions,
     code_lens,
     commands,
     completion,
@@ -75,11 +76,13 @@ FEATURES: tuple[Feature, ...] = (
     Feature(types.TEXT_DOCUMENT_REFERENCES, navigation.find_references, list),
     Feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, symbols.document_symbol, list),
     Feature(types.TEXT_DOCUMENT_CODE_LENS, code_lens.code_lens, list),
+    Feature(types.TEXT_DOCUMENT_CODE_ACTION, code_actions.code_actions, list, code_actions.OPTIONS),
 )
 COMMANDS: dict[str, Callable[..., Any]] = {
     show.SHOW_PASSES: show.show_passes,
     show.SHOW_LAYOUT: show.show_layout,
     show.SHOW_CUDA: show.show_cuda,
+    show.SHOW_AUTOTUNE: show.show_autotune,
 }
 
 

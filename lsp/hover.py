@@ -1,9 +1,11 @@
 """``textDocument/hover``: a buffer's shape, dtype, scope, bytes, layout and users, or a ``T.*``
-primitive's signature and docstring (text from ``tilescope.core.static.describe``)."""
+primitive's signature and docstring (text from ``tilescope.core.static.describe``), or on an
+``@autotune`` decorator every config and its verdict (``tilescope.core.ide.autotune_view``)."""
 
 from __future__ import annotations
 
 from lsprotocol import types
+from tilescope.core.ide.autotune_view import autotune_hover
 from tilescope.core.static.describe import hover as describe
 from tilescope.lsp.convert import core_position, span_range
 from tilescope.lsp.server import TilescopeServer
@@ -13,7 +15,8 @@ def hover(ls: TilescopeServer, params: types.HoverParams) -> types.Hover | None:
     uri = params.text_document.uri
     text = ls.text(uri)
     line, column = core_position(text, params.position)
-    found = describe(ls.facts(uri), line, column)
+    facts = ls.facts(uri)
+    found = describe(facts, line, column) or autotune_hover(facts, line)
     if found is None:
         return None
     return types.Hover(

@@ -1,8 +1,9 @@
 """Code-lens commands the server carries out itself, so lenses work in any editor.
 
 ``tilescope.show.passes`` ``[uri, kernel]``, ``tilescope.show.layout`` ``[uri, kernel, buffer]`` and
-``tilescope.show.cuda`` ``[uri, kernel]`` write what they show (the pass list with the catalog's
-descriptions, the buffer's layout as hover shows it, the generated CUDA) to a file in a per-user
+``tilescope.show.cuda`` ``[uri, kernel]`` and ``tilescope.show.autotune`` ``[uri, kernel]`` write
+what they show (the pass list with the catalogue's descriptions, the buffer's layout as hover
+shows it, the generated CUDA, every autotune config with its verdict) to a file in a per-user
 temporary folder and ask the client to open it with ``window/showDocument``; the answer is
 ``{"uri": ...}`` for clients that would rather open it themselves. The VS Code extension maps these
 lens commands to its own views instead.
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from lsprotocol import types
 from tilescope.core import pass_catalog
+from tilescope.core.ide.autotune_view import configs_markdown
 from tilescope.core.model import KernelModel
 from tilescope.core.static.describe import buffer_markdown
 from tilescope.lsp.server import TilescopeServer
@@ -24,6 +26,7 @@ from tilescope.lsp.server import TilescopeServer
 SHOW_PASSES = "tilescope.show.passes"
 SHOW_LAYOUT = "tilescope.show.layout"
 SHOW_CUDA = "tilescope.show.cuda"
+SHOW_AUTOTUNE = "tilescope.show.autotune"
 
 
 class ShowError(Exception):
@@ -77,3 +80,10 @@ async def show_cuda(ls: TilescopeServer, uri: str, kernel: str | None = None) ->
     if model.device_source is None:
         raise ShowError(f"Tilescope: no device source for kernel {model.kernel!r}")
     return await _open(ls, f"{model.kernel}.cu", model.device_source)
+
+
+async def show_autotune(ls: TilescopeServer, uri: str, kernel: str | None = None) -> dict[str, str]:
+    model = await _model(ls, uri, kernel)
+    if model.autotune is None:
+        raise ShowError(f"Tilescope: kernel {model.kernel!r} is not autotuned")
+    return await _open(ls, f"{model.kernel}.autotune.md", configs_markdown(model.kernel, model.autotune) + "\n")

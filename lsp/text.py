@@ -27,7 +27,7 @@ SYNC_KIND = types.TextDocumentSyncKind.Incremental
 
 def split_lines(text: str) -> list[str]:
     """``text`` as LSP lines, each with its line break."""
-    return source_lines(text, keepends=True)
+    return source_lines(text)
 
 
 def utf8_length(text: str) -> int:

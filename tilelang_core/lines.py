@@ -2,7 +2,8 @@
 
 ``str.splitlines`` also breaks at form feed, vertical tab, ``\\x1c``-``\\x1e``, NEL, U+2028 and
 U+2029, which shifts every line number below such a character away from ``ast``'s and the
-editor's. Every tier splits source text with ``source_lines`` instead.
+editor's. Every tier splits source text with ``source_lines`` instead (the static tier's
+``split`` module re-exports it).
 """
 
 from __future__ import annotations

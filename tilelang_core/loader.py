@@ -78,7 +78,7 @@ def load_module(source: str, path: str) -> dict[str, Any]:
     TileLang reads kernel source through ``inspect``, so the text is registered in ``linecache``
     under ``path``: unsaved editor buffers build exactly as they read.
     """
-    lines = source_lines(source, keepends=True)
+    lines = source_lines(source)
     linecache.cache[path] = (len(source), None, lines, path)
     directory = os.path.dirname(os.path.abspath(path))
     if directory not in sys.path:

@@ -25,6 +25,7 @@ from typing import Any
 from tilescope.core.discovery import discover, instantiations, syntax_diagnostic
 from tilescope.core.frames import CHANNEL_DAMAGED_EXIT, FrameReader
 from tilescope.core.model import Diagnostic, FileAnalysis, IRText, KernelModel, KernelRef, Span, from_json
+from tilescope.core.spawn import worker_command, worker_env
 from tilescope.core.supervise import Limits, Supervised, SupervisorLost
 from tilescope.core.targets import target_error
 
@@ -43,8 +44,9 @@ class _Worker:
     """One supervised worker process and its pipes; not thread-safe (``Analyzer`` serialises access)."""
 
     def __init__(self, python: str, memory_mb: int) -> None:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "TILELANG_ENABLE_IR_SPAN": "1"}
-        self.process = Supervised([python, "-m", "tilescope.core.worker"], limits=Limits(memory_mb=memory_mb), env=env)
+        env = {**worker_env(os.environ), "PYTHONUNBUFFERED": "1", "TILELANG_ENABLE_IR_SPAN": "1"}
+        self.python = python
+        self.process = Supervised(worker_command(python), limits=Limits(memory_mb=memory_mb), env=env)
         self.stderr_tail: deque[str] = deque(maxlen=60)
         self._drainer = threading.Thread(target=self._drain, daemon=True)
         self._drainer.start()
@@ -56,9 +58,19 @@ class _Worker:
 
     def wait_ready(self) -> None:
         """Wait for the worker's first frame (it imports TileLang first: seconds)."""
-        ready = self.read(None, START_TIMEOUT_S)
+        try:
+            ready = self.read(None, START_TIMEOUT_S)
+        except WorkerError as err:
+            self.kill()
+            self._drainer.join(timeout=2)
+            tail = [ln for ln in self.stderr_tail if ln.strip()][-3:]
+            printed = f"; it printed: {' / '.join(tail)}" if tail else ""
+            raise WorkerError(
+                "worker-start", f"The compiler worker could not start in {self.python} ({err}){printed}"
+            ) from None
         if not ready.get("ready"):
-            raise WorkerError("worker-start", f"worker did not start: {ready}")
+            self.kill()
+            raise WorkerError(ready.get("code", "worker-start"), f"{ready.get('error')} (interpreter {self.python})")
         self._frames.take_noise()
 
     def _drain(self) -> None:
@@ -352,6 +364,8 @@ def _file_only(path: str, target: str, discovered: list[KernelRef], diagnostic: 
 def _worker_diagnostic(err: WorkerError, ref: KernelRef | None, timeout: float) -> Diagnostic:
     name = ref.name if ref else "the file"
     span = ref.span if ref else Span(1)
+    if err.code not in ("timeout", "worker-crash"):
+        return Diagnostic("error", str(err), Span(span.line, span.column), err.code, kernel=ref.name if ref else None)
     if err.code == "timeout":
         message = (
             f"Analysing kernel '{name}' did not finish within {timeout:g} s: building it may loop forever "

@@ -17,6 +17,7 @@ import traceback
 from collections import OrderedDict
 from typing import Any, BinaryIO
 
+from tilescope.core.compat import releases
 from tilescope.core.frames import CHANNEL_DAMAGED_EXIT, channel_damage, channel_fingerprint, encode, write_all
 from tilescope.core.model import to_json
 
@@ -39,7 +40,9 @@ def _channels() -> tuple[BinaryIO, int]:
 class Worker:
     def __init__(self) -> None:
         import tilelang  # noqa: F401  (warm the import: it is most of the start-up cost)
-        from tilescope.core import analysis, ir_text
+        from tilescope.core import analysis, autotune, ir_text
+
+        autotune.guard()
 
         self._analysis = analysis
         self._ir_text = ir_text
@@ -101,12 +104,28 @@ class Worker:
         raise ValueError(f"unknown request {op!r}")
 
 
+def _start() -> tuple[Worker | None, dict[str, Any]]:
+    """The worker, or why it cannot run here: checked before TileLang is imported, which may fail."""
+    version = releases.installed_version()
+    problem = releases.problem(version)
+    if problem:
+        return None, {"ready": False, "code": "tilelang-version", "error": problem}
+    try:
+        worker = Worker()
+    except Exception as err:
+        message = f"importing TileLang {version} failed: {type(err).__name__}: {err}"
+        return None, {"ready": False, "code": "tilelang-import", "error": message}
+    return worker, {"ready": True, "pid": os.getpid(), "tilelang": version}
+
+
 def main() -> None:
     requests, replies = _channels()
     channels = (requests.fileno(), replies)
     fingerprint = channel_fingerprint(channels)
-    worker = Worker()
-    write_all(replies, encode(None, {"ready": True, "pid": os.getpid()}))
+    worker, hello = _start()
+    write_all(replies, encode(None, hello))
+    if worker is None:
+        return
     for line in requests:
         request = json.loads(line)
         try:

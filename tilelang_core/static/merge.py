@@ -21,7 +21,7 @@ COMPILER_KNOWS_BETTER = frozenset({"shared-memory", "fragment-threads"})
 
 def fingerprints(static: StaticFile, source: str) -> dict[str, str]:
     """Per kernel: a digest of its text, its bindings and its target."""
-    lines = source_lines(source)
+    lines = [line.rstrip("\r\n") for line in source_lines(source)]
     found: dict[str, str] = {}
     for kernel in static.kernels:
         end = kernel.span.end_line or kernel.span.line

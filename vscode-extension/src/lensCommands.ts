@@ -10,25 +10,28 @@ export const SERVER_COMMANDS = {
   passIR: "tilescope.passIR",
   plotLayout: "tilescope.plotLayout",
   showCuda: "tilescope.showCuda",
-  kernelModel: "tilescope.kernelModel",
+  autotuneConfigs: "tilescope.autotuneConfigs",
 } as const;
 
 export const VIEW_COMMANDS = {
   openTrace: "tilescope.openTrace",
   openLayout: "tilescope.openLayout",
   openCuda: "tilescope.openCuda",
+  openVariants: "tilescope.openVariants",
 } as const;
 
 export const LENS_COMMANDS = {
   passes: "tilescope.show.passes",
   layout: "tilescope.show.layout",
   cuda: "tilescope.show.cuda",
+  autotune: "tilescope.show.autotune",
 } as const;
 
 const LENS_TO_VIEW: Record<string, string> = {
   [LENS_COMMANDS.passes]: VIEW_COMMANDS.openTrace,
   [LENS_COMMANDS.layout]: VIEW_COMMANDS.openLayout,
   [LENS_COMMANDS.cuda]: VIEW_COMMANDS.openCuda,
+  [LENS_COMMANDS.autotune]: VIEW_COMMANDS.openVariants,
 };
 
 /** The view command for a server command, or the command unchanged when no view renders it. */
