@@ -13,10 +13,9 @@ import re
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
-def source_lines(text: str, keepends: bool = False) -> list[str]:
-    """``text.splitlines(keepends)``, with only ``\\n``, ``\\r\\n`` and ``\\r`` as line breaks."""
-    found = _LINE.findall(text)
-    return found if keepends else [line.rstrip("\r\n") for line in found]
+def source_lines(text: str) -> list[str]:
+    """``text.splitlines(keepends=True)`` with only ``\\n``, ``\\r\\n`` and ``\\r`` as line breaks."""
+    return _LINE.findall(text)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
