@@ -9,7 +9,7 @@ from tilescope.lsp import hover, inlay_hints, navigation, symbols, sync
 from tilescope.lsp.features import FEATURES, guarded
 from tilescope.lsp.text import split_lines
 
-from tests.lsp.conftest import EXAMPLES, whole_file
+from tests.lsp.conftest import EXAMPLES, FIXTURES, whole_file
 from tests.lsp.direct import at, doc, edit, initialized, open_text
 
 GEMM = (EXAMPLES / "gemm.py").read_text()
@@ -102,3 +102,28 @@ def test_closing_a_document_clears_its_inlay_hint_answer() -> None:
     server.workspace.remove_text_document(uri)
     sync.did_close(server, types.DidCloseTextDocumentParams(text_document=doc(uri)))
     assert uri not in server.hint_answers
+
+
+def test_the_launch_hint_follows_the_whole_with_line_and_literal_stages_get_none() -> None:
+    server = initialized()
+    uri = open_text(server, GEMM)
+    lines = split_lines(GEMM)
+    found = _hints(server, uri)
+    launch = next((line, column) for line, column, label in found if label.startswith("grid "))
+    assert lines[launch[0]].rstrip().endswith("as (bx, by):") and launch[1] == len(lines[launch[0]].rstrip("\n"))
+    assert not [label for _, _, label in found if "stage" in label], "num_stages=3 is written right there"
+    written = GEMM.replace("num_stages=3", "num_stages=block_K // 16")
+    assert "2 stages" in [label for _, _, label in _hints(server, open_text(server, written, "file:///tmp/s.py"))]
+
+
+def test_one_diagnostic_per_fact_when_the_compiler_confirms_a_static_estimate() -> None:
+    from tilescope.core.model import Diagnostic, FileAnalysis, Span
+    from tilescope.core.static import analyze_source
+    from tilescope.core.static.merge import diagnostics
+
+    static = analyze_source((FIXTURES / "budgets.py").read_text(), "budgets.py")
+    (estimate,) = [d for d in static.diagnostics if d.code == "shared-memory"]
+    confirmed = Diagnostic("error", "needs 262144 bytes", Span(12), "shared-memory-overflow", kernel=estimate.kernel)
+    compiled = FileAnalysis("budgets.py", "sm_90", [], [], [confirmed])
+    merged = [d.code for d in diagnostics(static, compiled) if d.kernel == estimate.kernel]
+    assert "shared-memory-overflow" in merged and "shared-memory" not in merged

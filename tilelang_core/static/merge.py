@@ -17,6 +17,9 @@ from tilescope.core.static.records import StaticFile, StaticKernel
 
 COMPILER_KNOWS_BETTER = frozenset({"shared-memory", "fragment-threads"})
 """Static estimates dropped once the compiler has built the kernel without error."""
+SETTLED_BY = {"shared-memory": "shared-memory-overflow"}
+"""Static estimates dropped when the compiler reports the same fact for the kernel itself: one
+diagnostic per fact, the compiler's."""
 
 
 def fingerprints(static: StaticFile, source: str) -> dict[str, str]:
@@ -74,10 +77,12 @@ def diagnostics(static: StaticFile, compiled: FileAnalysis | None) -> list[Diagn
     found = compiled.all_diagnostics()
     built = {k.kernel for k in compiled.kernels if not any(d.severity == "error" for d in k.diagnostics)}
     error_lines = {d.span.line for d in found if d.severity == "error"}
+    reported = {(d.code, d.kernel) for d in found}
     kept = [
         d
         for d in static.diagnostics
         if not (d.code in COMPILER_KNOWS_BETTER and d.kernel in built)
+        and (SETTLED_BY.get(d.code), d.kernel) not in reported
         and not (d.severity == "error" and d.code != "syntax-error" and d.span.line in error_lines)
     ]
     syntax_seen = any(d.code == "syntax-error" for d in static.diagnostics)
