@@ -125,6 +125,15 @@ async def test_compiler_diagnostic_at_the_gemm_line(client: LanguageClient) -> N
     assert compiled.message == "Building kernel 'matmul' failed: T.gemm K shape check failed: K_A = 32, K_B = 128"
     static = [d.code for d in client.diagnostics[uri] if d.source == "tilescope-static"]
     assert static == [], "the compiler's error replaces the static one on its line"
+    lines = (FIXTURES / "wrong_gemm.py").read_text().splitlines()
+    line = next(i for i, text in enumerate(lines) if "A_shared = " in text)
+    hover = await within(
+        client.text_document_hover_async(
+            types.HoverParams(text_document=doc(uri), position=at(line, lines[line].index("A_shared")))
+        )
+    )
+    text = hover.contents.value
+    assert "(static facts)" in text and "- the compiler's build failed (line 18: Building kernel 'matmul'" in text
 
 
 async def test_results_for_an_older_version_are_never_published(client: LanguageClient) -> None:
