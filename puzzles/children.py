@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from tilescope.core.spawn import module_command
+
 LIMITS_ENV = "TILESCOPE_CHILD_LIMITS"
 STDERR_LINES = 20
 
@@ -83,7 +85,7 @@ class Child:
         self.role = role
         child_env = {**os.environ, **(env or {}), LIMITS_ENV: json.dumps(limits or {}), "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(
-            [*(prefix or []), sys.executable, "-m", module],
+            [*(prefix or []), *module_command(sys.executable, module)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -10,11 +10,13 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tilescope.core import compiler_warnings, errors, extract, ptxas
+from tilescope.core import autotune, compiler_warnings, errors, extract, ptxas
+from tilescope.core.compat import spans
 from tilescope.core.discovery import Instantiation, instantiations, syntax_diagnostic
 from tilescope.core.loader import build_prim_func, load_module
 from tilescope.core.lowering import Lowered, lower
 from tilescope.core.model import Buffer, Diagnostic, FileAnalysis, KernelModel, Span
+from tilescope.core.static import StaticKernel, analyze_source
 from tilescope.core.targets import shared_memory_budget, target_error
 
 
@@ -75,16 +77,22 @@ def analyze_file(
         return FileAnalysis(path=path, target=target, kernels=[], discovered=discovered, diagnostics=diagnostics), {}
 
     runs: dict[str, KernelRun] = {}
+    static = {} if spans.STAMPED else {k.ref.name: k for k in analyze_source(source, path, target=target).kernels}
     for inst in found:
         if args:
-            known = {p.name for p in inst.kernel.params}
+            known = {p.name for p in inst.kernel.params} | {autotune.CONFIG_ARG}
             overrides = {k: v for k, v in args.items() if k in known}
             inst = replace(
                 inst,
                 args={**inst.args, **overrides},
                 missing=[m for m in inst.missing if m not in overrides],
             )
-        runs[inst.kernel.name] = _analyze_kernel(namespace, inst, path, inst.target or target, with_ptxas)
+        kernel_target, kernel_static = inst.target or target, static.get(inst.kernel.name)
+
+        def analyze(ns: dict[str, Any], i: Instantiation, t: str = kernel_target, k: Any = kernel_static) -> KernelRun:
+            return _analyze_kernel(ns, i, path, t, with_ptxas, k)
+
+        runs[inst.kernel.name] = autotune.analyze_kernel(namespace, inst, analyze)
     analysis = FileAnalysis(
         path=path,
         target=target,
@@ -144,7 +152,12 @@ def _bound_args(obj: Any, inst: Instantiation) -> dict[str, Any]:
 
 
 def _analyze_kernel(
-    namespace: dict[str, Any], inst: Instantiation, path: str, target: str, with_ptxas: bool
+    namespace: dict[str, Any],
+    inst: Instantiation,
+    path: str,
+    target: str,
+    with_ptxas: bool,
+    static: StaticKernel | None,
 ) -> KernelRun:
     name, line = inst.kernel.name, inst.kernel.span.line
     if inst.missing:
@@ -173,9 +186,14 @@ def _analyze_kernel(
     if prim_func is None:
         return KernelRun(_empty(name, args, target, [failure, *warnings]), None)
 
-    buffers = extract.buffers(prim_func, path)
-    accesses = extract.accesses(prim_func, path)
     device_mod = lowered.artifact.device_mod if lowered.artifact is not None else None
+    buffers, accesses, launch, pipelines = spans.with_static_lines(
+        static,
+        extract.buffers(prim_func, path),
+        extract.accesses(prim_func, path),
+        extract.launch(prim_func, device_mod, path),
+        extract.pipelines(prim_func, path),
+    )
     diagnostics: list[Diagnostic] = list(warnings)
     if lowered.error is not None:
         diagnostics.append(errors.lowering_error(lowered.error, lowered.failed_pass, name, line, buffers, accesses))
@@ -193,9 +211,9 @@ def _analyze_kernel(
         args=args,
         target=target,
         buffers=buffers,
-        launch=extract.launch(prim_func, device_mod, path),
+        launch=launch,
         layouts=extract.layouts(lowered.layout_module),
-        pipelines=extract.pipelines(prim_func, path),
+        pipelines=pipelines,
         warp_specialized=extract.warp_specialized(lowered.layout_module),
         shared_bytes=shared,
         passes=lowered.passes,

@@ -24,6 +24,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the analysis as JSON")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per kernel (default 60)")
     parser.add_argument("--memory", type=int, default=6144, help="worker memory limit in MiB (default 6144)")
+    parser.add_argument(
+        "--python",
+        metavar="PATH",
+        help="run the compiler in this interpreter (one with TileLang 0.1.10-0.1.15; Tilescope not needed there)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -43,7 +48,7 @@ def parse_args_overrides(pairs: list[str]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     overrides = parse_args_overrides(args.arg)
-    with Analyzer(timeout_s=args.timeout, memory_mb=args.memory) as analyzer:
+    with Analyzer(timeout_s=args.timeout, memory_mb=args.memory, python=args.python) as analyzer:
         result = analyzer.analyze(
             args.file, kernel=args.kernel, args=overrides or None, target=args.target, ptxas=args.ptxas
         )

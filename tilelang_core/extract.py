@@ -14,8 +14,9 @@ import math
 import re
 from typing import Any
 
-import tilelang.ir as tl_ir
 from tilescope.core import layout_eval
+from tilescope.core.compat import launch as compat_launch
+from tilescope.core.compat import spans
 from tilescope.core.dtypes import dtype_bits
 from tilescope.core.model import Access, Buffer, Launch, Layout, Pipeline, Span
 from tvm import tirx
@@ -35,9 +36,7 @@ _REGION_READ, _REGION_WRITE = 1, 2
 
 
 def _line(span: Any, path: str) -> int | None:
-    if span is None:
-        return None
-    location = tl_ir.span_to_location(span)
+    location = spans.location(span)
     if not location:
         return None
     file, line = location
@@ -58,7 +57,7 @@ def _bytes(shape: list[int | str], dtype: str) -> int | None:
 def _buffer(buf: Any, path: str, is_param: bool) -> Buffer:
     shape = [_dim(d) for d in buf.shape]
     dtype = str(buf.dtype)
-    span = tl_ir.get_buffer_span(buf)
+    span = spans.buffer_span(buf)
     return Buffer(
         name=str(buf.name),
         shape=shape,
@@ -94,31 +93,18 @@ def buffers(func: Any, path: str) -> list[Buffer]:
 
 def launch(func: Any, device_mod: Any | None, path: str) -> Launch | None:
     """Grid and threads as written, and threads after warp specialisation from the device code."""
-    grid: dict[str, int] = {}
-    threads: list[int] = []
-    line: int | None = None
-
-    def visit(node: Any) -> None:
-        nonlocal line
-        if isinstance(node, tirx.For) and node.thread_binding is not None:
-            tag = str(node.thread_binding.thread_tag)
-            if tag.startswith("blockIdx"):
-                grid[tag] = _int(node.extent)
-                line = line or _line(tl_ir.get_stmt_span(node), path)
-        if isinstance(node, tirx.SBlock) and "tl.launch_threads" in node.annotations:
-            threads[:] = [_int(t) for t in node.annotations["tl.launch_threads"]]
-
-    _visit(func.body, visit)
-    if not grid and not threads:
+    bound = compat_launch.bindings(func)
+    if not bound.grid and not bound.threads:
         return None
-    declared = math.prod(threads) if threads else 1
+    declared = math.prod(bound.threads.values()) if bound.threads else 1
     after = declared
     if device_mod is not None:
         extents = [dict(f.attrs["thread_extent"]) for f in device_mod.functions.values() if _has(f, "thread_extent")]
         if extents:
             after = max(math.prod(int(v) for k, v in e.items() if k.startswith("threadIdx")) for e in extents)
+    line = _line(spans.stmt_span(bound.first_block), path) if bound.first_block is not None else None
     return Launch(
-        grid=[grid.get(f"blockIdx.{axis}", 1) for axis in "xyz"][: max(1, len(grid))],
+        grid=[bound.grid.get(f"blockIdx.{axis}", 1) for axis in "xyz"][: max(1, len(bound.grid))],
         threads=declared,
         threads_after_ws=after,
         span=Span(line=line) if line else None,
@@ -145,7 +131,7 @@ def pipelines(func: Any, path: str) -> list[Pipeline]:
                 Pipeline(
                     loop_var=str(node.loop_var),
                     num_stages=int(node.annotations["num_stages"]),
-                    line=_line(tl_ir.get_stmt_span(node), path),
+                    line=_line(spans.stmt_span(node), path),
                 )
             )
 
@@ -155,21 +141,14 @@ def pipelines(func: Any, path: str) -> list[Pipeline]:
 
 def accesses(func: Any, path: str) -> list[Access]:
     """Tile operations and ``T.Parallel`` loops with the buffers each reads and writes."""
-    found: list[Access] = []
-    pipelined_lines: list[tuple[int, int]] = []
+    pipelined: list[Access] = []
 
     def visit_loops(node: Any) -> None:
         if isinstance(node, tirx.For) and "num_stages" in node.annotations:
-            span = tl_ir.get_stmt_span(node)
-            body_lines = [a.line for a in _collect(node.body, path) if a.line]
-            start = _line(span, path)
-            if start and body_lines:
-                pipelined_lines.append((start, max(body_lines)))
+            pipelined.extend(_collect(node.body, path))
 
     _visit(func.body, visit_loops)
-    for access in _collect(func.body, path):
-        inside = any(lo <= (access.line or -1) <= hi for lo, hi in pipelined_lines)
-        found.append(Access(access.op, access.line, access.reads, access.writes, pipelined=inside))
+    found = [dataclasses.replace(a, pipelined=a in pipelined) for a in _collect(func.body, path)]
     return sorted(found, key=lambda a: a.line or 0)
 
 
@@ -192,8 +171,12 @@ def _collect(stmt: Any, path: str) -> list[Access]:
                     writes.append(str(n.buffer.name))
 
             _visit(node.body, inner)
-            line = _line(tl_ir.get_stmt_span(node), path)
-            if not any(a.op == "parallel" and a.line == line for a in found):
+            line = _line(spans.stmt_span(node), path)
+            # Nested loops of one T.Parallel share its line; releases without spans, its buffers.
+            if not any(
+                a.op == "parallel" and a.line == line and (line or (a.reads, a.writes) == (reads, writes))
+                for a in found
+            ):
                 found.append(Access("parallel", line, reads, writes))
 
     _visit(stmt, visit)
@@ -228,7 +211,7 @@ def _tile_op(node: Any, path: str) -> Access | None:
     if op == "reduce":
         kind = next((str(a.value) for a in call.args if isinstance(a, tirx.StringImm)), "")
         op = f"reduce_{kind}" if kind else op
-    line = _line(tl_ir.get_stmt_span(node), path) or _line_from_source(path, op, reads + writes)
+    line = _line(spans.stmt_span(node), path) or _line_from_source(path, op, reads + writes)
     return Access(op, line, reads, writes)
 
 
