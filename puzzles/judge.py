@@ -243,7 +243,7 @@ def _baseline_time(puzzle: Puzzle, executor: Child, ws: Workspace, timeout_s: fl
     return _times(executor, case.key, timeout_s)
 
 
-def _exit_report(base: dict[str, Any], gone: ChildGone, doing: str, cases: list[CaseResult]) -> Report:
+def exit_report(base: dict[str, Any], gone: ChildGone, doing: str, cases: list[CaseResult]) -> Report:
     failure: FailureKind = "timeout" if gone.timed_out else "child-exit"
     who = "The loader (it runs your file's Python)" if gone.role == "loader" else "The kernel process"
     summary = f"{who} {gone.reason} while {doing}."
@@ -284,7 +284,7 @@ def check(
         executor, hello = session.executor()
     except ChildGone as gone:
         builder.close()
-        return _exit_report({"puzzle": puzzle.id, "path": path, "device": "?", "seed": seed}, gone, "starting", [])
+        return exit_report({"puzzle": puzzle.id, "path": path, "device": "?", "seed": seed}, gone, "starting", [])
     device = device or ("cuda" if hello.get("cuda") else "cpu")
     gpu = str(hello.get("gpu")) if device == "cuda" else "cpu"
     base: dict[str, Any] = {"puzzle": puzzle.id, "path": path, "device": gpu, "seed": seed}
@@ -315,7 +315,7 @@ def _load(
         kind: FailureKind = "out-of-memory" if d.code == "out-of-memory" else "compile-error"
         return Report(**base, passed=False, failure=kind, diagnostics=[d], summary=f"line {d.span.line}: {d.message}")
     except ChildGone as gone:
-        return _exit_report(base, gone, "loading the file", [])
+        return exit_report(base, gone, "loading the file", [])
     except Violation as violation:
         return _void(base, "loader", violation, [])
     finally:
@@ -450,7 +450,7 @@ def _run(
                 )
     except ChildGone as gone:
         session.drop_executor()
-        return _exit_report(base, gone, doing, results)
+        return exit_report(base, gone, doing, results)
     except Violation as violation:
         session.drop_executor()
         return _void(base, "kernel process", violation, results)
