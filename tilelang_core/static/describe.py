@@ -12,7 +12,7 @@ from tilescope.core.static.checks import kib, shape_text
 from tilescope.core.static.hints import buffer_facts
 from tilescope.core.static.merge import Facts
 from tilescope.core.static.navigate import symbol_at
-from tilescope.core.static.records import BufferDecl, StaticKernel
+from tilescope.core.static.records import Binding, BufferDecl, StaticKernel
 
 
 @dataclass(frozen=True)
@@ -77,14 +77,18 @@ def buffer_markdown(decl: BufferDecl, kernel: StaticKernel, model: KernelModel |
 
 
 def _origins(decl: BufferDecl, kernel: StaticKernel) -> str:
-    """``block_M=128 (default), M=1024 (directive)`` for the names a written shape uses, in order."""
+    """``block_M=128 (default, line 8), M=1024 (directive, line 7)`` for the names a shape uses."""
     bound = {b.name: b for b in kernel.bindings}
     names = dict.fromkeys(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", decl.written or ""))
-    return ", ".join(
-        f"{name}={bound[name].value} ({bound[name].origin})" if bound[name].value is not None else f"{name} unknown"
-        for name in names
-        if name in bound
-    )
+    return ", ".join(_origin(bound[name]) for name in names if name in bound)
+
+
+def _origin(binding: Binding) -> str:
+    """``M=1024 (call, line 120)``: the value and where it was found."""
+    if binding.value is None:
+        return f"{binding.name} unknown"
+    where = f", line {binding.line}" if binding.line is not None else ""
+    return f"{binding.name}={binding.value} ({binding.origin}{where})"
 
 
 def _layout_lines(layout: Layout) -> list[str]:

@@ -87,7 +87,11 @@ def _kernel_hints(kernel: StaticKernel, model: KernelModel | None, wanted: set[s
 
 
 def launch_label(kernel: StaticKernel, model: KernelModel | None) -> str:
-    """``grid 8×8 · 128 threads · 48 KB shared``, compiled figures where known."""
+    """``grid 8×8 · 128 threads · 48 KB shared``, compiled figures where known.
+
+    Before compiling, shared memory is the sum of the allocations (with pipeline copies) only when
+    TileLang cannot merge any of them; otherwise the certain lower bound, marked ``≥``.
+    """
     assert kernel.launch is not None
     grid = shape_text(kernel.launch.grid)
     threads: object = kernel.launch.threads
@@ -100,6 +104,9 @@ def launch_label(kernel: StaticKernel, model: KernelModel | None) -> str:
             after_ws = model.launch.threads_after_ws
         shared = model.shared_bytes
     parts = [f"grid {grid}", f"{threads} threads" + (f" ({after_ws} with producers)" if after_ws else "")]
-    if shared:
+    floor = kernel.shared_floor
+    if model is None and shared and floor is not None and floor.bytes < shared:
+        parts.append(f"≥ {kib(floor.bytes)} shared")
+    elif shared:
         parts.append(f"{kib(shared)} shared")
     return " · ".join(parts)
