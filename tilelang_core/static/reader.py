@@ -55,6 +55,7 @@ class KernelReader:
         self.buffers: dict[str, BufferDecl] = {}
         self.stage_of: dict[str, int] = {}
         self.launch: LaunchDecl | None = None
+        self.launches: list[LaunchDecl] = []
         self.pipelines: list[PipelineDecl] = []
         self.accesses: list[Access] = []
         self.diagnostics: list[Diagnostic] = []
@@ -214,8 +215,9 @@ class KernelReader:
             for item in threads_value:
                 product = product * item if is_known_int(item) and is_known_int(product) else Sym(str(threads_value))
             threads_value = product
+        self.launches.append(LaunchDecl(grid, as_dim(threads_value), span_of(call)))
         if self.launch is None:
-            self.launch = LaunchDecl(grid, as_dim(threads_value), span_of(call))
+            self.launch = self.launches[0]
             self.kernel_depth = len(self.stack)
         if names is not None:
             for node in ast.walk(names):
@@ -332,6 +334,7 @@ class KernelReader:
             bindings=bound,
             buffers=buffers,
             launch=self.launch,
+            launches=self.launches,
             pipelines=self.pipelines,
             accesses=self.accesses,
             occurrences=self._occurrences(body_def, nodes),

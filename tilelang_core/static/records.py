@@ -123,6 +123,8 @@ class StaticKernel:
     target: str
     name_span: Span | None = None
     """The kernel's name on its ``def`` line."""
+    launches: list[LaunchDecl] = field(default_factory=list)
+    """Every ``T.Kernel`` of the prim_func, in order; ``launch`` is the first."""
     shared_floor: SharedFloor | None = None
     """Shared memory the kernel needs at least, whatever TileLang merges (``checks.shared_floor``)."""
 
