@@ -24,7 +24,7 @@ from typing import Any
 
 from tilescope.core.discovery import discover, instantiations, syntax_diagnostic
 from tilescope.core.model import Diagnostic, FileAnalysis, IRText, KernelModel, KernelRef, Span, from_json
-from tilescope.core.spawn import worker_command
+from tilescope.core.spawn import worker_command, worker_env
 from tilescope.core.targets import target_error
 
 START_TIMEOUT_S = 120.0
@@ -47,7 +47,7 @@ class _Worker:
     """One worker process and its pipes; not thread-safe (``Analyzer`` serialises access)."""
 
     def __init__(self, python: str, memory_mb: int) -> None:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "TILELANG_ENABLE_IR_SPAN": "1"}
+        env = {**worker_env(os.environ), "PYTHONUNBUFFERED": "1", "TILELANG_ENABLE_IR_SPAN": "1"}
         self.process = subprocess.Popen(
             worker_command(python),
             stdin=subprocess.PIPE,

@@ -10,6 +10,9 @@ there (or another version of it is).
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Mapping
 from pathlib import Path
 
 CORE_DIR = Path(__file__).resolve().parent
@@ -32,6 +35,25 @@ _WORKER = _SAFE_PATH + (
     "from tilescope.core.worker import main\n"
     "main()\n"
 )
+
+
+# Importing an installed TileLang exports where its own libraries are (TVM_LIBRARY_PATH, ...) and
+# puts its bundled TVM on PYTHONPATH. A process that imported one must not hand those to a worker
+# running another release: that one would load the first one's libraries.
+_TILELANG_EXPORTS = ("TVM_LIBRARY_PATH", "TL_CUTLASS_PATH", "TL_TEMPLATE_PATH")
+_INSTALLED_TILELANG = re.compile(r"[/\\](site|dist)-packages[/\\]tilelang[/\\]")
+
+
+def worker_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` without what an installed TileLang exported on import; the worker's sets its own."""
+    env = {k: v for k, v in environ.items() if not (k in _TILELANG_EXPORTS and _INSTALLED_TILELANG.search(v))}
+    if "PYTHONPATH" in env:
+        kept = [p for p in env["PYTHONPATH"].split(os.pathsep) if not _INSTALLED_TILELANG.search(p + os.sep)]
+        if kept:
+            env["PYTHONPATH"] = os.pathsep.join(kept)
+        else:
+            del env["PYTHONPATH"]
+    return env
 
 
 def module_command(python: str, module: str, *args: str) -> list[str]:

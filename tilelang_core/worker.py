@@ -31,7 +31,9 @@ def _channel() -> TextIO:
 class Worker:
     def __init__(self) -> None:
         import tilelang  # noqa: F401  (warm the import: it is most of the start-up cost)
-        from tilescope.core import analysis, ir_text
+        from tilescope.core import analysis, autotune, ir_text
+
+        autotune.guard()
 
         self._analysis = analysis
         self._ir_text = ir_text

@@ -93,6 +93,15 @@ def test_a_release_outside_the_range_is_a_diagnostic(tmp_path: Path) -> None:
     assert "TileLang 0.1.9 is not supported; Tilescope supports TileLang 0.1.10 to 0.1.15" in diagnostic.message
 
 
+def test_a_worker_on_another_release_ignores_what_this_process_imported() -> None:
+    """Importing TileLang here exports its library paths; a 0.1.12 worker must not load them."""
+    import tilelang  # noqa: F401  (exports TVM_LIBRARY_PATH and PYTHONPATH for the installed release)
+
+    with Analyzer(python=_python("0.1.12")) as analyzer:
+        (kernel,) = analyzer.analyze(str(EXAMPLES / "gemm.py")).kernels
+    assert not kernel.diagnostics and len(kernel.passes) == 70
+
+
 def test_children_ignore_the_working_directory(tmp_path: Path) -> None:
     """A workspace folder named like a Tilescope module does not shadow it in a child."""
     (tmp_path / "tilescope").mkdir()

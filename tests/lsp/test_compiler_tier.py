@@ -33,6 +33,7 @@ pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 COMPILE_WAIT = 180.0
 """Generous: the first analysis starts the worker, which imports TileLang."""
 GEMM = EXAMPLES / "gemm.py"
+AUTOTUNED = FIXTURES.parent.parent / "core" / "fixtures" / "autotuned.py"
 
 
 @pytest_lsp.fixture(config=SERVER, scope="module")
@@ -247,3 +248,32 @@ async def test_a_kernel_that_kills_its_process_becomes_a_diagnostic(client: Lang
     gemm = open_file(client, GEMM)
     model = await within(execute(client, "tilescope.kernelModel", gemm), timeout=COMPILE_WAIT)
     assert model["kernels"][0]["kernel"] == "matmul"
+
+
+async def test_an_autotuned_kernel_gets_a_lens_with_its_configs_summary(client: LanguageClient) -> None:
+    uri = open_file(client, AUTOTUNED)
+    deadline = time.monotonic() + COMPILE_WAIT
+    while True:
+        lenses = await within(client.text_document_code_lens_async(types.CodeLensParams(text_document=doc(uri))))
+        summaries = [(lens.range.start.line, lens.command.title) for lens in lenses if "configs" in lens.command.title]
+        if summaries:
+            break
+        assert time.monotonic() < deadline, f"no autotune lens after {COMPILE_WAIT} s"
+        await asyncio.sleep(0.5)
+    assert (15, "3 configs: 1 fits, 1 exceeds shared memory, 1 not lowered") in summaries
+    lens = next(lens for lens in lenses if "configs" in lens.command.title)
+    assert (lens.command.command, list(lens.command.arguments)) == ("tilescope.autotuneConfigs", [uri, "tuned_gemm"])
+    configs = await within(execute(client, "tilescope.autotuneConfigs", uri, "tuned_gemm"))
+    assert [(c["index"], c["status"]) for c in configs["configs"]] == [
+        (0, "exceeds-shared-memory"),
+        (1, "fits"),
+        (2, "not-lowered"),
+    ]
+    assert configs["configs"][0]["line"] == 22 and configs["chosen"] == 1
+    hover = await within(
+        client.text_document_hover_async(types.HoverParams(text_document=doc(uri), position=at(15, 3)))
+    )
+    assert hover is not None
+    text = hover.contents.value  # type: ignore[union-attr]
+    assert "analysed with config 1 (the first that fits). The autotuner never runs." in text
+    assert "| 0 | block_M=256, block_N=256, block_K=128, num_stages=4 | exceeds-shared-memory | 524288 | 256 |" in text
