@@ -76,7 +76,7 @@ def read_kernel(
     cached = block.memo.get(key)
     if cached is None:
         cached = _read(ref, outer, body_def, context, placed.delta, block.nodes, bound, target)
-        block.memo[key] = cached
+        block.keep(key, cached)
     kernel, found, fixes = placed.place(key, cached)  # type: ignore[misc]
     kernel = replace(kernel, bindings=bound)
     missing = _missing_values(kernel, outer, placed.delta, context)

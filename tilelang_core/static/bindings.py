@@ -79,7 +79,7 @@ def _block_calls(block: ParsedBlock) -> dict[str, list[ast.Call]]:
                 calls.setdefault(func.value.id, []).append(node)
             elif isinstance(func, ast.Name):
                 calls.setdefault(func.id, []).append(node)
-        block.memo["calls"] = calls
+        block.keep("calls", calls)
     return calls  # type: ignore[return-value]
 
 
@@ -99,7 +99,7 @@ def _block_env(placed: PlacedBlock, context: ModuleContext) -> dict[str, Value]:
     for node in block.nodes:
         if isinstance(node, ast.Assign):
             bind_assignment(node, env, context.aliases)
-    block.memo[key] = env
+    block.keep(key, env)
     return env
 
 
@@ -112,7 +112,7 @@ def _plain_env(placed: PlacedBlock, context: ModuleContext) -> dict[str, Value]:
         for node in placed.block.nodes:
             if isinstance(node, ast.Assign):
                 bind_assignment(node, cached, context.aliases)
-        placed.block.memo[key] = cached
+        placed.block.keep(key, cached)
     return cached  # type: ignore[return-value]
 
 

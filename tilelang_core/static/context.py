@@ -67,7 +67,7 @@ def argparse_defaults(block: ParsedBlock, aliases: frozenset[str]) -> dict[str, 
             if not isinstance(value, Sym) and isinstance(name, str):
                 for prefix in ("args", "opts", "options", "cfg", "config"):
                     found[f"{prefix}.{name}"] = value
-        block.memo["argparse"] = found
+        block.keep("argparse", found)
     return found  # type: ignore[return-value]
 
 

@@ -70,7 +70,7 @@ def discover_block(block: ParsedBlock, aliases: frozenset[str], names: dict[str,
     found = block.memo.get(key)
     if found is None:
         found = list(_discover(block, aliases, names))
-        block.memo[key] = found
+        block.keep(key, found)
     return found  # type: ignore[return-value]
 
 
