@@ -15,7 +15,7 @@ from tilescope.core.model import Diagnostic, KernelRef, Span
 from tilescope.core.static import catalog
 from tilescope.core.static.bindings import bindings
 from tilescope.core.static.context import ModuleContext, bind_assignment, module_context
-from tilescope.core.static.discover import discover_block, returned_prim_func, tilelang_names
+from tilescope.core.static.discover import discover_block, returned_prim_func
 from tilescope.core.static.evaluate import Sym
 from tilescope.core.static.primitive_checks import check_primitives
 from tilescope.core.static.reader import KernelReader
@@ -34,13 +34,12 @@ def analyze_source(
     table = table if table is not None else catalog.default()
     parsed = parse_tolerant(source)
     context = module_context(parsed.blocks, parsed.lines, target)
-    names = tilelang_names([s for p in parsed.blocks for s in p.block.statements])
     diagnostics = list(parsed.errors)
     fixes: list[QuickFix] = []
     kernels = []
     uses: list[PrimitiveUse] = []
     for placed in parsed.blocks:
-        for ref, outer, body in discover_block(placed.block, context.aliases, names):
+        for ref, outer, body in discover_block(placed.block, context.aliases, context.tilelang):
             kernel, found, fixed = read_kernel(ref, outer, body, context, placed)
             kernels.append(kernel)
             diagnostics.extend(found)

@@ -13,7 +13,7 @@ import re
 
 from tilescope.core.model import KernelRef
 from tilescope.core.static.context import ModuleContext, bind_assignment
-from tilescope.core.static.discover import default_nodes
+from tilescope.core.static.discover import default_nodes, tuned_names
 from tilescope.core.static.evaluate import Shaped, Sym, Value, evaluate
 from tilescope.core.static.records import Binding
 from tilescope.core.static.recover import ParsedBlock, PlacedBlock
@@ -160,6 +160,7 @@ def bindings(ref: KernelRef, outer: ast.FunctionDef, offset: int, context: Modul
     result: list[Binding] = []
     positional = [a.arg for a in [*outer.args.posonlyargs, *outer.args.args]]
     defaults = default_nodes(outer)
+    tuned = tuned_names(outer, context.tilelang)
     for param in ref.params:
         if param.name in written:
             result.append(Binding(param.name, _directive_value(written[param.name]), "directive", directive_line))
@@ -169,6 +170,8 @@ def bindings(ref: KernelRef, outer: ast.FunctionDef, offset: int, context: Modul
             value, line = _from_tensors(param.name, outer, calls, context.aliases)
         if value is not None:
             result.append(Binding(param.name, value, "call", line))
+        elif param.name in defaults and (tuned is None or param.name in tuned):
+            result.append(Binding(param.name, None, "autotune", offset + defaults[param.name].lineno))
         elif param.name in defaults:
             default = evaluate(defaults[param.name], context.env, context.aliases)
             known = None if isinstance(default, Sym | tuple) else default

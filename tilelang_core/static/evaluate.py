@@ -310,7 +310,7 @@ def _call(node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> 
         base = _eval(func.value, env, aliases)
         if isinstance(base, Shaped):
             return Shaped(tuple(reversed(base.shape))) if name == "t" else base
-    known = name in ("ceildiv", "cdiv", "min", "max", "int", "dynamic", "symbolic") or dtype_name(name)
+    known = name in ("ceildiv", "cdiv", "min", "max", "int", "gcd", "lcm", "dynamic", "symbolic") or dtype_name(name)
     args = [_eval(a, env, aliases) for a in node.args if not isinstance(a, ast.Starred)] if known else []
     if name in ("ceildiv", "cdiv") and len(args) == 2:
         a, b = args
@@ -321,6 +321,8 @@ def _call(node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> 
         if all(_numeric(a) for a in args):
             return min(args) if name == "min" else max(args)
         return _sym(f"{name}({', '.join(map(str, args))})")
+    if name in ("gcd", "lcm") and len(args) >= 2 and all(is_known_int(a) for a in args):
+        return _bounded((math.gcd if name == "gcd" else math.lcm)(*args))
     if name == "int" and len(args) == 1 and _numeric(args[0]):
         return int(args[0])
     if name in ("dynamic", "symbolic") and args and isinstance(args[0], str):

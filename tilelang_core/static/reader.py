@@ -177,8 +177,9 @@ class KernelReader:
         shape_nodes = list(call.args)
         keywords = {k.arg: k.value for k in call.keywords}
         dtype_node = keywords.get("dtype")
-        if shape_nodes and isinstance(shape_nodes[0], ast.Tuple | ast.List):
-            shape = self._shape(shape_nodes[0])
+        first = evaluate(shape_nodes[0], self.env, self.aliases) if shape_nodes else None
+        if shape_nodes and (isinstance(shape_nodes[0], ast.Tuple | ast.List) or isinstance(first, tuple)):
+            shape = list(first) if isinstance(first, tuple) else self._shape(shape_nodes[0])
             dtype_node = shape_nodes[1] if len(shape_nodes) > 1 else dtype_node
         else:
             shape = [evaluate(n, self.env, self.aliases) for n in shape_nodes]

@@ -13,7 +13,8 @@ from typing import Literal
 
 from tilescope.core.model import Access, Buffer, Diagnostic, Dim, KernelRef, Span
 
-BindingOrigin = Literal["directive", "call", "default", "const", "unknown"]
+BindingOrigin = Literal["directive", "call", "default", "autotune", "const", "unknown"]
+"""``autotune``: a parameter an ``@autotune`` decorator chooses, unknown before tuning."""
 
 
 @dataclass(frozen=True)
