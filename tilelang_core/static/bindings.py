@@ -54,13 +54,23 @@ def _directive_value(text: str) -> Value:
 def call_sites(context: ModuleContext, name: str) -> list[Call]:
     """Calls of ``name(...)`` / ``name.compile(...)`` in the file, in file order, each with its env."""
     found: list[Call] = []
-    for placed in context.blocks:
-        calls = _block_calls(placed.block).get(name)
-        if calls:
-            env = _block_env(placed, context)
-            found.extend((call, env, placed.delta) for call in calls)
+    for placed in _calling_blocks(context).get(name, ()):
+        env = _block_env(placed, context)
+        found.extend((call, env, placed.delta) for call in _block_calls(placed.block)[name])
     found.sort(key=lambda item: (item[2] + item[0].lineno, item[0].col_offset))
     return found
+
+
+def _calling_blocks(context: ModuleContext) -> dict[str, list[PlacedBlock]]:
+    """For each called name, the blocks that call it (computed once per analysis)."""
+    index = context.memo.get("calling-blocks")
+    if index is None:
+        index = {}
+        for placed in context.blocks:
+            for name in _block_calls(placed.block):
+                index.setdefault(name, []).append(placed)
+        context.memo["calling-blocks"] = index
+    return index  # type: ignore[return-value]
 
 
 def _block_calls(block: ParsedBlock) -> dict[str, list[ast.Call]]:
@@ -119,9 +129,9 @@ def _plain_env(placed: PlacedBlock, context: ModuleContext) -> dict[str, Value]:
 def _callers(func: str, placed: PlacedBlock, context: ModuleContext) -> list[tuple[ast.Call, dict[str, Value]]]:
     return [
         (call, _plain_env(other, context))
-        for other in context.blocks
+        for other in _calling_blocks(context).get(func, ())
         if other is not placed
-        for call in _block_calls(other.block).get(func, [])
+        for call in _block_calls(other.block)[func]
     ]
 
 
@@ -131,11 +141,8 @@ def _caller_key(placed: PlacedBlock, context: ModuleContext) -> tuple[int, ...]:
     names = {s.name for s in placed.block.statements if isinstance(s, ast.FunctionDef)}
     if not names:
         return ()
-    return tuple(
-        id(other.block)
-        for other in context.blocks
-        if other is not placed and not names.isdisjoint(_block_calls(other.block))
-    )
+    index = _calling_blocks(context)
+    return tuple(id(other.block) for name in sorted(names) for other in index.get(name, ()) if other is not placed)
 
 
 def _parameter_values(

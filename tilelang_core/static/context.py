@@ -21,6 +21,8 @@ class ModuleContext:
     blocks: list[PlacedBlock] = field(default_factory=list)
     tilelang: dict[str, str] = field(default_factory=dict)
     """Local names bound to TileLang objects (``discover.tilelang_names``)."""
+    memo: dict[str, object] = field(default_factory=dict)
+    """Indexes over the whole file, built once per analysis."""
 
     @functools.cached_property
     def env_key(self) -> tuple[object, ...]:
