@@ -22,7 +22,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field, fields, is_dataclass
 
 from tilescope.core.model import Diagnostic, Span
-from tilescope.core.static.split import source_lines, split_blocks
+from tilescope.core.static.split import forget_lexed, source_lines, split_blocks
 
 _HEADER = re.compile(r"(async\s+)?(for|while|if|elif|else|with|def|try|except|finally|class|match|case)\b")
 _INDENTED_AFTER = re.compile(r"expected an indented block after .* on line (\d+)")
@@ -186,8 +186,9 @@ def _may_hold_records(kind: object) -> bool:
 
 
 def clear_cache() -> None:
-    """Forget every parsed block (for measuring cold parses, and for tests)."""
+    """Forget every parsed block and lexed text (for measuring cold parses, and for tests)."""
     _cache.clear()
+    forget_lexed()
 
 
 def _walk(statements: list[ast.stmt]) -> list[ast.AST]:

@@ -49,6 +49,11 @@ _lexed: OrderedDict[int, _Lexed] = OrderedDict()
 _LEXED_KEPT = 8
 
 
+def forget_lexed() -> None:
+    """Drop the kept lexer states (for measuring a cold split, and for tests)."""
+    _lexed.clear()
+
+
 def split_blocks(lines: list[str]) -> list[tuple[int, int]]:
     """Cut a file into top-level blocks: (first line, last line), 1-based and inclusive.
 
