@@ -110,7 +110,9 @@ def test_parameters_an_autotuner_chooses_stay_unknown() -> None:
     assert found["block_M"][:2] == (None, "autotune") and found["block_N"][:2] == (None, "autotune")
     assert found["block_K"][:2] == (32, "default")
     computed = GEMM.replace("# tilescope: M=1024 N=1024 K=1024\n", "@tilelang.autotune(configs=get_configs())\n")
-    assert {v[1] for k, v in bound(computed).items() if k.startswith("block_")} == {"autotune"}
+    found = bound(computed)
+    assert {v[1] for k, v in found.items() if k.startswith("block_")} == {"autotune"}
+    assert found["dtype"][:2] == ("float16", "default")
 
 
 def test_t_empty_takes_a_shape_held_in_a_variable() -> None:

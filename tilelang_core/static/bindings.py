@@ -177,7 +177,7 @@ def bindings(ref: KernelRef, outer: ast.FunctionDef, offset: int, context: Modul
             value, line = _from_tensors(param.name, outer, calls, context.aliases)
         if value is not None:
             result.append(Binding(param.name, value, "call", line))
-        elif param.name in defaults and (tuned is None or param.name in tuned):
+        elif param.name in defaults and _tuned(param.name, defaults[param.name], tuned):
             result.append(Binding(param.name, None, "autotune", offset + defaults[param.name].lineno))
         elif param.name in defaults:
             default = evaluate(defaults[param.name], context.env, context.aliases)
@@ -190,6 +190,14 @@ def bindings(ref: KernelRef, outer: ast.FunctionDef, offset: int, context: Modul
         if name not in {p.name for p in ref.params}:
             result.append(Binding(name, _directive_value(text), "directive", directive_line))
     return result, target
+
+
+def _tuned(name: str, default: ast.expr, tuned: frozenset[str] | None) -> bool:
+    """Whether the autotuner picks ``name``: listed in literal configs, or, when the configs are
+    computed, any parameter with a number for default (tile sizes, stages, threads; not dtypes)."""
+    if tuned is not None:
+        return name in tuned
+    return isinstance(default, ast.Constant) and isinstance(default.value, int | float)
 
 
 def _from_calls(
