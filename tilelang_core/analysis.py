@@ -12,10 +12,10 @@ from typing import Any
 
 from tilescope.core import compiler_warnings, errors, extract, ptxas
 from tilescope.core.discovery import Instantiation, instantiations, syntax_diagnostic
-from tilescope.core.loader import build_prim_func, load_module
+from tilescope.core.loader import build_prim_func, jit_options, load_module
 from tilescope.core.lowering import Lowered, lower
 from tilescope.core.model import Buffer, Diagnostic, FileAnalysis, KernelModel, Span
-from tilescope.core.targets import shared_memory_budget, target_error
+from tilescope.core.targets import decorator_target, shared_memory_budget, target_error
 
 
 @dataclass
@@ -84,7 +84,7 @@ def analyze_file(
                 args={**inst.args, **overrides},
                 missing=[m for m in inst.missing if m not in overrides],
             )
-        runs[inst.kernel.name] = _analyze_kernel(namespace, inst, path, inst.target or target, with_ptxas)
+        runs[inst.kernel.name] = _analyze_kernel(namespace, inst, path, target, with_ptxas)
     analysis = FileAnalysis(
         path=path,
         target=target,
@@ -140,13 +140,18 @@ def _bound_args(obj: Any, inst: Instantiation) -> dict[str, Any]:
             values[param.name] = inst.args[param.name]
         elif param.default is not inspect.Parameter.empty:
             values[param.name] = param.default
-    return {k: v if isinstance(v, int | float | str | bool) or v is None else str(v) for k, v in values.items()}
+    return {k: _json_value(v) for k, v in values.items()}
+
+
+def _json_value(value: Any) -> Any:
+    return value if isinstance(value, int | float | str | bool) or value is None else str(value)
 
 
 def _analyze_kernel(
-    namespace: dict[str, Any], inst: Instantiation, path: str, target: str, with_ptxas: bool
+    namespace: dict[str, Any], inst: Instantiation, path: str, requested: str, with_ptxas: bool
 ) -> KernelRun:
     name, line = inst.kernel.name, inst.kernel.span.line
+    target = inst.target or requested
     if inst.missing:
         missing = ", ".join(inst.missing)
         diagnostic = Diagnostic(
@@ -166,8 +171,10 @@ def _analyze_kernel(
         except Exception as err:
             prim_func, failure = None, errors.build_error(err, path, name, line)
         if prim_func is not None:
+            configs, jit_target, out_idx = jit_options(namespace, inst, prim_func)
+            target = inst.target or decorator_target(jit_target, requested)
             start = time.perf_counter()
-            lowered = lower(prim_func, target)
+            lowered = lower(prim_func, target, configs)
             lower_ms = (time.perf_counter() - start) * 1000
     warnings = compiler_warnings.parse(printed[0], path, name)
     if prim_func is None:
@@ -188,12 +195,17 @@ def _analyze_kernel(
     if with_ptxas and source and target.startswith("sm_"):
         resources, ptx_diagnostics = ptxas.resource_usage(source, target, name, line)
         diagnostics.extend(ptx_diagnostics)
+    launches = extract.launches(prim_func, device_mod, lowered.layout_module, path)
     model = KernelModel(
         kernel=name,
         args=args,
         target=target,
         buffers=buffers,
-        launch=extract.launch(prim_func, device_mod, path),
+        launch=launches[0] if launches else None,
+        launches=launches,
+        arg_sources=dict(inst.sources),
+        pass_configs={k: _json_value(v) for k, v in configs.items()},
+        out_idx=[out_idx] if isinstance(out_idx, int) else (list(out_idx) if out_idx is not None else None),
         layouts=extract.layouts(lowered.layout_module),
         pipelines=extract.pipelines(prim_func, path),
         warp_specialized=extract.warp_specialized(lowered.layout_module),

@@ -112,3 +112,18 @@ def test_tilelangs_own_warnings_become_diagnostics_at_their_line(analyzer: Analy
     assert (warning.severity, warning.code, warning.span.line) == ("warning", "tilelang-warning", 23)
     assert "'C_local' is read before anything writes it" in warning.message
     assert warning.detail and "read before initialization" in warning.detail
+
+
+def test_missing_module_names_it_and_the_interpreter(analyzer: Analyzer) -> None:
+    result = analyzer.analyze(str(FIXTURES / "missing_module.py"))
+    (problem,) = result.all_diagnostics()
+    assert (problem.code, problem.severity, problem.span.line) == ("missing-module", "warning", 2)
+    assert "'tilescope_absent_module'" in problem.message and analyzer.python in problem.message
+    assert "--python" in problem.message
+
+
+def test_gpu_query_while_building_says_it_needs_a_gpu(analyzer: Analyzer) -> None:
+    result = analyzer.analyze(str(FIXTURES / "gpu_query.py"))
+    (problem,) = result.all_diagnostics()
+    assert (problem.code, problem.severity, problem.span.line) == ("needs-gpu", "warning", 8)
+    assert "'get_num_sms()'" in problem.message and "directive" in problem.message
