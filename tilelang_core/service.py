@@ -24,6 +24,7 @@ from typing import Any
 
 from tilescope.core.discovery import discover, instantiations, syntax_diagnostic
 from tilescope.core.model import Diagnostic, FileAnalysis, IRText, KernelModel, KernelRef, Span, from_json
+from tilescope.core.record import stamp
 from tilescope.core.targets import target_error
 
 START_TIMEOUT_S = 120.0
@@ -220,6 +221,7 @@ class Analyzer:
                 "kernel": inst.kernel.name,
                 "args": args,
                 "ptxas": ptxas,
+                "recorded": stamp(path),  # recorded instances are an argument source: a new recording misses the cache
             }
             partial = self._analyze_one(payload, inst.kernel, discovered, timeout_s)
             kernels.extend(partial.kernels)
