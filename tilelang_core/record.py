@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -63,8 +64,8 @@ def _has_gpu() -> bool:
     return shutil.which("nvidia-smi") is not None and os.path.exists("/dev/nvidia0")
 
 
-def record(command: list[str], workspace: Path) -> tuple[int, list[dict[str, Any]]]:
-    """Run ``command`` with the hook; its exit status and every line the hook wrote."""
+def record(command: list[str], workspace: Path, timeout_s: float | None = None) -> tuple[int, list[dict[str, Any]]]:
+    """Run ``command`` in ``workspace`` with the hook; its exit status (124 past ``timeout_s``) and the hook's lines."""
     with tempfile.TemporaryDirectory(prefix="tilescope-record-") as folder:
         hook_dir = Path(folder)
         shutil.copy(Path(__file__).with_name("record_hook.py"), hook_dir / "tilescope_record_hook.py")
@@ -74,10 +75,16 @@ def record(command: list[str], workspace: Path) -> tuple[int, list[dict[str, Any
         env["PYTHONPATH"] = os.pathsep.join(p for p in [str(hook_dir), env.get("PYTHONPATH", "")] if p)
         env["TILESCOPE_RECORD"] = str(out)
         try:
-            code = subprocess.call(command, cwd=workspace, env=env)
+            process = subprocess.Popen(command, cwd=workspace, env=env, start_new_session=timeout_s is not None)
         except FileNotFoundError as err:
             print(f"tilescope record: cannot run {command[0]!r}: {err}")
             return 127, []
+        try:
+            code = process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            code = 124
         lines = []
         if out.exists():
             for text in out.read_text().splitlines():
