@@ -113,13 +113,16 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--only", help="one folder of the corpus, e.g. examples/gemm")
     args = parser.parse_args()
     corpus = args.corpus.resolve()
     if not corpus.is_dir():
         print(f"no corpus at {corpus}; pass --corpus", file=sys.stderr)
         raise SystemExit(2)
     truth = json.loads(TRUTH.read_text())
-    files, check_s = check(corpus, args.jobs)
+    if args.only:
+        truth["kernels"] = [k for k in truth["kernels"] if k["file"].startswith(args.only.rstrip("/") + "/")]
+    files, check_s = check(corpus / args.only if args.only else corpus, args.jobs)
     table = compare(truth, files, corpus)
     same = _same_kernels(files, corpus)
     results, plain_s = lower_all(same, corpus)

@@ -16,6 +16,7 @@ from tilescope.core.loader import build_prim_func, jit_options, load_module
 from tilescope.core.lowering import Lowered, lower
 from tilescope.core.model import Buffer, Diagnostic, FileAnalysis, KernelModel, Span
 from tilescope.core.targets import decorator_target, shared_memory_budget, target_error
+from tvm import tirx
 
 
 @dataclass
@@ -143,6 +144,18 @@ def _bound_args(obj: Any, inst: Instantiation) -> dict[str, Any]:
     return {k: _json_value(v) for k, v in values.items()}
 
 
+def _not_a_kernel(name: str, built: Any, span: Span) -> Diagnostic:
+    what = "nothing" if built is None else f"a {type(built).__name__}"
+    return Diagnostic(
+        severity="information",
+        message=f"'{name}' returned {what}, not a T.prim_func, so it is not analysed as a kernel "
+        "(a factory of factories, or a helper): analyse the kernel it makes instead",
+        span=span,
+        code="not-a-kernel",
+        kernel=name,
+    )
+
+
 def _json_value(value: Any) -> Any:
     return value if isinstance(value, int | float | str | bool) or value is None else str(value)
 
@@ -170,6 +183,8 @@ def _analyze_kernel(
             prim_func = build_prim_func(namespace, inst)
         except Exception as err:
             prim_func, failure = None, errors.build_error(err, path, name, line)
+        if prim_func is not None and not isinstance(prim_func, tirx.PrimFunc):
+            prim_func, failure = None, _not_a_kernel(name, prim_func, inst.kernel.span)
         if prim_func is not None:
             configs, jit_target, out_idx = jit_options(namespace, inst, prim_func)
             target = inst.target or decorator_target(jit_target, requested)

@@ -60,13 +60,19 @@ def gpu_query(err: BaseException, path: str, kernel: str | None, kernel_line: in
     if not in_gpu_code and not _GPU_MESSAGES.search(str(err)):
         return None
     line, callee = _user_frame(err, path)
-    query = next((f.name for f in frames if _GPU_MODULES.search(f.filename)), None) or callee
-    what = f"'{query}()'" if query and query != "<module>" else "a GPU query"
+    query = next((f.name for f in frames if _GPU_MODULES.search(f.filename)), None)
     whose = f"Kernel '{kernel}'" if kernel else "The file"
+    if query is not None:
+        what = f"calls '{query}()', which needs a GPU"
+    elif "target detector" in str(err):
+        through = f" through '{callee}()'" if callee and callee != "<module>" else ""
+        what = f"asks TileLang to detect the GPU (target 'auto'){through}"
+    else:
+        what = f"calls '{callee}()', which needs a GPU" if callee and callee != "<module>" else "needs a GPU"
     return Diagnostic(
         severity="warning",
-        message=f"{whose} calls {what}, which needs a GPU, and analysis runs without one. Give the value it "
-        "would return in a '# tilescope: NAME=VALUE' directive above the def, or record a real run with "
+        message=f"{whose} {what}, and analysis runs without one. Give the values it needs in a "
+        "'# tilescope: NAME=VALUE' directive above the def, or record a real run with "
         "'tilescope record -- python FILE' on a GPU machine",
         span=Span(line=line or kernel_line),
         code="needs-gpu",

@@ -126,4 +126,11 @@ def test_gpu_query_while_building_says_it_needs_a_gpu(analyzer: Analyzer) -> Non
     result = analyzer.analyze(str(FIXTURES / "gpu_query.py"))
     (problem,) = result.all_diagnostics()
     assert (problem.code, problem.severity, problem.span.line) == ("needs-gpu", "warning", 8)
-    assert "'get_num_sms()'" in problem.message and "directive" in problem.message
+    assert "calls 'get_num_sms()', which needs a GPU" in problem.message and "directive" in problem.message
+
+
+def test_a_factory_of_factories_is_not_a_kernel_and_not_an_error(analyzer: Analyzer) -> None:
+    result = analyzer.analyze(str(FIXTURES / "factory_of_factories.py"))
+    (note,) = result.all_diagnostics()
+    assert (note.code, note.severity, note.span.line) == ("not-a-kernel", "information", 4)
+    assert "returned a function, not a T.prim_func" in note.message
