@@ -28,7 +28,26 @@ from typing import Any
 INSTANCES_VERSION = 1
 INSTANCES = Path(".tilescope") / "instances.json"
 _GPU_STOP = re.compile(r"CUDA|NVIDIA driver|No registered target detector|GPU|nvcc", re.IGNORECASE)
-_SITECUSTOMIZE = "import tilescope_record_hook\n\ntilescope_record_hook.install()\n"
+_SITECUSTOMIZE = """\
+import os
+import sys
+
+import tilescope_record_hook
+
+tilescope_record_hook.install()
+
+# Python imports one sitecustomize: this one shadows any the environment had, so load that one too.
+_here = os.path.dirname(os.path.abspath(__file__))
+_saved = sys.path[:]
+del sys.modules["sitecustomize"]
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
+try:
+    import sitecustomize  # noqa: F401
+except ImportError:
+    pass
+finally:
+    sys.path[:] = _saved
+"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
