@@ -114,6 +114,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--only", help="one folder of the corpus, e.g. examples/gemm")
+    parser.add_argument("--check-json", type=Path, help="keep check's output here; with --reuse, read it instead")
+    parser.add_argument("--reuse", action="store_true", help="compare a kept check output with the truth only")
     args = parser.parse_args()
     corpus = args.corpus.resolve()
     if not corpus.is_dir():
@@ -122,11 +124,19 @@ def main() -> None:
     truth = json.loads(TRUTH.read_text())
     if args.only:
         truth["kernels"] = [k for k in truth["kernels"] if k["file"].startswith(args.only.rstrip("/") + "/")]
-    files, check_s = check(corpus / args.only if args.only else corpus, args.jobs)
+    if args.reuse and args.check_json:
+        kept = json.loads(args.check_json.read_text())
+        files, check_s, plain_s, plain_ok = kept["files"], kept["check_s"], kept["plain_s"], kept["plain_ok"]
+    else:
+        files, check_s = check(corpus / args.only if args.only else corpus, args.jobs)
     table = compare(truth, files, corpus)
     same = _same_kernels(files, corpus)
-    results, plain_s = lower_all(same, corpus)
-    plain_ok = sum(r["ok"] for r in results)
+    if not args.reuse:
+        results, plain_s = lower_all(same, corpus)
+        plain_ok = sum(r["ok"] for r in results)
+        if args.check_json:
+            kept = {"files": files, "check_s": check_s, "plain_s": plain_s, "plain_ok": plain_ok}
+            args.check_json.write_text(json.dumps(kept) + "\n")
     print(f"{'folder':<40} {'truth':>5} {'analysed':>8} {'equal':>5} {'own sizes':>9} {'both':>5}")
     for folder, row in table.items():
         print(

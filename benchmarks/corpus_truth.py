@@ -4,8 +4,9 @@
    and ``conftest.py`` aside) runs as its author runs it, ``python FILE`` in its own folder (of a
    scratch copy of the corpus, since some examples write plots next to themselves), under
    ``tilescope record``'s hook, 90 s at most. The instances a file builds of its *own* kernels are
-   its own sizes; on a machine without a GPU a run stops at its first device call (usually the
-   first compile), so what is recorded is what the file builds up to there.
+   its own sizes. Without a GPU, the tensors the program asks for on the GPU are made on the CPU
+   (same shapes and dtypes: ``TILESCOPE_RECORD_CPU_TENSORS``), and the run stops at its first
+   compile, so what is recorded is the first kernel(s) each file builds.
 2. **lower**: plain TileLang (``benchmarks/plain_lowering.py``: ordinary import, the file's build,
    ``tilelang.lower`` in ``tilelang.compile``'s pass context for sm_90 or the decorator's target) lowers
    each recorded instance, one after another in one process, and the facts it yields (buffers,
@@ -34,6 +35,8 @@ sys.path.insert(0, str(ROOT))
 
 from tilescope.core.record import record  # noqa: E402
 
+CPU_TENSORS = {"TILESCOPE_RECORD_CPU_TENSORS": "1"}
+
 
 def candidates(corpus: Path, only: str | None) -> list[Path]:
     files = []
@@ -50,7 +53,7 @@ def candidates(corpus: Path, only: str | None) -> list[Path]:
 
 def record_file(path: Path, corpus: Path) -> dict[str, Any]:
     start = time.perf_counter()
-    code, lines = record([sys.executable, path.name], path.parent, timeout_s=90)
+    code, lines = record([sys.executable, path.name], path.parent, timeout_s=90, env=CPU_TENSORS)
     own = str(path.resolve())
     kernels: dict[str, dict[str, Any]] = {}
     for line in lines:
@@ -76,13 +79,15 @@ def record_file(path: Path, corpus: Path) -> dict[str, Any]:
 def lower_all(instances: list[dict[str, Any]], corpus: Path) -> tuple[list[dict[str, Any]], float]:
     """Plain lowering of every instance in one child process; the results and the wall time."""
     start = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "plain_lowering.py"), str(corpus)],
-        input="".join(json.dumps(i) + "\n" for i in instances),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    with tempfile.TemporaryDirectory() as cwd:  # some examples write plots where they run
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "benchmarks" / "plain_lowering.py"), str(corpus)],
+            input="".join(json.dumps(i) + "\n" for i in instances),
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            check=False,
+        )
     wall = time.perf_counter() - start
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")], wall
 

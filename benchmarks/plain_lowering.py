@@ -1,11 +1,14 @@
 """Plain TileLang, as a user runs it: import the file, build the kernel, ``tilelang.lower`` it.
 
 This is the reference the compiler-tier corpus benchmark compares Tilescope with, so it shares
-no code with Tilescope's loader or extractor: the module is imported the ordinary way (top-level
-code runs, as it does for the user), the pass context is the one ``tilelang.compile`` opens, and
-the facts (buffers, one launch per device kernel, layouts right after ``tl.LayoutInference``) are
-read here with TVM's own API. Run as a script it reads instances as JSON lines on stdin and
-writes one result per line, all in this one process, one after another.
+no code with Tilescope's loader or extractor. The module is imported the ordinary way (top-level
+code runs, as it does for the user; when a top-level launch fails for want of a GPU, the
+definitions above it stay in place, as in an interactive session); ``@autotune`` is unwrapped to
+the ``@tilelang.jit`` it tunes (the recorded config is built, nothing is tuned); the pass
+context is the one ``tilelang.compile`` opens; the facts (buffers, one launch per device
+kernel, layouts right after ``tl.LayoutInference``) are read here with TVM's own API. Run as a
+script it reads instances as JSON lines on stdin and writes one result per line, all in this one
+process, one after another.
 """
 
 from __future__ import annotations
@@ -44,7 +47,8 @@ def _import(path: str) -> Any:
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
+        with contextlib.suppress(Exception):  # a top-level launch needing a GPU: definitions above it stay
+            spec.loader.exec_module(module)
     _modules[path] = module
     return module
 
@@ -59,6 +63,7 @@ def build(entry: dict[str, Any], root: str) -> tuple[Any, Any]:
     """The PrimFunc of a recorded instance and the kernel object it came from."""
     module = _import(os.path.join(root, entry["file"]))
     obj = getattr(module, entry["kernel"])
+    obj = getattr(obj, "jit_impl", obj)  # @autotune over @tilelang.jit: build the recorded config, tune nothing
     args = dict(entry.get("args") or {})
     extra = {k: v for k, v in (entry.get("consts") or {}).items() if k not in args}
     make = getattr(obj, "get_tir", obj)

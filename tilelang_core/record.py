@@ -83,14 +83,16 @@ def _has_gpu() -> bool:
     return shutil.which("nvidia-smi") is not None and os.path.exists("/dev/nvidia0")
 
 
-def record(command: list[str], workspace: Path, timeout_s: float | None = None) -> tuple[int, list[dict[str, Any]]]:
+def record(
+    command: list[str], workspace: Path, timeout_s: float | None = None, env: dict[str, str] | None = None
+) -> tuple[int, list[dict[str, Any]]]:
     """Run ``command`` in ``workspace`` with the hook; its exit status (124 past ``timeout_s``) and the hook's lines."""
     with tempfile.TemporaryDirectory(prefix="tilescope-record-") as folder:
         hook_dir = Path(folder)
         shutil.copy(Path(__file__).with_name("record_hook.py"), hook_dir / "tilescope_record_hook.py")
         (hook_dir / "sitecustomize.py").write_text(_SITECUSTOMIZE)
         out = hook_dir / "instances.jsonl"
-        env = dict(os.environ)
+        env = {**os.environ, **(env or {})}
         env["PYTHONPATH"] = os.pathsep.join(p for p in [str(hook_dir), env.get("PYTHONPATH", "")] if p)
         env["TILESCOPE_RECORD"] = str(out)
         try:

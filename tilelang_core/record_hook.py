@@ -7,6 +7,11 @@ the calling frame), ``JITImpl.get_tir`` (``@tilelang.jit``: arguments, ``T.const
 from the tensors passed, ``pass_configs``, ``target``, ``out_idx``) and the autotuner's result (the
 config it chose). Lines go to the file named by ``TILESCOPE_RECORD``, appended whole, so several
 processes (test workers) can share it; the last line says how the process ended.
+
+``TILESCOPE_RECORD_CPU_TENSORS=1`` (used to build the corpus ground truth on a machine without a
+GPU, never by ``tilescope record`` itself) makes tensors the program asks for on the GPU on the
+CPU instead, same shapes and dtypes, so a run reaches the kernel those tensors size before its
+first compile stops it.
 """
 
 from __future__ import annotations
@@ -199,6 +204,17 @@ def _patch_jit(module: Any) -> None:
 
     get_tir.__tilescope_recorded__ = True  # type: ignore[attr-defined]
     impl.get_tir = get_tir
+    infer = getattr(impl, "_infer_jit_mode", None)
+    if infer is not None:  # it calls the function once to see whether it returns a PrimFunc: not an instance
+
+        def infer_mode(self: Any, *args: Any, **kwargs: Any) -> Any:
+            _state.in_jit = True
+            try:
+                return infer(self, *args, **kwargs)
+            finally:
+                _state.in_jit = False
+
+        impl._infer_jit_mode = infer_mode
 
 
 def _patch_autotuner(module: Any) -> None:
@@ -229,11 +245,43 @@ def _patch_autotuner(module: Any) -> None:
     tuner.run = run
 
 
+def _on_cpu(value: Any) -> bool:
+    return "cuda" in str(value).lower() or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _patch_torch(torch: Any) -> None:
+    """GPU tensors made on the CPU, for ``TILESCOPE_RECORD_CPU_TENSORS``: shapes are what a recording needs."""
+
+    def factory(original: Any) -> Any:
+        def make(*args: Any, **kwargs: Any) -> Any:
+            if _on_cpu(kwargs.get("device")):
+                kwargs.pop("device")
+            return original(*args, **kwargs)
+
+        return make
+
+    for name in ("randn", "rand", "randint", "empty", "zeros", "ones", "full", "tensor", "arange", "randperm"):
+        if hasattr(torch, name):
+            setattr(torch, name, factory(getattr(torch, name)))
+    to = torch.Tensor.to
+
+    def moved(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _on_cpu(kwargs.get("device")):
+            kwargs.pop("device")
+        args = tuple(a for a in args if not (isinstance(a, str | torch.device) and _on_cpu(a)))
+        return to(self, *args, **kwargs) if args or kwargs else self
+
+    torch.Tensor.to = moved
+    torch.Tensor.cuda = lambda self, *args, **kwargs: self
+
+
 _PATCHES = {
     "tilelang.language": _patch_language,
     "tilelang.jit": _patch_jit,
     "tilelang.autotuner.tuner": _patch_autotuner,
 }
+if os.environ.get("TILESCOPE_RECORD_CPU_TENSORS") == "1":
+    _PATCHES["torch"] = _patch_torch
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):

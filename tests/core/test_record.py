@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +23,7 @@ import tilelang
 from kernels import copy, scale
 
 copy(N=8192)
-scale(A=__import__("torch").zeros(64, 32), factor=2.0)
+scale(A=__import__("torch").zeros(64, 32, device="cuda"), factor=2.0)
 """
 
 KERNELS = """\
@@ -67,11 +68,12 @@ def main(N=4096):
 """
 
 
-def _record(workspace: Path, program: str) -> subprocess.CompletedProcess[str]:
+def _record(workspace: Path, program: str, **env: str) -> subprocess.CompletedProcess[str]:
     (workspace / "run.py").write_text(program)
     return subprocess.run(
         [sys.executable, "-m", "tilescope", "record", "--", sys.executable, "run.py"],
         cwd=workspace,
+        env={**os.environ, **env},
         capture_output=True,
         text=True,
         timeout=600,
@@ -101,7 +103,8 @@ def test_a_cpu_run_records_up_to_the_first_device_call_and_says_so(workspace: Pa
 
 
 def test_factories_and_tensor_shapes_are_recorded_as_const_bindings(workspace: Path) -> None:
-    done = _record(workspace, FACTORY_PROGRAM)
+    # The corpus ground truth's mode: a GPU tensor made on the CPU, so the run reaches the kernel it sizes.
+    done = _record(workspace, FACTORY_PROGRAM, TILESCOPE_RECORD_CPU_TENSORS="1")
     assert "2 kernel instantiations (2 new)" in done.stdout, done.stdout + done.stderr
     entries = {
         e["kernel"]: e for e in json.loads((workspace / ".tilescope" / "instances.json").read_text())["instances"]
