@@ -19,9 +19,14 @@ _GPU_MODULES = re.compile(
 _GPU_MESSAGES = re.compile(
     r"no CUDA GPUs are available|Found no NVIDIA driver|CUDA driver|cudaGetDevice|cudaErrorNoDevice|"
     r"Torch not compiled with CUDA|No registered target detector found an available target|"
-    r"invalid device ordinal|CUDA_ERROR_NO_DEVICE",
+    r"invalid device ordinal|CUDA_ERROR_NO_DEVICE|GPU Device is not detected",
     re.IGNORECASE,
 )
+
+
+def gpu_message(text: str) -> bool:
+    """Whether an error or a dying process's last words say there is no GPU."""
+    return bool(_GPU_MESSAGES.search(text))
 
 
 def _user_frame(err: BaseException, path: str) -> tuple[int | None, str | None]:

@@ -109,14 +109,22 @@ def module_name(path: str) -> tuple[str, str | None, str]:
     return (package if stem == "__init__" else f"{package}.{stem}"), package, root
 
 
+_last: dict[tuple[str, str], dict[str, Any]] = {}
+
+
 def load_module(source: str, path: str) -> dict[str, Any]:
     """Execute the file's definitions and return its namespace.
 
     TileLang reads kernel source through ``inspect``, so the text is registered in ``linecache``
-    under ``path``: unsaved editor buffers build exactly as they read.
+    under ``path``: unsaved editor buffers build exactly as they read. The last file loaded is
+    kept, so its kernels (one request each) share one load, as they share one import in a program.
     """
     lines = source.splitlines(keepends=True)
     linecache.cache[path] = (len(source), None, lines, path)
+    key = (path, source)
+    if key in _last:
+        return _last[key]
+    _last.clear()
     name, package, root = module_name(path)
     for directory in dict.fromkeys([os.path.dirname(os.path.abspath(path)), root]):
         if directory not in sys.path:
@@ -128,6 +136,7 @@ def load_module(source: str, path: str) -> dict[str, Any]:
     module.__dict__["__builtins__"] = builtins
     sys.modules[name] = module  # dataclasses and pickling look the defining module up by name
     exec(compile(tree, path, "exec", dont_inherit=True), module.__dict__)
+    _last[key] = module.__dict__
     return module.__dict__
 
 

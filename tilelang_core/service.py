@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tilescope.core.discovery import discover, instantiations, syntax_diagnostic
+from tilescope.core.environment import gpu_message
 from tilescope.core.model import Diagnostic, FileAnalysis, IRText, KernelModel, KernelRef, Span, from_json
 from tilescope.core.record import stamp
 from tilescope.core.targets import target_error
@@ -58,7 +59,8 @@ class _Worker:
             start_new_session=True,
         )
         self.stderr_tail: deque[str] = deque(maxlen=60)
-        threading.Thread(target=self._drain, daemon=True).start()
+        self.drain = threading.Thread(target=self._drain, daemon=True)
+        self.drain.start()
         self._selector = selectors.DefaultSelector()
         assert self.process.stdout is not None
         self._selector.register(self.process.stdout, selectors.EVENT_READ)
@@ -162,6 +164,7 @@ class Analyzer:
                 answer = worker.request(payload, timeout)
             except WorkerError as err:
                 if err.code == "worker-crash":
+                    worker.drain.join(timeout=2)  # its last words may still be in the pipe
                     tail = [ln for ln in worker.stderr_tail if ln.strip()][-3:]
                     if tail:
                         err = WorkerError(err.code, f"{err} after printing: {' / '.join(tail)}")
@@ -294,6 +297,16 @@ def _file_only(path: str, target: str, discovered: list[KernelRef], diagnostic: 
 def _worker_diagnostic(err: WorkerError, ref: KernelRef | None, timeout: float) -> Diagnostic:
     name = ref.name if ref else "the file"
     span = ref.span if ref else Span(1)
+    if err.code == "worker-crash" and gpu_message(str(err)):
+        return Diagnostic(
+            "warning",
+            f"Building kernel '{name}' ended the compiler worker because it asked for a GPU ({err}), and analysis "
+            "runs without one. Give the values it needs in a '# tilescope: NAME=VALUE' directive above the def, or "
+            "record a real run with 'tilescope record -- python FILE' on a GPU machine",
+            Span(span.line, span.column),
+            "needs-gpu",
+            kernel=ref.name if ref else None,
+        )
     if err.code == "timeout":
         message = (
             f"Analysing kernel '{name}' did not finish within {timeout:g} s: building it may loop forever "

@@ -134,3 +134,10 @@ def test_a_factory_of_factories_is_not_a_kernel_and_not_an_error(analyzer: Analy
     (note,) = result.all_diagnostics()
     assert (note.code, note.severity, note.span.line) == ("not-a-kernel", "information", 4)
     assert "returned a function, not a T.prim_func" in note.message
+
+
+def test_a_worker_ended_by_a_gpu_probe_says_it_needs_a_gpu(strict: Analyzer) -> None:
+    result = strict.analyze(str(FIXTURES / "exits_without_gpu.py"))
+    (problem,) = result.all_diagnostics()
+    assert (problem.code, problem.severity, problem.span.line) == ("needs-gpu", "warning", 12)
+    assert "GPU Device is not detected" in problem.message
