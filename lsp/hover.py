@@ -1,11 +1,13 @@
 """``textDocument/hover``: a buffer's shape, dtype, scope, bytes, layout and users, or a ``T.*``
-primitive's signature and docstring (text from ``tilescope.core.static.describe``)."""
+primitive's signature and docstring (text from ``tilescope.core.static.describe``), or on an
+``@autotune`` decorator every config and its verdict (``tilescope.core.ide.autotune_view``)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from tilescope.core.ide.autotune_view import autotune_hover
 from tilescope.core.static.describe import hover as describe
 from tilescope.lsp.convert import core_position, span_range
 
@@ -19,7 +21,8 @@ def register(server: TilescopeServer) -> None:
         uri = params.text_document.uri
         lines = ls.lines(uri)
         line, column = core_position(lines, params.position)
-        found = describe(ls.facts(uri), line, column)
+        facts = ls.facts(uri)
+        found = describe(facts, line, column) or autotune_hover(facts, line)
         if found is None:
             return None
         return types.Hover(

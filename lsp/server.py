@@ -10,6 +10,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from tilescope.core.static.merge import CompiledSnapshot, Facts
 from tilescope.lsp import (
+    code_actions,
     code_lens,
     commands,
     completion,
@@ -81,6 +82,7 @@ def create_server() -> TilescopeServer:
         symbols,
         code_lens,
         commands,
+        code_actions,
     ):
         feature.register(server)
     return server

@@ -10,7 +10,7 @@ Shape of both (the latter may wrap it in a ``tilescope`` section)::
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from tilescope.core.static.hints import HINT_KINDS
 
@@ -29,6 +29,61 @@ class Settings:
     """How long a document must rest before the compiler tier analyses it."""
     ptxas: bool = False
     """Also compile the device code with ptxas (seconds per kernel) for registers and spills."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting as editors offer it, under the ``tilescope.`` section (``hints.layouts``).
+
+    The VS Code extension's ``contributes.configuration`` is tested against :data:`OPTIONS`.
+    """
+
+    key: str
+    type: Literal["boolean", "number", "string"]
+    default: bool | float | str
+    description: str
+    minimum: float | None = None
+
+
+_HINT_WORDS = {
+    "buffers": "shape · dtype · scope after each T.alloc_*.",
+    "parameters": "shape · dtype on T.Tensor parameters.",
+    "launch": "launch geometry on T.Kernel (grid × threads, shared bytes).",
+    "layouts": "inferred fragment layouts (thread extent, elements per thread, replicate).",
+    "pipelines": "stages on T.Pipelined.",
+}
+_DEFAULTS = Settings()
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "target",
+        "string",
+        _DEFAULTS.target,
+        "Target architecture the compiler tier lowers for (sm_80, sm_90, sm_100, gfx942...).",
+    ),
+    *(Option(f"hints.{kind}", "boolean", True, f"Inlay hints: {_HINT_WORDS[kind]}") for kind in HINT_KINDS),
+    Option(
+        "timeout",
+        "number",
+        _DEFAULTS.timeout,
+        "Seconds the compiler tier may spend on one file before it is stopped.",
+        minimum=1,
+    ),
+    Option(
+        "ptxas",
+        "boolean",
+        _DEFAULTS.ptxas,
+        "Also compile the device code with ptxas (a few seconds per kernel) to report registers, spills and "
+        'shared memory. Needs ptxas (pip install "tilelang[nvcc]").',
+    ),
+    Option(
+        "idle",
+        "number",
+        _DEFAULTS.idle_s,
+        "Seconds a document must rest before the compiler tier analyses it.",
+        minimum=0,
+    ),
+)
+"""What an editor lets the user set; trust comes from the editor's workspace trust, not a setting."""
 
 
 def merged(settings: Settings, raw: Any) -> Settings:

@@ -10,11 +10,13 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tilescope.core import compiler_warnings, errors, extract, ptxas
+from tilescope.core import autotune, compiler_warnings, errors, extract, ptxas
+from tilescope.core.compat import spans
 from tilescope.core.discovery import Instantiation, instantiations, syntax_diagnostic
 from tilescope.core.loader import build_prim_func, jit_options, load_module
 from tilescope.core.lowering import Lowered, lower
 from tilescope.core.model import Buffer, Diagnostic, FileAnalysis, KernelModel, Span
+from tilescope.core.static import StaticKernel, analyze_source
 from tilescope.core.targets import decorator_target, shared_memory_budget, target_error
 from tvm import tirx
 
@@ -76,16 +78,22 @@ def analyze_file(
         return FileAnalysis(path=path, target=target, kernels=[], discovered=discovered, diagnostics=diagnostics), {}
 
     runs: dict[str, KernelRun] = {}
+    static = {} if spans.STAMPED else {k.ref.name: k for k in analyze_source(source, path, target=target).kernels}
     for inst in found:
         if args:
-            known = {p.name for p in inst.kernel.params}
+            known = {p.name for p in inst.kernel.params} | {autotune.CONFIG_ARG}
             overrides = {k: v for k, v in args.items() if k in known}
             inst = replace(
                 inst,
                 args={**inst.args, **overrides},
                 missing=[m for m in inst.missing if m not in overrides],
             )
-        runs[inst.kernel.name] = _analyze_kernel(namespace, inst, path, target, with_ptxas)
+        kernel_target, kernel_static = inst.target or target, static.get(inst.kernel.name)
+
+        def analyze(ns: dict[str, Any], i: Instantiation, t: str = kernel_target, k: Any = kernel_static) -> KernelRun:
+            return _analyze_kernel(ns, i, path, t, with_ptxas, k)
+
+        runs[inst.kernel.name] = autotune.analyze_kernel(namespace, inst, analyze)
     analysis = FileAnalysis(
         path=path,
         target=target,
@@ -161,7 +169,12 @@ def _json_value(value: Any) -> Any:
 
 
 def _analyze_kernel(
-    namespace: dict[str, Any], inst: Instantiation, path: str, requested: str, with_ptxas: bool
+    namespace: dict[str, Any],
+    inst: Instantiation,
+    path: str,
+    requested: str,
+    with_ptxas: bool,
+    static: StaticKernel | None,
 ) -> KernelRun:
     name, line = inst.kernel.name, inst.kernel.span.line
     target = inst.target or requested
@@ -195,9 +208,16 @@ def _analyze_kernel(
     if prim_func is None:
         return KernelRun(_empty(name, args, target, [failure, *warnings]), None)
 
-    buffers = extract.buffers(prim_func, path)
-    accesses = extract.accesses(prim_func, path)
     device_mod = lowered.artifact.device_mod if lowered.artifact is not None else None
+    launches = extract.launches(prim_func, device_mod, lowered.layout_module, path)
+    buffers, accesses, first, pipelines = spans.with_static_lines(
+        static,
+        extract.buffers(prim_func, path),
+        extract.accesses(prim_func, path),
+        launches[0] if launches else None,
+        extract.pipelines(prim_func, path),
+    )
+    launches = [first, *launches[1:]] if first is not None else launches
     diagnostics: list[Diagnostic] = list(warnings)
     if lowered.error is not None:
         diagnostics.append(errors.lowering_error(lowered.error, lowered.failed_pass, name, line, buffers, accesses))
@@ -210,7 +230,6 @@ def _analyze_kernel(
     if with_ptxas and source and target.startswith("sm_"):
         resources, ptx_diagnostics = ptxas.resource_usage(source, target, name, line)
         diagnostics.extend(ptx_diagnostics)
-    launches = extract.launches(prim_func, device_mod, lowered.layout_module, path)
     model = KernelModel(
         kernel=name,
         args=args,
@@ -222,7 +241,7 @@ def _analyze_kernel(
         pass_configs={k: _json_value(v) for k, v in configs.items()},
         out_idx=[out_idx] if isinstance(out_idx, int) else (list(out_idx) if out_idx is not None else None),
         layouts=extract.layouts(lowered.layout_module),
-        pipelines=extract.pipelines(prim_func, path),
+        pipelines=pipelines,
         warp_specialized=extract.warp_specialized(lowered.layout_module),
         shared_bytes=shared,
         passes=lowered.passes,

@@ -32,6 +32,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-j", "--jobs", type=int, default=1, help="compiler workers in parallel (default 1)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per kernel (default 60)")
     parser.add_argument("--memory", type=int, default=6144, help="worker memory limit in MiB (default 6144)")
+    parser.add_argument(
+        "--python",
+        metavar="PATH",
+        help="run the compiler in this interpreter (one with TileLang 0.1.10-0.1.15; Tilescope not needed there)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -54,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     fmt = "json" if args.json else args.format
     files = python_files(args.paths)
     options = {"kernel": args.kernel, "args": overrides or None, "target": args.target, "ptxas": args.ptxas}
-    analyzer_options = {"timeout_s": args.timeout, "memory_mb": args.memory}
+    analyzer_options = {"timeout_s": args.timeout, "memory_mb": args.memory, "python": args.python}
     single = len(args.paths) == 1 and not Path(args.paths[0]).is_dir()
     bar = _progress if sys.stderr.isatty() and not single else None
     results = analyze_files(files, args.jobs, options, analyzer_options, bar)

@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from importlib.metadata import entry_points
+from importlib.metadata import PackageNotFoundError, entry_points, version
+
+from tilescope.core.compat import releases
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -17,7 +19,13 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tilescope",
         description="See what the TileLang compiler inferred: shapes, layouts, passes, generated code.",
     )
-    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument(
+        "--version", action="store_true", help="print Tilescope's version and the TileLang it analyses with"
+    )
+    parser.add_argument(
+        "--python", dest="version_python", metavar="PATH", help="with --version: the interpreter to ask"
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for entry in sorted(entry_points(group="tilescope.commands"), key=lambda e: e.name):
         try:
             register = entry.load()
@@ -35,8 +43,30 @@ def _unavailable(subparsers: argparse._SubParsersAction, name: str, err: ImportE
     parser.set_defaults(func=lambda _args: print(message, file=sys.stderr) or 2)
 
 
+def version_text(python: str | None = None) -> str:
+    """Tilescope's version, and the TileLang release of the interpreter the compiler tier runs in."""
+    try:
+        own = version("tilescope")
+    except PackageNotFoundError:
+        own = "unknown (not installed)"
+    interpreter = python or sys.executable
+    try:
+        tilelang = releases.interpreter_version(python) if python else releases.installed_version()
+    except OSError as err:
+        return f"tilescope {own}\nTileLang: cannot ask {interpreter}: {err}"
+    problem = releases.problem(tilelang)
+    found = f"TileLang {tilelang}" if tilelang else "TileLang not installed"
+    return f"tilescope {own}\n{found} ({interpreter})" + (f"\n{problem}" if problem else "")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.version:
+        print(version_text(args.version_python))
+        return 0
+    if args.command is None:
+        parser.error("a command is required")
     return int(args.func(args) or 0)
 
 
@@ -54,6 +84,12 @@ def register_record(subparsers: argparse._SubParsersAction) -> None:
             "record", help="run a program or its tests and record every kernel it builds (.tilescope/instances.json)"
         )
     )
+
+
+def register_variants(subparsers: argparse._SubParsersAction) -> None:
+    from tilescope.core.variants_cmd import add_arguments
+
+    add_arguments(subparsers.add_parser("variants", help="every target and autotune config of a kernel, side by side"))
 
 
 if __name__ == "__main__":

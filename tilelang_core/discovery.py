@@ -2,9 +2,10 @@
 
 The rules (which definitions are kernels, and where each argument comes from: a
 ``# tilescope: K=V ...`` directive above the def, then what ``tilescope record`` saw the program
-build (``.tilescope/instances.json``), then a call in the same file, also inside a
-``main()`` whose defaults, locals or ``argparse`` defaults supply the values, then defaults) live
-once, in the static tier (``tilescope.core.static.kernels``). This module asks it and keeps what the
+build (``.tilescope/instances.json``), then a call in the same file, also through the tensors it
+passes and a ``main()`` whose callers, defaults, locals or ``argparse`` defaults supply the values,
+then defaults) live once, in the static tier (``tilescope.core.static.discover`` and
+``bindings``). This module asks it and keeps what the
 worker can pass to a factory: concrete values only. Nothing here executes user code.
 """
 

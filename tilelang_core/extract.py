@@ -14,8 +14,8 @@ import math
 import re
 from typing import Any
 
-import tilelang.ir as tl_ir
 from tilescope.core import layout_eval
+from tilescope.core.compat import spans
 from tilescope.core.dtypes import dtype_bits
 from tilescope.core.model import Access, Buffer, Launch, Layout, Pipeline, Span, ThreadRange
 from tvm import tirx
@@ -35,9 +35,7 @@ _REGION_READ, _REGION_WRITE = 1, 2
 
 
 def _line(span: Any, path: str) -> int | None:
-    if span is None:
-        return None
-    location = tl_ir.span_to_location(span)
+    location = spans.location(span)
     if not location:
         return None
     file, line = location
@@ -58,7 +56,7 @@ def _bytes(shape: list[int | str], dtype: str) -> int | None:
 def _buffer(buf: Any, path: str, is_param: bool) -> Buffer:
     shape = [_dim(d) for d in buf.shape]
     dtype = str(buf.dtype)
-    span = tl_ir.get_buffer_span(buf)
+    span = spans.buffer_span(buf)
     return Buffer(
         name=str(buf.name),
         shape=shape,
@@ -169,17 +167,26 @@ def _children(node: Any) -> list[Any]:
 def _launch_decl(node: Any, path: str) -> tuple[list[int], list[int], int | None]:
     grid: dict[str, int] = {}
     threads: list[int] = []
-    line = _line(tl_ir.get_stmt_span(node), path)
+    line = _line(spans.stmt_span(node), path)
+
+    bound_threads: dict[str, int] = {}
 
     def visit(n: Any) -> None:
+        tag, extent = None, None
         if isinstance(n, tirx.For) and n.thread_binding is not None:
-            tag = str(n.thread_binding.thread_tag)
-            if tag.startswith("blockIdx"):
-                grid[tag] = _int(n.extent)
+            tag, extent = str(n.thread_binding.thread_tag), n.extent
+        elif isinstance(n, tirx.AttrStmt) and str(n.attr_key) == "thread_extent":
+            tag, extent = str(getattr(n.node, "thread_tag", "")), n.value  # releases before 0.1.15
+        if tag is not None and tag.startswith("blockIdx"):
+            grid[tag] = _int(extent)
+        elif tag is not None and tag.startswith("threadIdx"):
+            bound_threads[tag] = _int(extent)
         if isinstance(n, tirx.SBlock) and "tl.launch_threads" in n.annotations and not threads:
             threads[:] = [_int(t) for t in n.annotations["tl.launch_threads"]]
 
     _visit(node, visit)
+    if not threads and bound_threads:
+        threads[:] = list(bound_threads.values())
     return [grid.get(f"blockIdx.{axis}", 1) for axis in "xyz"][: max(1, len(grid))], threads, line
 
 
@@ -258,7 +265,7 @@ def pipelines(func: Any, path: str) -> list[Pipeline]:
                 Pipeline(
                     loop_var=str(node.loop_var),
                     num_stages=int(node.annotations["num_stages"]),
-                    line=_line(tl_ir.get_stmt_span(node), path),
+                    line=_line(spans.stmt_span(node), path),
                 )
             )
 
@@ -268,21 +275,14 @@ def pipelines(func: Any, path: str) -> list[Pipeline]:
 
 def accesses(func: Any, path: str) -> list[Access]:
     """Tile operations and ``T.Parallel`` loops with the buffers each reads and writes."""
-    found: list[Access] = []
-    pipelined_lines: list[tuple[int, int]] = []
+    pipelined: list[Access] = []
 
     def visit_loops(node: Any) -> None:
         if isinstance(node, tirx.For) and "num_stages" in node.annotations:
-            span = tl_ir.get_stmt_span(node)
-            body_lines = [a.line for a in _collect(node.body, path) if a.line]
-            start = _line(span, path)
-            if start and body_lines:
-                pipelined_lines.append((start, max(body_lines)))
+            pipelined.extend(_collect(node.body, path))
 
     _visit(func.body, visit_loops)
-    for access in _collect(func.body, path):
-        inside = any(lo <= (access.line or -1) <= hi for lo, hi in pipelined_lines)
-        found.append(Access(access.op, access.line, access.reads, access.writes, pipelined=inside))
+    found = [dataclasses.replace(a, pipelined=a in pipelined) for a in _collect(func.body, path)]
     return sorted(found, key=lambda a: a.line or 0)
 
 
@@ -305,8 +305,12 @@ def _collect(stmt: Any, path: str) -> list[Access]:
                     writes.append(str(n.buffer.name))
 
             _visit(node.body, inner)
-            line = _line(tl_ir.get_stmt_span(node), path)
-            if not any(a.op == "parallel" and a.line == line for a in found):
+            line = _line(spans.stmt_span(node), path)
+            # Nested loops of one T.Parallel share its line; releases without spans, its buffers.
+            if not any(
+                a.op == "parallel" and a.line == line and (line or (a.reads, a.writes) == (reads, writes))
+                for a in found
+            ):
                 found.append(Access("parallel", line, reads, writes))
 
     _visit(stmt, visit)
@@ -341,7 +345,7 @@ def _tile_op(node: Any, path: str) -> Access | None:
     if op == "reduce":
         kind = next((str(a.value) for a in call.args if isinstance(a, tirx.StringImm)), "")
         op = f"reduce_{kind}" if kind else op
-    line = _line(tl_ir.get_stmt_span(node), path) or _line_from_source(path, op, reads + writes)
+    line = _line(spans.stmt_span(node), path) or _line_from_source(path, op, reads + writes)
     return Access(op, line, reads, writes)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import tilelang.ir as tl_ir
+from tilescope.core.compat import spans
 from tilescope.core.model import IRText
 from tvm import tirx
 
@@ -23,11 +23,9 @@ def _annotations(mod: Any, path: str) -> dict[Any, str]:
 
     def visit(node: Any) -> None:
         if isinstance(node, tirx.Stmt):
-            span = tl_ir.get_stmt_span(node)
-            if span is not None:
-                location = tl_ir.span_to_location(span)
-                if location and location[0] == path:
-                    marks[node] = f"{_MARK}{int(location[1])}"
+            location = spans.location(spans.stmt_span(node))
+            if location and location[0] == path:
+                marks[node] = f"{_MARK}{location[1]}"
 
     for func in mod.functions.values():
         if isinstance(func, tirx.PrimFunc):

@@ -26,6 +26,7 @@ from tilescope.core.discovery import discover, instantiations, syntax_diagnostic
 from tilescope.core.environment import gpu_message
 from tilescope.core.model import Diagnostic, FileAnalysis, IRText, KernelModel, KernelRef, Span, from_json
 from tilescope.core.record import stamp
+from tilescope.core.spawn import worker_command, worker_env
 from tilescope.core.targets import target_error
 
 START_TIMEOUT_S = 120.0
@@ -48,9 +49,9 @@ class _Worker:
     """One worker process and its pipes; not thread-safe (``Analyzer`` serialises access)."""
 
     def __init__(self, python: str, memory_mb: int) -> None:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "TILELANG_ENABLE_IR_SPAN": "1"}
+        env = {**worker_env(os.environ), "PYTHONUNBUFFERED": "1", "TILELANG_ENABLE_IR_SPAN": "1"}
         self.process = subprocess.Popen(
-            [python, "-m", "tilescope.core.worker"],
+            worker_command(python),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -59,15 +60,25 @@ class _Worker:
             start_new_session=True,
         )
         self.stderr_tail: deque[str] = deque(maxlen=60)
-        self.drain = threading.Thread(target=self._drain, daemon=True)
-        self.drain.start()
+        self._drainer = threading.Thread(target=self._drain, daemon=True)
+        self._drainer.start()
         self._selector = selectors.DefaultSelector()
         assert self.process.stdout is not None
         self._selector.register(self.process.stdout, selectors.EVENT_READ)
         self._buffer = b""
-        ready = self.read(START_TIMEOUT_S)
+        try:
+            ready = self.read(START_TIMEOUT_S)
+        except WorkerError as err:
+            self.kill()
+            self._drainer.join(timeout=2)
+            tail = [ln for ln in self.stderr_tail if ln.strip()][-3:]
+            printed = f"; it printed: {' / '.join(tail)}" if tail else ""
+            raise WorkerError(
+                "worker-start", f"The compiler worker could not start in {python} ({err}){printed}"
+            ) from None
         if not ready.get("ready"):
-            raise WorkerError("worker-start", f"worker did not start: {ready}")
+            self.kill()
+            raise WorkerError(ready.get("code", "worker-start"), f"{ready.get('error')} (interpreter {python})")
 
     def _drain(self) -> None:
         assert self.process.stderr is not None
@@ -164,7 +175,7 @@ class Analyzer:
                 answer = worker.request(payload, timeout)
             except WorkerError as err:
                 if err.code == "worker-crash":
-                    worker.drain.join(timeout=2)  # its last words may still be in the pipe
+                    worker._drainer.join(timeout=2)  # its last words may still be in the pipe
                     tail = [ln for ln in worker.stderr_tail if ln.strip()][-3:]
                     if tail:
                         err = WorkerError(err.code, f"{err} after printing: {' / '.join(tail)}")
@@ -307,6 +318,8 @@ def _worker_diagnostic(err: WorkerError, ref: KernelRef | None, timeout: float) 
             "needs-gpu",
             kernel=ref.name if ref else None,
         )
+    if err.code not in ("timeout", "worker-crash"):
+        return Diagnostic("error", str(err), Span(span.line, span.column), err.code, kernel=ref.name if ref else None)
     if err.code == "timeout":
         message = (
             f"Analysing kernel '{name}' did not finish within {timeout:g} s: building it may loop forever "

@@ -15,6 +15,7 @@ import traceback
 from collections import OrderedDict
 from typing import Any, TextIO
 
+from tilescope.core.compat import releases
 from tilescope.core.model import to_json
 
 _CACHE_SIZE = 8
@@ -30,7 +31,9 @@ def _channel() -> TextIO:
 class Worker:
     def __init__(self) -> None:
         import tilelang  # noqa: F401  (warm the import: it is most of the start-up cost)
-        from tilescope.core import analysis, ir_text
+        from tilescope.core import analysis, autotune, ir_text
+
+        autotune.guard()
 
         self._analysis = analysis
         self._ir_text = ir_text
@@ -92,10 +95,26 @@ class Worker:
         raise ValueError(f"unknown request {op!r}")
 
 
+def _start() -> tuple[Worker | None, dict[str, Any]]:
+    """The worker, or why it cannot run here: checked before TileLang is imported, which may fail."""
+    version = releases.installed_version()
+    problem = releases.problem(version)
+    if problem:
+        return None, {"ready": False, "code": "tilelang-version", "error": problem}
+    try:
+        worker = Worker()
+    except Exception as err:
+        message = f"importing TileLang {version} failed: {type(err).__name__}: {err}"
+        return None, {"ready": False, "code": "tilelang-import", "error": message}
+    return worker, {"ready": True, "pid": os.getpid(), "tilelang": version}
+
+
 def main() -> None:
     protocol = _channel()
-    worker = Worker()
-    protocol.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
+    worker, hello = _start()
+    protocol.write(json.dumps(hello) + "\n")
+    if worker is None:
+        return
     for line in sys.stdin:
         request = json.loads(line)
         try:

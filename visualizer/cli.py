@@ -36,8 +36,9 @@ def register_trace(subparsers: argparse._SubParsersAction) -> None:
 def register_layout(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("layout", help="draw a buffer's inferred layout and its bank conflicts")
     _kernel_arguments(parser)
-    parser.add_argument("--buffer", help="the fragment or shared buffer to draw")
+    parser.add_argument("--buffer", help="the fragment or shared buffer to draw (default: the first, fragments first)")
     parser.add_argument("--all", action="store_true", help="draw every buffer that has a layout")
+    parser.add_argument("--json", action="store_true", help="print the layout view as JSON (what editors draw)")
     parser.add_argument("-o", "--output", help="image to write: .png, .svg or .pdf (default <kernel>-<buffer>.png)")
     parser.add_argument("--term", action="store_true", help="draw in the terminal instead of (or besides -o) a file")
 

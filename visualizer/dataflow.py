@@ -8,6 +8,7 @@ edge, so accumulators do not turn the picture into a knot of back edges.
 from __future__ import annotations
 
 import graphviz
+from tilescope.core.ide.layout_text import buffer_stages
 from tilescope.core.model import Access, Buffer, KernelModel
 
 _SCOPE_STYLE = {
@@ -33,16 +34,8 @@ def _shape(dims: list[int | str]) -> str:
     return "×".join(str(d) for d in dims)
 
 
-def _stages(kernel: KernelModel, buffer: Buffer) -> int | None:
-    """The pipeline's multi-buffering of a shared buffer, read from its inferred layout's extra dimension."""
-    layout = kernel.layout(buffer.name)
-    if layout and layout.kind == "layout" and len(layout.input_shape) == len(buffer.shape) + 1:
-        return layout.input_shape[0]
-    return None
-
-
 def _buffer_label(kernel: KernelModel, buffer: Buffer) -> str:
-    stages = _stages(kernel, buffer)
+    stages = buffer_stages(kernel, buffer)
     staged = f"\n× {stages} stages" if stages else ""
     return f"{buffer.name}\n{_shape(buffer.shape)} {buffer.dtype}\n{buffer.scope}{staged}"
 

@@ -1,4 +1,8 @@
-"""``tilescope layout FILE --buffer NAME``: draw an inferred layout to an image or the terminal."""
+"""``tilescope layout FILE [--buffer NAME]``: draw an inferred layout to an image or the terminal.
+
+The buffer (the first in the core's plot order unless named), its view and everything drawn come
+from :mod:`tilescope.core.ide.layout_view`; ``--json`` prints that view as the editors receive it.
+"""
 
 from __future__ import annotations
 
@@ -8,21 +12,19 @@ import time
 from pathlib import Path
 
 from tilescope.core import Analyzer
-from tilescope.core.model import KernelModel, Layout
+from tilescope.core.ide.layout_view import KernelLayout, NoLayout, choose, layout_buffers
+from tilescope.core.model import KernelModel, dumps
 from tilescope.visualizer.analyze import kernel_model
-from tilescope.visualizer.layout_view import build
 
 
-def _chosen(kernel: KernelModel, args: argparse.Namespace) -> list[Layout] | None:
-    if args.all:
-        return list(kernel.layouts)
-    layout = kernel.layout(args.buffer) if args.buffer else None
-    if layout is None:
-        available = ", ".join(f"{lay.buffer} ({lay.kind})" for lay in kernel.layouts) or "none"
-        problem = f"no inferred layout for {args.buffer!r}" if args.buffer else "choose --buffer NAME or --all"
-        print(f"tilescope layout: {problem}; layouts of {kernel.kernel}: {available}", file=sys.stderr)
+def _chosen(kernel: KernelModel, args: argparse.Namespace) -> list[KernelLayout] | None:
+    try:
+        if args.all:
+            return [choose(kernel, name) for name in layout_buffers(kernel)]
+        return [choose(kernel, args.buffer)]
+    except NoLayout as error:
+        print(f"tilescope layout: {error}", file=sys.stderr)
         return None
-    return [layout]
 
 
 def _destination(args: argparse.Namespace, kernel: str, buffer: str, many: bool) -> Path:
@@ -39,11 +41,14 @@ def run(args: argparse.Namespace) -> int:
         _, kernel = kernel_model(args, analyzer)
     if kernel is None:
         return 1
-    layouts = _chosen(kernel, args)
-    if layouts is None:
+    chosen = _chosen(kernel, args)
+    if chosen is None:
         return 2
-    for layout in layouts:
-        view = build(layout, kernel.buffer(layout.buffer))
+    if args.json:
+        print(dumps(chosen if args.all else chosen[0], indent=1))
+        return 0
+    for choice in chosen:
+        view = choice.view
         if args.term:
             from rich.console import Console
             from tilescope.visualizer.layout_term import render
@@ -53,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
             from tilescope.visualizer.layout_plot import save
 
             started = time.perf_counter()
-            path = save(view, _destination(args, kernel.kernel, layout.buffer, len(layouts) > 1))
+            path = save(view, _destination(args, kernel.kernel, view.buffer, len(chosen) > 1))
             took = time.perf_counter() - started
-            print(f"{path}: {layout.buffer} ({layout.kind}), {path.stat().st_size // 1024} KiB in {took:.2f} s")
+            print(f"{path}: {view.buffer} ({view.kind}), {path.stat().st_size // 1024} KiB in {took:.2f} s")
     return 0

@@ -1,23 +1,22 @@
-"""Draw a layout to PNG, SVG or PDF with matplotlib, readable at its natural size.
+"""Draw a layout view to PNG, SVG or PDF with matplotlib, readable at its natural size.
 
 A large fragment is drawn twice: the whole tile coloured by thread (no text, so 16,384 cells stay
 cheap), and a labelled close-up of its top-left corner, where the pattern repeats. A shared buffer
-shows which 16-byte slot each vector lands in (the swizzle) beside one conflict heatmap per access.
+shows which 16-byte slot each element lands in (the swizzle) beside one conflict heatmap per access.
+Every colour and label is the core view's; this module only lays them out.
 """
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
 import numpy as np
 from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.colors import BoundaryNorm, ListedColormap
+from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
-from tilescope.visualizer.layout_view import FragmentView, SharedView
-from tilescope.visualizer.palette import BANK_GROUP_COLOURS, thread_rgb, warp_rgb
+from tilescope.core.ide.layout_view import LayoutView, Panel
 
 LABEL_ALL = 32
 """Tiles up to this many rows and columns get a label in every cell."""
@@ -28,15 +27,26 @@ _MONO_ADVANCE = 0.602
 """Advance width of a DejaVu Sans Mono glyph, in ems."""
 
 
-def save(view: FragmentView | SharedView, path: str | Path) -> Path:
+def save(view: LayoutView, path: str | Path) -> Path:
     """Render ``view`` to ``path``; the suffix (.png, .svg, .pdf) picks the format."""
     path = Path(path)
     # Unhinted glyphs keep their exact advance, so monospaced label rows stay aligned with the cells.
     with rc_context({"text.hinting": "no_hinting"}):
-        figure = draw_fragment(view) if isinstance(view, FragmentView) else draw_shared(view)
+        figure = draw_fragment(view) if view.kind == "fragment" else draw_shared(view)
         FigureCanvasAgg(figure)
         figure.savefig(path, dpi=DPI)
     return path
+
+
+def rgb(panel: Panel) -> np.ndarray:
+    """(rows, cols, 3): each cell's colour from the panel's own table."""
+    table = np.array([to_rgb(c) for c in panel.colours], dtype=float)
+    return table[np.asarray(panel.values, dtype=np.int64)]
+
+
+def _legend(figure: Figure, *panels: Panel) -> None:
+    handles = [Patch(color=entry.colour, label=entry.label) for panel in panels for entry in panel.legend]
+    figure.legend(handles=handles, loc="lower center", ncol=min(8, len(handles)), fontsize=8, frameon=False)
 
 
 def _grid_lines(ax, rows: int, cols: int, step: int) -> None:
@@ -86,9 +96,10 @@ def _label_cells(ax, labels: list[list[tuple[str, ...]]], colour: str = "black")
             )
 
 
-def draw_fragment(view: FragmentView) -> Figure:
-    rows, cols = view.threads.shape
-    colours = thread_rgb(view.threads)
+def draw_fragment(view: LayoutView) -> Figure:
+    rows, cols = view.rows, view.cols
+    panel = view.panels[0]
+    colours = rgb(panel)
     small = rows <= LABEL_ALL and cols <= LABEL_ALL
     if small:
         figure = Figure(figsize=(max(6.0, cols * 0.5 + 1.0), max(3.2, rows * 0.5 + 2.0)))
@@ -99,7 +110,7 @@ def draw_fragment(view: FragmentView) -> Figure:
         figure = Figure(figsize=(14.0, 7.6))
         figure.subplots_adjust(left=0.04, right=0.98, bottom=0.08, top=0.86, wspace=0.08)
         ax, detail = figure.subplots(1, 2)
-        ax.set_title("whole tile, coloured by thread", fontsize=9)
+        ax.set_title(f"whole tile, {panel.label}", fontsize=9)
         dr, dc = min(DETAIL, rows), min(DETAIL, cols)
         ax.add_patch(Rectangle((-0.5, -0.5), dc, dr, fill=False, edgecolor="black", linewidth=1.4))
         detail.set_title(f"rows 0–{dr - 1}, columns 0–{dc - 1}: thread T, register r", fontsize=9)
@@ -110,42 +121,33 @@ def draw_fragment(view: FragmentView) -> Figure:
         detail.imshow(colours[:dr, :dc], interpolation="nearest", aspect="equal")
         _ticks(detail, dr, dc)
         _grid_lines(detail, dr, dc, 1)
-    _label_cells(detail, view.labels(dr, dc))
-    warps = [Patch(color=warp_rgb(w), label=f"warp {w} (T{32 * w}–{32 * w + 31})") for w in range(view.warps)]
-    figure.legend(handles=warps, loc="lower center", ncol=min(8, len(warps)), fontsize=8, frameon=False)
+    _label_cells(detail, [row[:dc] for row in view.labels[:dr]])
+    _legend(figure, panel)
     figure.suptitle(view.title, fontsize=11)
     figure.text(0.5, 1 - 0.62 / figure.get_figheight(), view.subtitle, ha="center", fontsize=8, color="#444")
     return figure
 
 
-def draw_shared(view: SharedView) -> Figure:
-    panels = 1 + len(view.reports)
-    figure = Figure(figsize=(4.2 * panels, 6.2))
-    figure.subplots_adjust(left=0.05, right=0.97, bottom=0.12, top=0.84, wspace=0.35)
-    axes = figure.subplots(1, panels, squeeze=False)[0]
-    rows = min(view.offsets.shape[0], LABEL_ALL)
-    vectors = view.slots[:rows, :: view.vector]
+def draw_shared(view: LayoutView) -> Figure:
+    slots, *degrees = [view.panels[0]] + [p for c in view.conflicts if (p := view.panel(c.panel)) is not None]
+    figure = Figure(figsize=(4.2 * (1 + len(degrees)), 6.2))
+    figure.subplots_adjust(left=0.05, right=0.97, bottom=0.16, top=0.84, wspace=0.35)
+    axes = figure.subplots(1, 1 + len(degrees), squeeze=False)[0]
     mapping = axes[0]
-    mapping.imshow(vectors, cmap=ListedColormap(BANK_GROUP_COLOURS), vmin=-0.5, vmax=7.5, aspect="auto")
-    mapping.set_title(f"16-byte vector → slot in its 128-byte line\n(rows 0–{rows - 1}; a slot is 4 banks)", fontsize=9)
-    if vectors.shape[1] <= 16:
-        _label_cells(mapping, [[(str(int(v)),) for v in row] for row in vectors], colour="white")
-    mapping.set_xlabel(f"vector ({view.vector} elements)", fontsize=8)
-    _ticks(mapping, vectors.shape[0], vectors.shape[1])
-    bounds = [1, 2, 3, 5, 9, 17, 33]
-    names = ["1", "2", "3–4", "5–8", "9–16", "17–32"]
-    cmap = ListedColormap(["#d9f0d3", "#fee08b", "#fdae61", "#f46d43", "#d73027", "#7f0000"])
-    norm = BoundaryNorm(bounds, cmap.N)
-    for ax, report in zip(axes[1:], view.reports, strict=True):
-        image = ax.imshow(report.degree, cmap=cmap, norm=norm, interpolation="nearest", aspect="auto")
+    mapping.imshow(rgb(slots), interpolation="nearest", aspect="auto")
+    mapping.set_title("16-byte slot of each element\nin its 128-byte line (4 banks each)", fontsize=9)
+    if view.rows <= LABEL_ALL and view.cols <= DETAIL:
+        _label_cells(mapping, view.labels, colour="white")
+    mapping.set_xlabel(view.subtitle, fontsize=8)
+    _ticks(mapping, view.rows, view.cols)
+    for ax, conflict, panel in zip(axes[1:], view.conflicts, degrees, strict=True):
+        ax.imshow(rgb(panel), interpolation="nearest", aspect="auto")
         ax.set_title(
-            f"{report.pattern}: worst {report.max_degree}-way\n{report.slowdown:.2f}× the conflict-free wavefronts",
+            f"{conflict.pattern}: worst {conflict.worst}-way\n{conflict.slowdown:.2f}× the conflict-free wavefronts",
             fontsize=9,
         )
-        ax.set_xlabel(report.description, fontsize=7, wrap=True)
-        _ticks(ax, *report.degree.shape)
-        last = report is view.reports[-1]
-        bar = figure.colorbar(image, ax=ax, fraction=0.05, label="conflict degree" if last else None)
-        bar.set_ticks([(lo + hi) / 2 for lo, hi in itertools.pairwise(bounds)], labels=names)
+        ax.set_xlabel(conflict.description, fontsize=7, wrap=True)
+        _ticks(ax, view.rows, view.cols)
+    _legend(figure, slots, *degrees[:1])
     figure.suptitle(view.title, fontsize=11)
     return figure

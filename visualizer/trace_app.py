@@ -19,7 +19,8 @@ from textual.reactive import reactive
 from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option, OptionDoesNotExist
 from textual.worker import get_current_worker
-from tilescope.visualizer.ir_diff import Diff, Row, listing, side_by_side
+from tilescope.core.ide.ir_diff import Diff, Row, listing, side_by_side
+from tilescope.core.model import IRText
 from tilescope.visualizer.ir_view import IRView
 from tilescope.visualizer.trace_session import TraceSession
 
@@ -89,7 +90,7 @@ class TraceApp(App[None]):
             p.index
             for p in self.session.passes
             if (self.show_unchanged or p.changed or p.index == self.current)
-            and (not term or term in self.session.display_name(p.index).lower())
+            and (not term or term in self.session.passes[p.index].label.lower())
         ]
 
     def _prompt(self, index: int) -> Text:
@@ -100,7 +101,7 @@ class TraceApp(App[None]):
         text = Text(
             f"{marker}{index:>3} ", style="bold" if record.changed else "dim", no_wrap=True, overflow="ellipsis"
         )
-        text.append(f"{self.session.display_name(index):<34.34}", style="" if record.changed else "dim")
+        text.append(f"{self.session.passes[index].label:<34.34}", style="" if record.changed else "dim")
         text.append(f"{counts:>10}", style="green" if diff and diff.changed else "dim")
         text.append(f"{record.duration_ms:>8.1f}ms", style="dim")
         return text
@@ -172,7 +173,7 @@ class TraceApp(App[None]):
             self.show_pass(self.current, diff, diff.rows, self.split)
             return
         self.query_one("#heading", Static).update(
-            Text(f"{self.session.display_name(self.current)} · loading…"), layout=False
+            Text(f"{self.session.passes[self.current].label} · loading…"), layout=False
         )
         self.load(self.current, self.split, self.full_ir)
 
@@ -197,30 +198,28 @@ class TraceApp(App[None]):
         else:
             view.show(side_by_side(diff) if split else rows, "split" if split else "unified")
             what = f"+{diff.added} −{diff.removed} lines" + (" · side by side" if split else "")
-        heading = Text(f"{index}. {self.session.display_name(index)}", style="bold")
+        heading = Text(f"{index}. {self.session.passes[index].label}", style="bold")
         heading.append(f"  {record.phase} · {record.duration_ms:.2f} ms · {what}", style="dim")
         self.query_one("#heading", Static).update(heading, layout=False)
         self._describe(index)
         self._refresh_prompt(index)
 
     def _describe(self, index: int) -> None:
-        info = self.session.infos[index]
+        view = self.session.passes[index]
         about = self.query_one("#about", Static)
-        if info is None:
+        if view.what is None:
             about.update(Text("No catalogue entry for this pass.", style="dim"), layout=False)
             return
-        text = Text(info.what + "\n")
+        text = Text(view.what + "\n")
         text.append("Look for: ", style="bold")
-        text.append(info.look_for, style="italic")
+        text.append(view.look_for or "", style="italic")
         about.update(text, layout=False)
 
     def _show_cuda(self) -> None:
-        source = self.session.cuda or ""
-        lines = source.splitlines()
-        rows = [Row("same", line, i + 1, i + 1) for i, line in enumerate(lines)]
+        rows = listing(IRText(self.session.cuda or "", []))
         self.query_one(IRView).show(rows, "listing")
         self.query_one("#heading", Static).update(
-            Text(f"generated CUDA · {len(lines)} lines · {self.session.kernel.target}", style="bold"), layout=False
+            Text(f"generated CUDA · {len(rows)} lines · {self.session.kernel.target}", style="bold"), layout=False
         )
         self.query_one("#about", Static).update(
             Text("The device source the last pass's IR became: what nvcc compiles.", style="italic"), layout=False

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html
 
-from tilescope.visualizer.ir_diff import patch
+from tilescope.core.ide.ir_diff import patch
 from tilescope.visualizer.trace_session import TraceSession
 
 
@@ -22,7 +22,7 @@ def to_patch(session: TraceSession) -> str:
         before = session.ir(record.index - 1)
         after = session.ir(record.index)
         old = f"a/{kernel}.tir" if record.index == 0 else f"a/{kernel}.{record.index - 1:02d}.tir"
-        chunks.append(f"# pass {record.index}: {session.display_name(record.index)} ({record.duration_ms:.2f} ms)")
+        chunks.append(f"# pass {record.index}: {record.label} ({record.duration_ms:.2f} ms)")
         chunks.append(patch(before, after, old, f"b/{kernel}.{record.index:02d}.tir"))
     return "\n".join(chunks) + "\n"
 
@@ -61,7 +61,7 @@ def to_html(session: TraceSession) -> str:
             phase = record.phase
             nav.append(f"<h3>{html.escape(phase)}</h3>")
         diff = session.diff(record.index)
-        name = html.escape(session.display_name(record.index))
+        name = html.escape(record.label)
         counts = f" +{diff.added} −{diff.removed}" if diff.changed else ""
         nav.append(
             f'<a href="#p{record.index}" class="{"changed" if diff.changed else "same"}">'
@@ -69,10 +69,10 @@ def to_html(session: TraceSession) -> str:
         )
         if not diff.changed:
             continue
-        info = session.infos[record.index]
         words = (
-            f'<p class="what">{html.escape(info.what)}</p><p class="look">Look for: {html.escape(info.look_for)}</p>'
-            if info
+            f'<p class="what">{html.escape(record.what)}</p>'
+            f'<p class="look">Look for: {html.escape(record.look_for or "")}</p>'
+            if record.what
             else ""
         )
         body.append(

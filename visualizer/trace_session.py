@@ -1,4 +1,4 @@
-"""One kernel's pass trace: the pass list from the model, each pass's IR fetched once, on demand.
+"""One kernel's pass trace: the core's trace view, each pass's IR fetched once, on demand.
 
 The core prints a pass's IR only when asked (printing all of them is what makes a full lowering
 trace slow), so the session asks for a pass when the viewer shows it and remembers the answer.
@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from tilescope.core import Analyzer
-from tilescope.core.model import IRText, KernelModel, PassRecord
-from tilescope.core.pass_catalog import PassInfo, resolve
-from tilescope.visualizer.ir_diff import Diff, unified
+from tilescope.core.ide.ir_diff import Diff, unified
+from tilescope.core.ide.trace_view import PassView, trace_view
+from tilescope.core.model import IRText, KernelModel
 
 
 class TraceSession:
@@ -30,16 +30,15 @@ class TraceSession:
         self.path = path
         self.kernel = kernel
         self.source = Path(path).read_text() if source is None else source
-        self.passes: list[PassRecord] = list(kernel.passes)
-        self.infos: list[PassInfo | None] = resolve([p.name for p in self.passes])
+        self.view = trace_view(kernel)
+        self.passes: list[PassView] = self.view.passes
         self._ir: dict[int, IRText] = {}
         self._diffs: dict[int, Diff] = {}
         self._lock = threading.Lock()
 
     @property
     def title(self) -> str:
-        args = " ".join(f"{k}={v}" for k, v in self.kernel.args.items())
-        return f"{self.kernel.kernel}({args}) · {self.kernel.target} · {len(self.passes)} passes"
+        return self.view.title
 
     @property
     def cuda(self) -> str | None:
@@ -86,9 +85,3 @@ class TraceSession:
         """The diff of pass ``index`` if it was already computed, without fetching anything."""
         with self._lock:
             return self._diffs.get(index)
-
-    def display_name(self, index: int) -> str:
-        """The pass name, with the function behind an anonymous ``pass_fn``."""
-        name = self.passes[index].name
-        info = self.infos[index]
-        return f"{name} ({info.name})" if info and name != info.name else name

@@ -10,7 +10,9 @@ import sys
 from pathlib import Path
 
 from tilescope.core import model
+from tilescope.core.ide import ir_diff, layout_view, trace_view
 from tilescope.core.model import SCHEMA_VERSION, FileAnalysis, dumps, from_json
+from tilescope.lsp.commands import CudaSource
 
 from tests.conftest import EXAMPLES, ROOT
 
@@ -27,10 +29,28 @@ RECORDS = [
     model.Pipeline,
     model.PassRecord,
     model.Access,
+    model.Autotune,
+    model.TuneConfig,
+    model.VariantsReport,
+    model.Variant,
+    model.VariantDiff,
+    model.Change,
     model.Resources,
     model.Diagnostic,
     model.Span,
     model.IRText,
+    layout_view.KernelLayout,
+    layout_view.LayoutView,
+    layout_view.Panel,
+    layout_view.LegendEntry,
+    layout_view.Conflict,
+    layout_view.Fact,
+    trace_view.TraceView,
+    trace_view.PassView,
+    trace_view.PassDiff,
+    ir_diff.Diff,
+    ir_diff.Row,
+    CudaSource,
 ]
 
 

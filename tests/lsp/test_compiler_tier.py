@@ -11,6 +11,9 @@ import pytest
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
+from tilescope.core import pass_catalog
+from tilescope.core.ide.layout_view import choose
+from tilescope.core.model import FileAnalysis, from_json, to_json
 
 from tests.lsp.conftest import (
     EXAMPLES,
@@ -30,6 +33,7 @@ pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 COMPILE_WAIT = 180.0
 """Generous: the first analysis starts the worker, which imports TileLang."""
 GEMM = EXAMPLES / "gemm.py"
+AUTOTUNED = FIXTURES.parent.parent / "core" / "fixtures" / "autotuned.py"
 
 
 @pytest_lsp.fixture(config=SERVER, scope="module")
@@ -119,7 +123,7 @@ async def test_compiler_diagnostic_at_the_gemm_line(client: LanguageClient) -> N
     assert compiled.code == "build-error"
     assert compiled.message == "Building kernel 'matmul' failed: T.gemm K shape check failed: K_A = 32, K_B = 128"
     static = [d.code for d in client.diagnostics[uri] if d.source == "tilescope-static"]
-    assert static == ["gemm-accum-dtype"], "the compiler's error replaces the static one on its line"
+    assert static == [], "the compiler's error replaces the static one on its line"
 
 
 async def test_results_for_an_older_version_are_never_published(client: LanguageClient) -> None:
@@ -180,43 +184,55 @@ async def test_code_lenses_on_each_kernel(client: LanguageClient) -> None:
     ]
 
 
-async def test_commands_return_the_core_json(client: LanguageClient) -> None:
+async def test_commands_return_the_core_views(client: LanguageClient) -> None:
     uri = open_file(client, GEMM)
     trace = await within(execute(client, "tilescope.tracePasses", uri, None), timeout=COMPILE_WAIT)
-    assert trace["kernel"] == "matmul"
+    assert trace["kernel"] == "matmul" and trace["title"].startswith("matmul(M=1024")
     names = [p["name"] for p in trace["passes"]]
     assert len(names) > 50 and "tl.LayoutInference" in names
     assert [p["index"] for p in trace["passes"]] == list(range(len(names)))
-    assert "tl.LayoutInference" in trace["catalog"]
+    inference = trace["passes"][names.index("tl.LayoutInference")]
+    assert inference["what"] == pass_catalog.describe("tl.LayoutInference").what
+    assert trace["passes"][0]["label"] == "pass_fn (tl.NestedLoopChecker)"
 
     index = names.index("tl.LayoutInference")
     ir = await within(execute(client, "tilescope.passIR", uri, "matmul", index), timeout=COMPILE_WAIT)
-    assert set(ir) == {"before", "after", "before_lines", "after_lines"}
-    assert ir["before"] != ir["after"] and "layout_map" in ir["after"]
-    assert len(ir["after_lines"]) == len(ir["after"].splitlines())
+    assert (ir["kernel"], ir["index"]) == ("matmul", index)
+    rows = ir["diff"]["rows"]
+    assert rows[0]["kind"] == "hunk" and ir["diff"]["added"] > 0
+    assert any(r["kind"] == "add" and "layout_map" in r["text"] for r in rows)
+    assert ir["diff"]["added"] == sum(r["kind"] == "add" for r in rows)
 
     plot = await within(execute(client, "tilescope.plotLayout", uri, "matmul", "C_local"))
-    assert plot["layout"]["thread"] == "_i % 64 // 16 * 32 + _i % 8 * 4 + _j % 8 // 2"
-    assert plot["grid"]["shape"] == [128, 128]
-    assert plot["grid"]["thread"][0][:8] == [0, 0, 1, 1, 2, 2, 3, 3]
-    assert plot["grid"]["index"][0][:4] == [0, 1, 0, 1]
-    assert (plot["grid"]["thread"][0][8], plot["grid"]["index"][0][8]) == (0, 4)
-    assert plot["conflicts"] == []
+    assert (plot["kernel"], plot["buffer"], plot["buffers"]) == (
+        "matmul",
+        "C_local",
+        ["C_local", "A_shared", "B_shared"],
+    )
+    view = plot["view"]
+    assert (view["rows"], view["cols"], view["kind"]) == (128, 128, "fragment")
+    threads, registers = view["panels"]
+    assert threads["values"][0][:8] == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert registers["values"][0][:4] == [0, 1, 0, 1]
+    assert (threads["values"][0][8], registers["values"][0][8]) == (0, 4)
+    assert view["conflicts"] == []
 
     shared = await within(execute(client, "tilescope.plotLayout", uri, "matmul", "A_shared"))
-    by_pattern = {c["pattern"]: c for c in shared["conflicts"]}
-    assert by_pattern, shared["conflicts"]
-    for report in by_pattern.values():
-        assert len(report["degree"]) == 128 and len(report["degree"][0]) == 32
+    assert (shared["view"]["rows"], shared["view"]["cols"], shared["view"]["stages"]) == (128, 32, 3)
+    by_pattern = {c["pattern"]: c for c in shared["view"]["conflicts"]}
     # The compiler's swizzle makes ldmatrix-style reads conflict-free.
-    ldmatrix = next(c for name, c in by_pattern.items() if "ldmatrix" in name)
-    assert max(max(row) for row in ldmatrix["degree"]) == 1
+    assert by_pattern["ldmatrix"]["worst"] == 1 and by_pattern["row-16B"]["worst"] == 1
 
-    cuda = await within(execute(client, "tilescope.showCuda", uri, "matmul"))
-    assert "__global__" in cuda["source"]
+    cuda = await within(execute(client, "tilescope.showCuda", uri, None))
+    assert cuda["kernel"] == "matmul" and "__global__" in cuda["source"]
 
     model = await within(execute(client, "tilescope.kernelModel", uri))
     assert model["schema_version"] == 1 and model["kernels"][0]["launch"]["grid"] == [8, 8]
+
+    # One view: the server's default answer is the core's view (and first buffer) of the model it holds.
+    first = await within(execute(client, "tilescope.plotLayout", uri, None, None))
+    kernel = from_json(FileAnalysis, model).kernel("matmul")
+    assert kernel is not None and first == to_json(choose(kernel))
 
 
 async def test_a_kernel_that_kills_its_process_becomes_a_diagnostic(client: LanguageClient) -> None:
@@ -232,3 +248,32 @@ async def test_a_kernel_that_kills_its_process_becomes_a_diagnostic(client: Lang
     gemm = open_file(client, GEMM)
     model = await within(execute(client, "tilescope.kernelModel", gemm), timeout=COMPILE_WAIT)
     assert model["kernels"][0]["kernel"] == "matmul"
+
+
+async def test_an_autotuned_kernel_gets_a_lens_with_its_configs_summary(client: LanguageClient) -> None:
+    uri = open_file(client, AUTOTUNED)
+    deadline = time.monotonic() + COMPILE_WAIT
+    while True:
+        lenses = await within(client.text_document_code_lens_async(types.CodeLensParams(text_document=doc(uri))))
+        summaries = [(lens.range.start.line, lens.command.title) for lens in lenses if "configs" in lens.command.title]
+        if summaries:
+            break
+        assert time.monotonic() < deadline, f"no autotune lens after {COMPILE_WAIT} s"
+        await asyncio.sleep(0.5)
+    assert (15, "3 configs: 1 fits, 1 exceeds shared memory, 1 not lowered") in summaries
+    lens = next(lens for lens in lenses if "configs" in lens.command.title)
+    assert (lens.command.command, list(lens.command.arguments)) == ("tilescope.autotuneConfigs", [uri, "tuned_gemm"])
+    configs = await within(execute(client, "tilescope.autotuneConfigs", uri, "tuned_gemm"))
+    assert [(c["index"], c["status"]) for c in configs["configs"]] == [
+        (0, "exceeds-shared-memory"),
+        (1, "fits"),
+        (2, "not-lowered"),
+    ]
+    assert configs["configs"][0]["line"] == 22 and configs["chosen"] == 1
+    hover = await within(
+        client.text_document_hover_async(types.HoverParams(text_document=doc(uri), position=at(15, 3)))
+    )
+    assert hover is not None
+    text = hover.contents.value  # type: ignore[union-attr]
+    assert "analysed with config 1 (the first that fits). The autotuner never runs." in text
+    assert "| 0 | block_M=256, block_N=256, block_K=128, num_stages=4 | exceeds-shared-memory | 524288 | 256 |" in text

@@ -64,8 +64,8 @@ async def test_target_setting_changes_the_shared_memory_budget(client: LanguageC
     await until(lambda: "shared-memory" in [d.code for d in client.diagnostics[uri]], what="the sm_80 budget to apply")
     (warning,) = [d for d in client.diagnostics[uri] if d.code == "shared-memory"]
     assert warning.message == (
-        "shared memory 192 KB per block exceeds the sm_80 limit of 163 KB "
-        "(A_shared 32 KB × 3 stages, B_shared 32 KB × 3 stages)"
+        "shared memory of at least 192 KB per block (live together from line 16: A_shared 32 KB × 3 stages, "
+        "B_shared 32 KB × 3 stages) exceeds the sm_80 limit of 163 KB"
     )
     assert warning.range.start.line == 10
 

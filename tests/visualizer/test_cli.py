@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 from tilescope.core.cli import main
+from tilescope.core.ide.layout_view import choose
+from tilescope.core.model import to_json
 
 GEMM = str(Path(__file__).resolve().parents[2] / "examples" / "gemm.py")
 
@@ -23,7 +26,13 @@ def test_layout_all_writes_one_image_per_buffer_and_draws_in_the_terminal(tmp_pa
 @pytest.mark.slow
 def test_layout_names_the_buffers_when_the_one_asked_for_has_no_layout(capsys):
     assert main(["layout", GEMM, "--buffer", "nope"]) == 2
-    assert "A_shared (layout), B_shared (layout), C_local (fragment)" in capsys.readouterr().err
+    assert "(layouts: C_local, A_shared, B_shared)" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_layout_json_is_the_core_view_editors_receive(gemm, capsys):
+    assert main(["layout", GEMM, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == to_json(choose(gemm))
 
 
 @pytest.mark.slow

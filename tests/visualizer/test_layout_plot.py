@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_rgb
 from PIL import Image
 from rich.console import Console
+from tilescope.core.ide.layout_view import layout_view
+from tilescope.core.ide.palette import thread_colour
 from tilescope.core.model import Buffer, Layout
 from tilescope.visualizer.layout_plot import draw_fragment, save
 from tilescope.visualizer.layout_term import render
-from tilescope.visualizer.layout_view import FragmentView, build
-from tilescope.visualizer.palette import thread_rgb
 
 # An 8×8 fp32 tile on 64 threads, one element each, transposed: thread = 8 * column + row.
 TRANSPOSED = Layout(
@@ -51,27 +52,31 @@ def _pixel(figure, ax, row: float, col: float) -> np.ndarray:
 
 
 def test_each_cell_is_painted_in_its_owning_threads_colour():
-    view = build(TRANSPOSED, None)
+    view = layout_view(TRANSPOSED, None)
     figure = draw_fragment(view)
     FigureCanvasAgg(figure)
     ax = figure.axes[0]
     for r, c in [(0, 0), (3, 5), (7, 1)]:
         # sample near the cell's corner, clear of its label
         got = _pixel(figure, ax, r - 0.38, c - 0.38)
-        assert np.allclose(got, thread_rgb(np.array(c * 8 + r)), atol=0.02), (r, c)
+        assert np.allclose(got, to_rgb(thread_colour(c * 8 + r)), atol=0.02), (r, c)
 
 
 def test_labels_name_thread_and_register_and_replicas():
-    assert build(TRANSPOSED, None).labels(2, 2) == [[("T0", "r0"), ("T8", "r0")], [("T1", "r0"), ("T9", "r0")]]
-    view = build(REPLICATED, None)
-    assert isinstance(view, FragmentView)
-    assert view.labels(1, 3) == [[("T0+3", "r0"), ("T4+3", "r0"), ("T8+3", "r0")]]
+    assert [row[:2] for row in layout_view(TRANSPOSED, None).labels[:2]] == [
+        [["T0", "r0"], ["T8", "r0"]],
+        [["T1", "r0"], ["T9", "r0"]],
+    ]
+    view = layout_view(REPLICATED, None)
+    assert view.labels == [
+        [["T0+3", "r0"], ["T4+3", "r0"], ["T8+3", "r0"]] + [[f"T{4 * c}+3", "r0"] for c in range(3, 8)]
+    ]
     assert "each element on 4 threads" in view.title
 
 
 def test_gemm_accumulator_image_is_small_fast_to_open_and_readable(gemm, tmp_path):
     layout = gemm.layout("C_local")
-    path = save(build(layout, gemm.buffer("C_local")), tmp_path / "c.png")
+    path = save(layout_view(layout, gemm.buffer("C_local")), tmp_path / "c.png")
     assert path.stat().st_size < 2 * 1024 * 1024
     with Image.open(path) as image:
         width, height = image.size
@@ -80,23 +85,23 @@ def test_gemm_accumulator_image_is_small_fast_to_open_and_readable(gemm, tmp_pat
 
 @pytest.mark.parametrize("suffix", [".svg", ".pdf"])
 def test_vector_formats_follow_the_suffix(gemm, tmp_path, suffix):
-    path = save(build(gemm.layout("A_shared"), gemm.buffer("A_shared")), tmp_path / f"a{suffix}")
+    path = save(layout_view(gemm.layout("A_shared"), gemm.buffer("A_shared")), tmp_path / f"a{suffix}")
     head = path.read_bytes()[:5]
     assert head.startswith(b"%PDF") if suffix == ".pdf" else b"<?xml" in path.read_bytes()[:100]
 
 
 def test_shared_view_reports_the_swizzled_gemm_operands_conflict_free_for_ldmatrix(gemm):
     for name in ("A_shared", "B_shared"):
-        view = build(gemm.layout(name), gemm.buffer(name))
-        by_pattern = {r.pattern: r for r in view.reports}
-        assert by_pattern["ldmatrix"].max_degree == 1, name
-        assert by_pattern["row-16B"].max_degree == 1, name
+        view = layout_view(gemm.layout(name), gemm.buffer(name))
+        by_pattern = {c.pattern: c for c in view.conflicts}
+        assert by_pattern["ldmatrix"].worst == 1, name
+        assert by_pattern["row-16B"].worst == 1, name
 
 
 def test_terminal_drawing_lists_threads_and_conflicts(gemm):
     console = Console(width=100, record=True, color_system="truecolor")
-    render(build(gemm.layout("C_local"), gemm.buffer("C_local")), console)
-    render(build(gemm.layout("B_shared"), gemm.buffer("B_shared")), console)
+    render(layout_view(gemm.layout("C_local"), gemm.buffer("C_local")), console)
+    render(layout_view(gemm.layout("B_shared"), gemm.buffer("B_shared")), console)
     text = console.export_text()
     assert "128 threads × 128 registers" in text
     assert "T31" in text and "r5" in text
@@ -113,7 +118,7 @@ def test_unswizzled_buffer_shows_its_conflicts():
         input_vars=["i", "j"],
         index=["i * 64 + j"],
     )
-    view = build(row_major, Buffer("S", [32, 64], "float16", "shared", 2 * 32 * 64, None))
+    view = layout_view(row_major, Buffer("S", [32, 64], "float16", "shared", 2 * 32 * 64, None))
     console = Console(width=100, record=True)
     render(view, console)
     assert "8-way" in console.export_text()

@@ -51,7 +51,7 @@ async def test_opens_on_the_first_changing_pass_with_its_diff_and_explanation(se
         assert app.current == first.index
         assert first.name in _text(app, "#heading")
         assert any(line.lstrip().startswith(("+", "-")) or " + " in line for line in _screen(app))
-        assert session.infos[first.index].what[:40] in _text(app, "#about")
+        assert (first.what or "")[:40] in _text(app, "#about")
 
 
 async def test_unchanged_passes_are_hidden_until_toggled(session):

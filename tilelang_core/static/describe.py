@@ -5,16 +5,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from tilescope.core.ide.layout_text import THREAD_MAP_SIZE, layout_label, thread_map_text
 from tilescope.core.model import KernelModel, Layout, Span
 from tilescope.core.static import catalog
 from tilescope.core.static.checks import kib, shape_text
-from tilescope.core.static.hints import buffer_facts, layout_label
+from tilescope.core.static.hints import buffer_facts
 from tilescope.core.static.merge import Facts
 from tilescope.core.static.navigate import symbol_at
-from tilescope.core.static.records import BufferDecl, StaticKernel
-
-THREAD_MAP_SIZE = 8
-"""Rows and columns of a fragment's thread map shown in a hover."""
+from tilescope.core.static.records import Binding, BufferDecl, StaticKernel
 
 
 @dataclass(frozen=True)
@@ -79,14 +77,18 @@ def buffer_markdown(decl: BufferDecl, kernel: StaticKernel, model: KernelModel |
 
 
 def _origins(decl: BufferDecl, kernel: StaticKernel) -> str:
-    """``block_M=128 (default), M=1024 (directive)`` for the names a written shape uses, in order."""
+    """``block_M=128 (default, line 8), M=1024 (directive, line 7)`` for the names a shape uses."""
     bound = {b.name: b for b in kernel.bindings}
     names = dict.fromkeys(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", decl.written or ""))
-    return ", ".join(
-        f"{name}={bound[name].value} ({bound[name].origin})" if bound[name].value is not None else f"{name} unknown"
-        for name in names
-        if name in bound
-    )
+    return ", ".join(_origin(bound[name]) for name in names if name in bound)
+
+
+def _origin(binding: Binding) -> str:
+    """``M=1024 (call, line 120)``: the value and where it was found."""
+    if binding.value is None:
+        return f"{binding.name} unknown"
+    where = f", line {binding.line}" if binding.line is not None else ""
+    return f"{binding.name}={binding.value} ({binding.origin}{where})"
 
 
 def _layout_lines(layout: Layout) -> list[str]:
@@ -108,33 +110,3 @@ def _layout_lines(layout: Layout) -> list[str]:
                 ]
             )
     return lines
-
-
-_thread_maps: dict[tuple[object, ...], str | None] = {}
-
-
-def thread_map_text(layout: Layout) -> str | None:
-    """A small text grid of which thread holds each of the first cells of a fragment."""
-    key = (layout.buffer, layout.thread, tuple(layout.index), tuple(layout.input_shape), layout.replicate)
-    if key not in _thread_maps:
-        if len(_thread_maps) > 256:
-            _thread_maps.clear()
-        _thread_maps[key] = _thread_map(layout)
-    return _thread_maps[key]
-
-
-def _thread_map(layout: Layout) -> str | None:
-    from tilescope.core import layout_eval
-
-    try:
-        fragment = layout_eval.fragment_map(layout)
-    except (ValueError, IndexError, KeyError, SyntaxError):
-        return None
-    threads = fragment.thread[0]
-    if threads.ndim == 1:
-        threads = threads.reshape(1, -1)
-    elif threads.ndim > 2:
-        threads = threads.reshape(-1, threads.shape[-1])
-    rows = threads[:THREAD_MAP_SIZE, :THREAD_MAP_SIZE]
-    width = max(len(str(int(v))) for v in rows.flat)
-    return "\n".join(" ".join(str(int(v)).rjust(width) for v in row) for row in rows)

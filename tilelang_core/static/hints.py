@@ -10,7 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from tilescope.core.model import Buffer, KernelModel, Layout
+from tilescope.core.ide.layout_text import layout_label
+from tilescope.core.model import Buffer, KernelModel
 from tilescope.core.static.checks import kib, shape_text
 from tilescope.core.static.merge import Facts
 from tilescope.core.static.records import BufferDecl, StaticKernel
@@ -85,17 +86,12 @@ def _kernel_hints(kernel: StaticKernel, model: KernelModel | None, wanted: set[s
     return hints
 
 
-def layout_label(layout: Layout) -> str:
-    """``128 threads × 128/thread`` for a fragment, the swizzle for a shared layout."""
-    if layout.kind == "fragment":
-        text = f"{layout.thread_extent} threads × {layout.elements_per_thread}/thread"
-        replicate = layout.replicate or 1
-        return text + (f", replicated ×{replicate}" if replicate > 1 else "")
-    return f"layout {layout.swizzle}" if layout.swizzle and layout.swizzle != "none" else ""
-
-
 def launch_label(kernel: StaticKernel, model: KernelModel | None) -> str:
-    """``grid 8×8 · 128 threads · 48 KB shared``, compiled figures where known."""
+    """``grid 8×8 · 128 threads · 48 KB shared``, compiled figures where known.
+
+    Before compiling, shared memory is the sum of the allocations (with pipeline copies) only when
+    TileLang cannot merge any of them; otherwise the certain lower bound, marked ``≥``.
+    """
     assert kernel.launch is not None
     grid = shape_text(kernel.launch.grid)
     threads: object = kernel.launch.threads
@@ -108,6 +104,9 @@ def launch_label(kernel: StaticKernel, model: KernelModel | None) -> str:
             after_ws = model.launch.threads_after_ws
         shared = model.shared_bytes
     parts = [f"grid {grid}", f"{threads} threads" + (f" ({after_ws} with producers)" if after_ws else "")]
-    if shared:
+    floor = kernel.shared_floor
+    if model is None and shared and floor is not None and floor.bytes < shared:
+        parts.append(f"≥ {kib(floor.bytes)} shared")
+    elif shared:
         parts.append(f"{kib(shared)} shared")
     return " · ".join(parts)

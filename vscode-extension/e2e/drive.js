@@ -161,7 +161,7 @@ async function trusted(page, shot) {
         await next.click().catch(() => undefined);
       }
     }
-    const diff = await until(() => webviewText(page, /@@ -\d+ \+\d+ @@/), 30000, 500);
+    const diff = await until(() => webviewText(page, /@@ -\d+(,\d+)? \+\d+(,\d+)? @@/), 30000, 500);
     check("trace webview shows the first change's IR diff", Boolean(diff), diff ? /\d+\. \S+/.exec(diff)?.[0] : undefined);
   }
   await shot("trace-passes");
@@ -193,7 +193,7 @@ async function trusted(page, shot) {
       shared = await until(async () => {
         const text = await frame.locator("#caption").innerText();
         const cells = await frame.locator("svg.layout rect").count();
-        return /physical offset/.test(text) && cells > 0 ? `${cells} cells by offset` : null;
+        return /16-byte slot/.test(text) && cells > 0 ? `${cells} cells by 16-byte slot` : null;
       }, 30000);
     }
   }

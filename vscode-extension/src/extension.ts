@@ -1,12 +1,11 @@
 /**
  * Entry point: starts the Tilescope language server and registers the views that render its
- * JSON (pass trace, layout plot, generated CUDA, puzzles). Every fact shown comes from the
+ * JSON (pass trace, layout plot, generated CUDA, variants, puzzles). Every fact shown comes from the
  * server or the `tilescope` command line; the extension holds no TileLang knowledge.
  */
 
 import * as vscode from "vscode";
 import { CudaDocuments } from "./cudaDocuments";
-import { kernelsOf, pickKernel } from "./kernelModel";
 import { LayoutPanel } from "./layoutPanel";
 import { SERVER_COMMANDS, VIEW_COMMANDS } from "./lensCommands";
 import { onInterpreterChange } from "./pythonExtension";
@@ -15,6 +14,7 @@ import { PuzzlesTree } from "./puzzlesTree";
 import { resolveInterpreter, TilescopeServer } from "./server";
 import { StatusBar } from "./statusBar";
 import { errorText, TracePanel } from "./tracePanel";
+import { VariantsDocuments } from "./variantsDocuments";
 
 const SHOW_OUTPUT = "tilescope.showOutput";
 
@@ -44,22 +44,25 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const trace = new TracePanel(context.extensionUri, server);
   const layout = new LayoutPanel(context.extensionUri, server);
   const cuda = new CudaDocuments(server);
-  const puzzles = new PuzzlesTree(async () => server.python ?? (await resolveInterpreter()).path);
-  context.subscriptions.push(output, status, server, trace, layout, cuda, puzzles);
+  const tilescopePython = async (): Promise<string> => server.python ?? (await resolveInterpreter()).path;
+  const puzzles = new PuzzlesTree(tilescopePython);
+  const variants = new VariantsDocuments(tilescopePython);
+  context.subscriptions.push(output, status, server, trace, layout, cuda, puzzles, variants);
 
   const needFile = (): undefined => {
     void vscode.window.showWarningMessage("Open a TileLang Python file first.");
     return undefined;
   };
+  /** The named kernel, or the first compiled one, as the server's `showCuda` answer names it. */
   const firstKernel = async (uri: vscode.Uri, kernel: string | null): Promise<string> => {
     if (kernel) {
       return kernel;
     }
-    const found = pickKernel(kernelsOf(await server.execute(SERVER_COMMANDS.kernelModel, [uri.toString()])), null);
-    if (!found) {
+    const answer = await server.execute<{ kernel?: unknown }>(SERVER_COMMANDS.showCuda, [uri.toString(), null]);
+    if (typeof answer?.kernel !== "string") {
       throw new Error("no kernel of this file has been compiled yet (see the Problems panel)");
     }
-    return found.name;
+    return answer.kernel;
   };
 
   context.subscriptions.push(
@@ -83,6 +86,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         void vscode.window.showErrorMessage(`Tilescope: ${errorText(error)}`);
       }
     }),
+    vscode.commands.registerCommand(VIEW_COMMANDS.openVariants, async (uri?: unknown, kernel?: unknown) => {
+      const source = sourceUri(uri);
+      return source ? variants.show(source, optionalString(kernel)) : needFile();
+    }),
     vscode.commands.registerCommand("tilescope.openPuzzles", () => vscode.commands.executeCommand("workbench.view.extension.tilescope")),
     vscode.commands.registerCommand("tilescope.openPuzzle", (puzzle: Puzzle) => puzzles.open(puzzle)),
     vscode.commands.registerCommand("tilescope.checkPuzzle", (puzzle?: Puzzle) => puzzles.check(puzzle)),
@@ -94,7 +101,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       status.setServer("ready");
     }),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
-      if (event.affectsConfiguration("tilescope.pythonPath")) {
+      if (event.affectsConfiguration("tilescope.pythonPath") || event.affectsConfiguration("tilescope.compilerPythonPath")) {
         await server.restart();
       } else if (event.affectsConfiguration("tilescope")) {
         await server.sendSettings();
@@ -102,7 +109,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
   const interpreterWatch = await onInterpreterChange(() => {
-    if (!vscode.workspace.getConfiguration("tilescope").get<string>("pythonPath")?.trim()) {
+    // The Python extension's interpreter runs the server, or the compiler tier, unless both are set.
+    const config = vscode.workspace.getConfiguration("tilescope");
+    if (!config.get<string>("pythonPath")?.trim() || !config.get<string>("compilerPythonPath")?.trim()) {
       void server.restart();
     }
   });

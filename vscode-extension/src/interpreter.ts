@@ -25,9 +25,36 @@ export function pickInterpreter(setting: string | undefined, pythonExtension: st
   return { path: FALLBACK_PYTHON, source: "default" };
 }
 
-/** `<python> -m tilescope lsp`: the module form needs no console script on PATH. */
+/**
+ * `python -m tilescope lsp` would put the working directory (the workspace) first on `sys.path`,
+ * where a folder named like one of Tilescope's modules would shadow it; this bootstrap drops that
+ * entry first, on every Python version (`-P` exists only from 3.11). It needs no console script.
+ */
+export const SERVER_BOOTSTRAP =
+  "import sys\nif sys.path and sys.path[0] == '': del sys.path[0]\n" +
+  "from tilescope.core.cli import main\nsys.exit(main(['lsp']))";
+
 export function serverArgs(): string[] {
-  return ["-m", "tilescope", "lsp"];
+  return ["-c", SERVER_BOOTSTRAP];
+}
+
+/**
+ * Which Python the compiler tier runs in, or undefined for the server's own. The explicit
+ * `tilescope.compilerPythonPath` wins; when the server runs from `tilescope.pythonPath` (a
+ * Tilescope environment), the project's interpreter selected in the Python extension supplies
+ * TileLang, as Pylance analyses with the project's interpreter. That one needs only TileLang.
+ */
+export function compilerInterpreter(
+  setting: string | undefined,
+  server: Interpreter,
+  pythonExtension: string | undefined,
+): string | undefined {
+  const configured = setting?.trim();
+  if (configured) {
+    return configured;
+  }
+  const selected = pythonExtension?.trim();
+  return server.source === "setting" && selected && selected !== server.path ? selected : undefined;
 }
 
 /** Modules the server needs; looked up with `find_spec`, which imports nothing. */
@@ -57,13 +84,14 @@ export function missingMessage(interpreter: Interpreter, missing: string[]): str
   }
   return (
     `${where} lacks ${missing.join(", ")}. Install Tilescope's dependencies there ` +
-    `(\`${interpreter.path} -m pip install tilelang==0.1.15 "pygls>=2.1,<3"\`) or set tilescope.pythonPath.`
+    `(\`${interpreter.path} -m pip install "tilelang>=0.1.10,<0.2" "pygls>=2.1,<3"\`), set tilescope.pythonPath, ` +
+    "or point tilescope.compilerPythonPath at your project's interpreter with TileLang."
   );
 }
 
 export function notFoundMessage(interpreter: Interpreter): string {
   return (
-    `Tilescope could not run ${describe(interpreter)}. Set tilescope.pythonPath to a Python 3.11+ ` +
+    `Tilescope could not run ${describe(interpreter)}. Set tilescope.pythonPath to a Python 3.10+ ` +
     "interpreter with Tilescope and TileLang installed, or select one with the Python extension."
   );
 }

@@ -1,94 +1,142 @@
 /**
- * Draws a buffer's layout as SVG from the server's `tilescope.plotLayout` answer: one cell per
- * element, coloured by the thread that owns it (fragments) or by its physical index (shared
- * buffers); and, when the server measured them, the bank-conflict degree of each shared-memory
- * access pattern. Built as a string so it is tested without a browser, and small enough for a
- * 128×128 tile.
+ * Draws the server's layout view (`tilescope.plotLayout`, the core's `KernelLayout`) as SVG. The
+ * fold, the colours, the labels and the order of the buffers are all the core's: each panel
+ * gives a value per cell and one colour per value, so this module only lays out rectangles. Built
+ * as a string so it is tested without a browser, and small enough for a 128×128 tile.
  */
 
-export interface LayoutGrid {
-  shape: [number, number];
-  thread: number[][] | null;
-  index: number[][] | null;
+export interface LegendEntry {
+  label: string;
+  colour: string;
 }
 
-/** One access pattern's conflict degree per element (1 = conflict-free), as the core measures it. */
-export interface ConflictReport {
-  pattern: string;
-  description: string;
-  degree: number[][];
-  wavefronts: number;
-  ideal: number;
-}
-
-export interface PlotLayoutAnswer {
-  layout: Record<string, unknown>;
-  grid: LayoutGrid | null;
-  conflicts: ConflictReport[];
-}
-
-/** A way to colour the plot: by thread, by index, or by one pattern's conflict degree. */
-export interface View {
+/** One way to colour the grid: `values[r][c]` is drawn in `colours[values[r][c]]`. */
+export interface Panel {
   id: string;
   label: string;
+  caption: string;
+  values: number[][];
+  colours: string[];
+  legend: LegendEntry[];
 }
 
-function matrix(m: unknown): number[][] | null {
-  return Array.isArray(m) && m.every(Array.isArray) ? (m as number[][]) : null;
+export interface Conflict {
+  pattern: string;
+  description: string;
+  worst: number;
+  wavefronts: number;
+  ideal: number;
+  slowdown: number;
+  panel: string;
 }
 
-export function parsePlotLayout(value: unknown): PlotLayoutAnswer {
-  if (typeof value !== "object" || value === null) {
-    throw new Error("the server's layout answer is empty");
+export interface Fact {
+  name: string;
+  value: string;
+}
+
+export interface LayoutView {
+  buffer: string;
+  kind: "fragment" | "shared";
+  dtype: string;
+  title: string;
+  subtitle: string;
+  shape: number[];
+  rows: number;
+  cols: number;
+  stages: number;
+  fold: string;
+  /** One or two text lines for each cell of the top-left corner the core labels. */
+  labels: string[][][];
+  panels: Panel[];
+  conflicts: Conflict[];
+  facts: Fact[];
+}
+
+/** The kernel's layout buffers in the core's plot order, and the view of the chosen one. */
+export interface KernelLayout {
+  kernel: string;
+  buffer: string;
+  buffers: string[];
+  view: LayoutView;
+}
+
+function fail(what: string): never {
+  throw new Error(`the server's layout answer has no ${what}`);
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function numberGrid(v: unknown, rows: number, cols: number, what: string): number[][] {
+  if (!Array.isArray(v) || v.length !== rows || !v.every((row) => Array.isArray(row) && row.length === cols && row.every((x) => Number.isInteger(x)))) {
+    fail(`${rows}×${cols} ${what}`);
   }
-  const v = value as Record<string, unknown>;
-  const layout = (typeof v.layout === "object" && v.layout !== null ? v.layout : {}) as Record<string, unknown>;
-  const conflicts = (Array.isArray(v.conflicts) ? v.conflicts : [])
-    .filter((c): c is Record<string, unknown> => typeof c === "object" && c !== null && matrix(c.degree) !== null)
-    .map((c) => ({
-      pattern: String(c.pattern ?? "access"),
+  return v as number[][];
+}
+
+function strings(v: unknown, what: string): string[] {
+  if (!Array.isArray(v) || !v.every((x) => typeof x === "string")) {
+    fail(what);
+  }
+  return v as string[];
+}
+
+function parsePanel(p: unknown, rows: number, cols: number): Panel {
+  if (!isObject(p) || typeof p.id !== "string") {
+    fail("panel id");
+  }
+  const colours = strings(p.colours, `colours for ${p.id}`);
+  const values = numberGrid(p.values, rows, cols, `values for ${p.id}`);
+  if (values.some((row) => row.some((v) => v < 0 || v >= colours.length))) {
+    fail(`colour for every value of ${p.id}`);
+  }
+  const legend = (Array.isArray(p.legend) ? p.legend : []).filter(isObject).map((e) => ({ label: String(e.label), colour: String(e.colour) }));
+  return { id: p.id, label: String(p.label ?? p.id), caption: String(p.caption ?? ""), values, colours, legend };
+}
+
+/** Validates the server's answer; throws with what was missing so the view can say it. */
+export function parseKernelLayout(value: unknown): KernelLayout {
+  if (!isObject(value) || !isObject(value.view)) {
+    fail("view");
+  }
+  const v = value.view;
+  const rows = Number(v.rows);
+  const cols = Number(v.cols);
+  if (!(rows > 0 && cols > 0)) {
+    fail("grid size");
+  }
+  const panels = (Array.isArray(v.panels) ? v.panels : []).map((p) => parsePanel(p, rows, cols));
+  if (panels.length === 0) {
+    fail("panels");
+  }
+  const view: LayoutView = {
+    buffer: String(v.buffer ?? ""),
+    kind: v.kind === "fragment" ? "fragment" : "shared",
+    dtype: String(v.dtype ?? ""),
+    title: String(v.title ?? ""),
+    subtitle: String(v.subtitle ?? ""),
+    shape: Array.isArray(v.shape) ? v.shape.map(Number) : [rows, cols],
+    rows,
+    cols,
+    stages: Number(v.stages ?? 1),
+    fold: String(v.fold ?? ""),
+    labels: Array.isArray(v.labels) ? (v.labels as string[][][]) : [],
+    panels,
+    conflicts: (Array.isArray(v.conflicts) ? v.conflicts : []).filter(isObject).map((c) => ({
+      pattern: String(c.pattern),
       description: String(c.description ?? ""),
-      degree: matrix(c.degree) as number[][],
-      wavefronts: Number(c.wavefronts ?? 0),
-      ideal: Number(c.ideal ?? 0),
-    }));
-  const g = v.grid as Record<string, unknown> | null | undefined;
-  if (!g || !Array.isArray(g.shape) || g.shape.length !== 2) {
-    return { layout, grid: null, conflicts };
-  }
-  return {
-    layout,
-    grid: { shape: [Number(g.shape[0]), Number(g.shape[1])], thread: matrix(g.thread), index: matrix(g.index) },
-    conflicts,
+      worst: Number(c.worst),
+      wavefronts: Number(c.wavefronts),
+      ideal: Number(c.ideal),
+      slowdown: Number(c.slowdown),
+      panel: String(c.panel),
+    })),
+    facts: (Array.isArray(v.facts) ? v.facts : []).filter(isObject).map((f) => ({ name: String(f.name), value: String(f.value) })),
   };
-}
-
-/** The views this answer supports, best first. */
-export function views(answer: PlotLayoutAnswer): View[] {
-  const out: View[] = [];
-  if (answer.grid?.thread) {
-    out.push({ id: "thread", label: "by thread" });
-  }
-  if (answer.grid?.index) {
-    out.push({ id: "index", label: "by index" });
-  }
-  for (const c of answer.conflicts) {
-    out.push({ id: `conflict:${c.pattern}`, label: `bank conflicts: ${c.pattern}` });
-  }
-  return out;
-}
-
-/** A stable, well-spread hue per value (golden-angle steps), so neighbouring threads contrast. */
-export function colour(value: number): string {
-  const hue = Math.round((value * 137.508) % 360);
-  const light = 55 + (Math.floor(value / 32) % 3) * 10;
-  return `hsl(${hue},65%,${light}%)`;
-}
-
-/** Green for conflict-free, through yellow and orange, to red at 8-way and worse. */
-export function degreeColour(degree: number): string {
-  const hue = Math.max(0, Math.round(130 - (130 * Math.log2(Math.max(1, degree))) / 3));
-  return `hsl(${hue},70%,50%)`;
+  const buffers = strings(value.buffers ?? [view.buffer], "buffer list");
+  return { kernel: String(value.kernel ?? ""), buffer: String(value.buffer ?? view.buffer), buffers, view };
 }
 
 export const MAX_WIDTH_PX = 1100;
@@ -98,74 +146,54 @@ export function cellSize(cols: number): number {
   return Math.max(4, Math.min(40, Math.floor(MAX_WIDTH_PX / Math.max(1, cols))));
 }
 
-interface Plot {
-  values: number[][];
-  fill: (v: number) => string;
-  label: (r: number, c: number, v: number) => [string, string];
+function escapeText(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
-function svg(rows: number, cols: number, plot: Plot): string {
-  const cell = cellSize(cols);
-  const labels = cell >= LABEL_MIN_CELL;
-  const width = cols * cell;
-  const height = rows * cell;
+/** Whether every cell has a label from the core (it labels only a corner of large tiles). */
+function fullyLabelled(view: LayoutView): boolean {
+  return view.labels.length === view.rows && view.labels.every((row) => row.length === view.cols);
+}
+
+/** The SVG of one panel, and the caption saying what its colours mean. */
+export function renderPanel(view: LayoutView, id: string): { svg: string; caption: string } {
+  const panel = view.panels.find((p) => p.id === id);
+  if (!panel) {
+    throw new Error(`the layout of ${view.buffer} has no ${id} panel`);
+  }
+  const cell = cellSize(view.cols);
+  const labels = cell >= LABEL_MIN_CELL && fullyLabelled(view);
+  const width = view.cols * cell;
+  const height = view.rows * cell;
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" class="layout" width="${width}" height="${height}" ` +
-      `viewBox="0 0 ${width} ${height}" data-rows="${rows}" data-cols="${cols}" data-cell="${cell}">`,
+      `viewBox="0 0 ${width} ${height}" data-rows="${view.rows}" data-cols="${view.cols}" data-cell="${cell}">`,
   ];
-  for (let r = 0; r < rows; r++) {
-    const row = plot.values[r] ?? [];
-    for (let c = 0; c < cols; c++) {
-      const v = row[c];
-      const known = typeof v === "number";
-      parts.push(`<rect x="${c * cell}" y="${r * cell}" width="${cell}" height="${cell}" fill="${known ? plot.fill(v) : "#888"}"/>`);
-      if (labels && known) {
-        const [top, bottom] = plot.label(r, c, v);
+  for (let r = 0; r < view.rows; r++) {
+    for (let c = 0; c < view.cols; c++) {
+      parts.push(`<rect x="${c * cell}" y="${r * cell}" width="${cell}" height="${cell}" fill="${panel.colours[panel.values[r][c]]}"/>`);
+      if (labels) {
+        const [top = "", bottom = ""] = view.labels[r][c];
         parts.push(
-          `<text x="${c * cell + cell / 2}" y="${r * cell + cell * 0.42}" class="top">${top}</text>` +
-            `<text x="${c * cell + cell / 2}" y="${r * cell + cell * 0.82}" class="bottom">${bottom}</text>`,
+          `<text x="${c * cell + cell / 2}" y="${r * cell + cell * (bottom ? 0.42 : 0.62)}" class="top">${escapeText(top)}</text>` +
+            (bottom ? `<text x="${c * cell + cell / 2}" y="${r * cell + cell * 0.82}" class="bottom">${escapeText(bottom)}</text>` : ""),
         );
       }
     }
   }
   parts.push("</svg>");
-  return parts.join("");
+  return { svg: parts.join(""), caption: panel.caption };
 }
 
-/** The SVG of one view, and a caption saying what the colours mean. */
-export function renderView(answer: PlotLayoutAnswer, id: string): { svg: string; caption: string } {
-  const grid = answer.grid;
-  if (id.startsWith("conflict:")) {
-    const report = answer.conflicts.find((c) => `conflict:${c.pattern}` === id);
-    if (!report) {
-      throw new Error(`no conflict measurement ${id}`);
-    }
-    const rows = report.degree.length;
-    const cols = report.degree[0]?.length ?? 0;
-    const worst = Math.max(1, ...report.degree.map((row) => Math.max(...row)));
-    const slowdown = report.ideal > 0 ? report.wavefronts / report.ideal : 1;
-    return {
-      svg: svg(rows, cols, { values: report.degree, fill: degreeColour, label: (_r, _c, v) => [`${v}×`, ""] }),
-      caption:
-        `${report.description}: worst ${worst}-way conflict, ${report.wavefronts} wavefronts for ${report.ideal} ` +
-        `conflict-free (${slowdown.toFixed(2)}× slower). Green is conflict-free, red 8-way or worse.`,
-    };
+/** What the pointer is over: the cell, every panel's value there, and the core's label if it has one. */
+export function readout(view: LayoutView, r: number, c: number): string {
+  if (r < 0 || c < 0 || r >= view.rows || c >= view.cols) {
+    return "";
   }
-  const values = id === "thread" ? grid?.thread : grid?.index;
-  if (!grid || !values) {
-    throw new Error(`this layout has no ${id} values`);
+  const parts = [`[${r}, ${c}]`, ...view.panels.map((p) => `${p.label}: ${p.values[r][c]}`)];
+  const label = view.labels[r]?.[c];
+  if (label) {
+    parts.push(label.join(" "));
   }
-  const thread = grid.thread;
-  const index = grid.index;
-  return {
-    svg: svg(grid.shape[0], grid.shape[1], {
-      values,
-      fill: colour,
-      label: (r, c) => [thread ? `T${thread[r]?.[c]}` : "", index ? String(index[r]?.[c]) : ""],
-    }),
-    caption:
-      id === "thread"
-        ? "Each cell is one element, coloured by the thread that holds it; the small number is its register index."
-        : "Each cell is one element, coloured by its physical offset in the buffer.",
-  };
+  return parts.join(" · ");
 }

@@ -9,19 +9,21 @@ export const SERVER_COMMANDS = {
   passIR: "tilescope.passIR",
   plotLayout: "tilescope.plotLayout",
   showCuda: "tilescope.showCuda",
-  kernelModel: "tilescope.kernelModel",
+  autotuneConfigs: "tilescope.autotuneConfigs",
 } as const;
 
 export const VIEW_COMMANDS = {
   openTrace: "tilescope.openTrace",
   openLayout: "tilescope.openLayout",
   openCuda: "tilescope.openCuda",
+  openVariants: "tilescope.openVariants",
 } as const;
 
 const LENS_TO_VIEW: Record<string, string> = {
   [SERVER_COMMANDS.tracePasses]: VIEW_COMMANDS.openTrace,
   [SERVER_COMMANDS.plotLayout]: VIEW_COMMANDS.openLayout,
   [SERVER_COMMANDS.showCuda]: VIEW_COMMANDS.openCuda,
+  [SERVER_COMMANDS.autotuneConfigs]: VIEW_COMMANDS.openVariants,
 };
 
 /** The view command for a server command, or the command unchanged when no view renders it. */

@@ -17,6 +17,7 @@ import {
 } from "vscode-languageclient/node";
 import { stateFromServer, type StatusNotification } from "./analysisState";
 import {
+  compilerInterpreter,
   type Interpreter,
   missingMessage,
   notFoundMessage,
@@ -32,21 +33,30 @@ import type { StatusBar } from "./statusBar";
 
 export const STATUS_NOTIFICATION = "tilescope/status";
 
-export function currentSettings(): ServerSettings {
+export function currentSettings(compilerPython?: string): ServerSettings {
   const config = vscode.workspace.getConfiguration("tilescope");
-  return serverSettings((key, fallback) => config.get(key, fallback), vscode.workspace.isTrusted);
+  return serverSettings((key, fallback) => config.get(key, fallback), vscode.workspace.isTrusted, compilerPython);
+}
+
+function activeResource(): vscode.Uri | undefined {
+  return vscode.window.activeTextEditor?.document.uri ?? vscode.workspace.workspaceFolders?.[0]?.uri;
 }
 
 export async function resolveInterpreter(): Promise<Interpreter> {
   const setting = vscode.workspace.getConfiguration("tilescope").get<string>("pythonPath");
-  const resource = vscode.window.activeTextEditor?.document.uri ?? vscode.workspace.workspaceFolders?.[0]?.uri;
-  const fromExtension = setting?.trim() ? undefined : await selectedInterpreter(resource);
+  const fromExtension = setting?.trim() ? undefined : await selectedInterpreter(activeResource());
   return pickInterpreter(setting, fromExtension);
+}
+
+async function resolveCompilerInterpreter(server: Interpreter): Promise<string | undefined> {
+  const setting = vscode.workspace.getConfiguration("tilescope").get<string>("compilerPythonPath");
+  const fromExtension = setting?.trim() || server.source !== "setting" ? undefined : await selectedInterpreter(activeResource());
+  return compilerInterpreter(setting, server, fromExtension);
 }
 
 type Preflight = { ok: true } | { ok: false; message: string };
 
-function preflight(interpreter: Interpreter): Promise<Preflight> {
+function preflight(interpreter: Interpreter, compilerPython: string | undefined): Promise<Preflight> {
   return new Promise((resolve) => {
     execFile(interpreter.path, ["-c", PREFLIGHT_SCRIPT], { timeout: 30_000 }, (error, stdout) => {
       if (error && (error as NodeJS.ErrnoException).code === "ENOENT") {
@@ -54,7 +64,8 @@ function preflight(interpreter: Interpreter): Promise<Preflight> {
       } else if (error) {
         resolve({ ok: false, message: `${notFoundMessage(interpreter)} (${error.message.split("\n")[0]})` });
       } else {
-        const missing = parseMissing(stdout);
+        // TileLang is needed in the server's interpreter only when the compiler tier runs there.
+        const missing = parseMissing(stdout).filter((m) => m !== "tilelang" || !compilerPython);
         resolve(missing.length ? { ok: false, message: missingMessage(interpreter, missing) } : { ok: true });
       }
     });
@@ -64,6 +75,7 @@ function preflight(interpreter: Interpreter): Promise<Preflight> {
 export class TilescopeServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private interpreter: Interpreter | undefined;
+  private compilerPython: string | undefined;
   /** Starts and stops run one after another, so a settings change mid-start never leaves two servers. */
   private lifecycle: Promise<void> = Promise.resolve();
 
@@ -100,7 +112,11 @@ export class TilescopeServer implements vscode.Disposable {
     this.status.setServer("starting");
     this.interpreter = await resolveInterpreter();
     this.output.appendLine(`Interpreter: ${this.interpreter.path} (${this.interpreter.source})`);
-    const check = await preflight(this.interpreter);
+    this.compilerPython = await resolveCompilerInterpreter(this.interpreter);
+    if (this.compilerPython) {
+      this.output.appendLine(`Compiler tier: ${this.compilerPython}`);
+    }
+    const check = await preflight(this.interpreter, this.compilerPython);
     if (!check.ok) {
       this.output.appendLine(check.message);
       this.status.setServer("error", check.message);
@@ -117,7 +133,7 @@ export class TilescopeServer implements vscode.Disposable {
         { scheme: "file", language: "python" },
         { scheme: "untitled", language: "python" },
       ],
-      initializationOptions: currentSettings(),
+      initializationOptions: currentSettings(this.compilerPython),
       outputChannel: this.output,
       middleware: this.middleware(),
     };
@@ -161,7 +177,7 @@ export class TilescopeServer implements vscode.Disposable {
   /** Sends the whole `tilescope` section; the server replaces its settings with it. */
   async sendSettings(): Promise<void> {
     if (this.client?.isRunning()) {
-      await this.client.sendNotification("workspace/didChangeConfiguration", configurationChange(currentSettings()));
+      await this.client.sendNotification("workspace/didChangeConfiguration", configurationChange(currentSettings(this.compilerPython)));
     }
   }
 
@@ -193,7 +209,7 @@ export class TilescopeServer implements vscode.Disposable {
           if (!Array.isArray(result)) {
             return result;
           }
-          return params.items.map((item, k) => (item.section === "tilescope" ? currentSettings() : result[k]));
+          return params.items.map((item, k) => (item.section === "tilescope" ? currentSettings(this.compilerPython) : result[k]));
         },
       },
     };

@@ -4,7 +4,7 @@
  * extension must agree on these names.
  */
 
-/** The server's hint kinds (`tilescope.core.static.hints.HINT_KINDS`), each switchable. */
+/** The server's hint kinds (`tilescope.core.static.hints.HINT_KINDS`), each switchable; checked against the server's options in `test/settings.test.ts`. */
 export const HINT_KINDS = ["buffers", "parameters", "launch", "layouts", "pipelines"] as const;
 
 export type HintKinds = Record<(typeof HINT_KINDS)[number], boolean>;
@@ -18,6 +18,8 @@ export interface ServerSettings {
   ptxas: boolean;
   /** Seconds a document must rest before the compiler tier analyses it. */
   idle: number;
+  /** The interpreter whose TileLang the compiler tier uses; empty: the server's own. */
+  python: string;
 }
 
 /** Reads one configuration value under `tilescope.`; `vscode.WorkspaceConfiguration.get` fits. */
@@ -28,7 +30,7 @@ export const DEFAULT_TIMEOUT_S = 60;
 export const DEFAULT_IDLE_S = 0.5;
 
 /** Initialization options and `didChangeConfiguration` payloads share this shape. */
-export function serverSettings(get: ConfigGetter, trusted: boolean): ServerSettings {
+export function serverSettings(get: ConfigGetter, trusted: boolean, compilerPython?: string): ServerSettings {
   const timeout = Number(get<number>("timeout", DEFAULT_TIMEOUT_S));
   const idle = Number(get<number>("idle", DEFAULT_IDLE_S));
   return {
@@ -38,6 +40,7 @@ export function serverSettings(get: ConfigGetter, trusted: boolean): ServerSetti
     timeout: Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_TIMEOUT_S,
     ptxas: get<boolean>("ptxas", false),
     idle: Number.isFinite(idle) && idle >= 0 ? idle : DEFAULT_IDLE_S,
+    python: compilerPython ?? "",
   };
 }
 

@@ -1,30 +1,54 @@
 /**
- * The pass trace as the view shows it: the server's `tilescope.tracePasses` answer, which
- * passes are listed (unchanged ones hidden unless asked), and next/previous change.
+ * The pass trace as the view shows it: the server's `tilescope.tracePasses` answer (the core's
+ * `TraceView`, already joined with the pass catalogue), the IR diff of one pass
+ * (`tilescope.passIR`, the core's rows), which passes are listed, and next/previous change.
  */
 
-export interface PassInfo {
+export interface PassView {
   index: number;
   name: string;
+  /** What to show: the name, with the function behind an anonymous `pass_fn`. */
+  label: string;
   phase: string;
   duration_ms: number;
   changed: boolean;
-  /** The catalogue's name for the pass; differs from `name` for TVM's anonymous `pass_fn`. */
-  resolved_name?: string;
-  description?: string;
+  what: string | null;
+  look_for: string | null;
 }
 
 export interface PassTrace {
   kernel: string;
-  passes: PassInfo[];
-  catalog: Record<string, string>;
+  title: string;
+  passes: PassView[];
 }
 
-export interface PassIR {
-  before: string;
-  after: string;
-  before_lines: (number | null)[];
-  after_lines: (number | null)[];
+export type RowKind = "same" | "add" | "del" | "hunk";
+
+/** One line of the core's unified diff; `source` is the Python line behind the IR line. */
+export interface DiffRow {
+  kind: RowKind;
+  text: string;
+  old: number | null;
+  new: number | null;
+  source: number | null;
+}
+
+export interface PassDiff {
+  kernel: string;
+  index: number;
+  rows: DiffRow[];
+  added: number;
+  removed: number;
+}
+
+const KINDS: readonly string[] = ["same", "add", "del", "hunk"];
+
+function optionalNumber(v: unknown): number | null {
+  return typeof v === "number" ? v : null;
+}
+
+function optionalString(v: unknown): string | null {
+  return typeof v === "string" ? v : null;
 }
 
 /** Validates the server's answer; throws with what was wrong so the view can say it. */
@@ -32,41 +56,47 @@ export function parseTrace(value: unknown): PassTrace {
   if (!isObject(value) || !Array.isArray(value.passes)) {
     throw new Error("the server's pass trace has no passes list");
   }
-  const passes = value.passes.map((p: unknown, k: number): PassInfo => {
+  const passes = value.passes.map((p: unknown, k: number): PassView => {
     if (!isObject(p) || typeof p.name !== "string") {
       throw new Error(`pass ${k} of the trace has no name`);
     }
     return {
       index: typeof p.index === "number" ? p.index : k,
       name: p.name,
+      label: typeof p.label === "string" ? p.label : p.name,
       phase: typeof p.phase === "string" ? p.phase : "",
       duration_ms: typeof p.duration_ms === "number" ? p.duration_ms : 0,
       changed: p.changed !== false,
-      resolved_name: typeof p.resolved_name === "string" ? p.resolved_name : undefined,
-      description: typeof p.description === "string" ? p.description : undefined,
+      what: optionalString(p.what),
+      look_for: optionalString(p.look_for),
     };
   });
-  const catalog: Record<string, string> = {};
-  if (isObject(value.catalog)) {
-    for (const [name, text] of Object.entries(value.catalog)) {
-      if (typeof text === "string") {
-        catalog[name] = text;
-      }
-    }
-  }
-  return { kernel: typeof value.kernel === "string" ? value.kernel : "", passes, catalog };
+  return { kernel: typeof value.kernel === "string" ? value.kernel : "", title: optionalString(value.title) ?? "", passes };
 }
 
-export function parsePassIR(value: unknown): PassIR {
-  if (!isObject(value) || typeof value.before !== "string" || typeof value.after !== "string") {
-    throw new Error("the server's pass IR has no before/after text");
+export function parsePassDiff(value: unknown): PassDiff {
+  if (!isObject(value) || !isObject(value.diff) || !Array.isArray(value.diff.rows)) {
+    throw new Error("the server's pass IR has no diff rows");
   }
-  const lines = (v: unknown): (number | null)[] =>
-    Array.isArray(v) ? v.map((x) => (typeof x === "number" ? x : null)) : [];
-  return { before: value.before, after: value.after, before_lines: lines(value.before_lines), after_lines: lines(value.after_lines) };
+  const rows = value.diff.rows.filter(isObject).map(
+    (r): DiffRow => ({
+      kind: (KINDS.includes(String(r.kind)) ? r.kind : "same") as RowKind,
+      text: String(r.text ?? ""),
+      old: optionalNumber(r.old),
+      new: optionalNumber(r.new),
+      source: optionalNumber(r.source),
+    }),
+  );
+  return {
+    kernel: String(value.kernel ?? ""),
+    index: Number(value.index),
+    rows,
+    added: Number(value.diff.added ?? 0),
+    removed: Number(value.diff.removed ?? 0),
+  };
 }
 
-export function visiblePasses(trace: PassTrace, showUnchanged: boolean): PassInfo[] {
+export function visiblePasses(trace: PassTrace, showUnchanged: boolean): PassView[] {
   return showUnchanged ? trace.passes : trace.passes.filter((p) => p.changed);
 }
 
@@ -83,22 +113,6 @@ export function nextChange(trace: PassTrace, current: number | undefined, step: 
     return changed.find((i) => i > current) ?? changed[0];
   }
   return [...changed].reverse().find((i) => i < current) ?? changed[changed.length - 1];
-}
-
-/** The name to show: the catalogue's, where the compiler recorded an anonymous function. */
-export function passLabel(pass: PassInfo): string {
-  return pass.resolved_name && pass.resolved_name !== pass.name ? pass.resolved_name : pass.name;
-}
-
-/** What the pass does: its own description, else the catalog's entry by name, with or without the `tl.`/`tir.` prefix. */
-export function describePass(trace: PassTrace, pass: PassInfo): string | undefined {
-  const names = [pass.resolved_name, pass.name].filter((n): n is string => Boolean(n));
-  const keys = names.flatMap((n) => [n, n.replace(/^(tl|tir|tirx|s_tir)\./, "")]);
-  return pass.description ?? keys.map((k) => trace.catalog[k]).find((text) => text !== undefined);
-}
-
-export function totalMs(passes: PassInfo[]): number {
-  return passes.reduce((sum, p) => sum + p.duration_ms, 0);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -3,7 +3,7 @@
 import * as vscode from "vscode";
 import { SERVER_COMMANDS } from "./lensCommands";
 import type { TilescopeServer } from "./server";
-import { parsePassIR, parseTrace, type PassTrace } from "./traceModel";
+import { parsePassDiff, parseTrace, type PassTrace } from "./traceModel";
 import { BASE_STYLES, WebviewHost } from "./webviewPanel";
 
 const STYLES =
@@ -22,6 +22,7 @@ main { display: flex; gap: 12px; height: calc(100vh - 60px); }
 #detail { flex: 1; min-width: 0; overflow: auto; }
 .hunk code { white-space: pre; }
 #detail h2 small { font-weight: normal; opacity: .7; }
+.about.look { font-style: italic; opacity: .85; }
 .hunk { margin: 8px 0; border: 1px solid var(--vscode-panel-border); }
 .hh { background: var(--vscode-editorWidget-background); padding: 2px 6px; opacity: .8; font-family: var(--vscode-editor-font-family); }
 .ln { display: flex; white-space: pre; font-family: var(--vscode-editor-font-family); }
@@ -71,8 +72,8 @@ export class TracePanel implements vscode.Disposable {
     if (message.type === "select" && typeof message.index === "number" && this.source && this.trace) {
       const index = message.index;
       try {
-        const ir = parsePassIR(await this.server.execute(SERVER_COMMANDS.passIR, [this.source.toString(), this.trace.kernel, index]));
-        this.host.post({ type: "ir", index, ir });
+        const diff = parsePassDiff(await this.server.execute(SERVER_COMMANDS.passIR, [this.source.toString(), this.trace.kernel, index]));
+        this.host.post({ type: "ir", index, diff });
       } catch (error) {
         this.host.post({ type: "error", message: `The IR around pass ${index} is not available: ${errorText(error)}` });
       }

@@ -1,6 +1,18 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { missingMessage, notFoundMessage, parseMissing, pickInterpreter, serverArgs } from "../src/interpreter";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  compilerInterpreter,
+  missingMessage,
+  notFoundMessage,
+  parseMissing,
+  pickInterpreter,
+  SERVER_BOOTSTRAP,
+  serverArgs,
+} from "../src/interpreter";
 
 test("the setting wins over the Python extension's interpreter", () => {
   assert.deepEqual(pickInterpreter("/opt/venv/bin/python", "/usr/bin/python3.11"), { path: "/opt/venv/bin/python", source: "setting" });
@@ -14,8 +26,26 @@ test("with neither, python3 from PATH", () => {
   assert.deepEqual(pickInterpreter(undefined, undefined), { path: "python3", source: "default" });
 });
 
-test("the server runs as a module of the chosen interpreter", () => {
-  assert.deepEqual(serverArgs(), ["-m", "tilescope", "lsp"]);
+test("the server starts through a bootstrap, not -m", () => {
+  assert.deepEqual(serverArgs(), ["-c", SERVER_BOOTSTRAP]);
+});
+
+test("the bootstrap drops the working directory from sys.path", () => {
+  // A workspace with a folder named like a Tilescope module must not shadow it.
+  const workspace = mkdtempSync(join(tmpdir(), "tilescope-ws-"));
+  mkdirSync(join(workspace, "tilescope"));
+  writeFileSync(join(workspace, "tilescope", "__init__.py"), "raise SystemExit('shadowed')\n");
+  const probe = SERVER_BOOTSTRAP.split("\nfrom tilescope")[0] + "\nprint('' in sys.path)";
+  const python = process.env.TILESCOPE_PYTHON ?? "python3";
+  assert.equal(execFileSync(python, ["-c", probe], { cwd: workspace }).toString().trim(), "False");
+});
+
+test("the compiler tier's interpreter: the setting, else the project's when the server has its own", () => {
+  const server = { path: "/tools/bin/python", source: "setting" as const };
+  assert.equal(compilerInterpreter(" /p/bin/python ", server, "/x/bin/python"), "/p/bin/python");
+  assert.equal(compilerInterpreter("", server, "/proj/.venv/bin/python"), "/proj/.venv/bin/python");
+  assert.equal(compilerInterpreter("", server, "/tools/bin/python"), undefined);
+  assert.equal(compilerInterpreter("", { path: "/proj/.venv/bin/python", source: "python-extension" }, "/proj/.venv/bin/python"), undefined);
 });
 
 test("preflight output lists missing modules", () => {
@@ -32,7 +62,7 @@ test("a missing Tilescope names the interpreter and the fix", () => {
 test("a missing TileLang names the package to install", () => {
   const msg = missingMessage({ path: "python3", source: "default" }, ["tilelang"]);
   assert.match(msg, /python3 from PATH lacks tilelang/);
-  assert.match(msg, /tilelang==0\.1\.15/);
+  assert.match(msg, /tilelang>=0\.1\.10,<0\.2/);
 });
 
 test("an interpreter that cannot run points at the setting", () => {

@@ -1,83 +1,66 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { cellSize, colour, degreeColour, parsePlotLayout, renderView, views } from "../src/layoutSvg";
+import { cellSize, parseKernelLayout, readout, renderPanel } from "../src/layoutSvg";
+import { CORE_VIEWS } from "./coreViews";
 
-const fragment = {
-  layout: { buffer: "C_local", kind: "fragment", thread: "_i % 2" },
-  grid: {
-    shape: [2, 2],
-    thread: [
-      [0, 1],
-      [1, 0],
-    ],
-    index: [
-      [0, 0],
-      [1, 1],
-    ],
-  },
-};
+const answers = CORE_VIEWS.plotLayout.map(parseKernelLayout);
+const [first, rowFragment, transposed, staged] = answers;
 
-const shared = {
-  layout: { buffer: "A_shared", kind: "layout" },
-  grid: { shape: [1, 2], thread: null, index: [[0, 1]] },
-  conflicts: [{ pattern: "column", description: "each thread reads one element down a column", degree: [[8, 1]], wavefronts: 16, ideal: 2 }],
-};
+function fills(svg: string): string[] {
+  return [...svg.matchAll(/<rect [^>]*fill="([^"]+)"/g)].map((m) => m[1]);
+}
 
-test("a fragment is viewed by thread first, then by index", () => {
-  assert.deepEqual(
-    views(parsePlotLayout(fragment)).map((v) => v.id),
-    ["thread", "index"],
-  );
+test("the default buffer and the buffer order are the core's", () => {
+  assert.equal(first.buffer, "r_frag");
+  for (const answer of answers) {
+    assert.deepEqual(answer.buffers, ["r_frag", "t_frag", "S_shared"]);
+  }
 });
 
-test("a shared buffer with measured conflicts offers one bank-conflict view per access pattern", () => {
-  const answer = parsePlotLayout(shared);
-  assert.deepEqual(
-    views(answer).map((v) => v.label),
-    ["by index", "bank conflicts: column"],
-  );
-  const { svg, caption } = renderView(answer, "conflict:column");
-  assert.match(caption, /worst 8-way conflict, 16 wavefronts for 2 conflict-free \(8\.00× slower\)/);
-  assert.match(svg, new RegExp(`fill="${degreeColour(8).replace(/[()]/g, "\\$&")}"`));
-  assert.match(svg, />8×</);
+test("every panel draws the core's fold with the core's colour for each cell", () => {
+  for (const { view } of answers) {
+    for (const panel of view.panels) {
+      const { svg, caption } = renderPanel(view, panel.id);
+      assert.match(svg, new RegExp(`data-rows="${view.rows}" data-cols="${view.cols}"`));
+      assert.deepEqual(
+        fills(svg),
+        panel.values.flat().map((v) => panel.colours[v]),
+        `${view.buffer} ${panel.id}`,
+      );
+      assert.equal(caption, panel.caption);
+    }
+  }
 });
 
-test("conflict-free is green and 8-way is red", () => {
-  assert.equal(degreeColour(1), "hsl(130,70%,50%)");
-  assert.equal(degreeColour(8), "hsl(0,70%,50%)");
-  assert.equal(degreeColour(32), "hsl(0,70%,50%)");
+test("a 64-element fragment is 4×16 and a 3-stage 16×32 shared buffer is its first 16×32 stage", () => {
+  assert.deepEqual([rowFragment.view.rows, rowFragment.view.cols], [4, 16]);
+  assert.deepEqual([staged.view.rows, staged.view.cols, staged.view.stages], [16, 32, 3]);
+  for (const conflict of staged.view.conflicts) {
+    const panel = staged.view.panels.find((p) => p.id === conflict.panel);
+    assert.equal(panel?.values.length, 16);
+  }
 });
 
-test("no grid from the server is kept as null, with the layout's facts", () => {
-  const answer = parsePlotLayout({ layout: { kind: "layout" }, grid: null });
-  assert.equal(answer.grid, null);
-  assert.equal(answer.layout.kind, "layout");
-  assert.deepEqual(views(answer), []);
-});
-
-test("the SVG has one cell per element, same thread same colour, labelled when large", () => {
-  const { svg } = renderView(parsePlotLayout(fragment), "thread");
-  assert.equal((svg.match(/<rect /g) ?? []).length, 4);
-  const fills = [...svg.matchAll(/fill="([^"]+)"/g)].map((m) => m[1]);
-  assert.equal(fills[0], fills[3]);
-  assert.notEqual(fills[0], fills[1]);
-  assert.match(svg, />T1</);
-  assert.match(svg, /data-rows="2" data-cols="2"/);
+test("small tiles carry the core's labels; the readout names every panel's value", () => {
+  const { svg } = renderPanel(transposed.view, "thread");
+  assert.equal(cellSize(8), 40);
+  assert.match(svg, />T8</);
+  assert.match(svg, />r0</);
+  assert.equal(readout(transposed.view, 1, 0), "[1, 0] · by thread: 1 · by register: 0 · T1 r0");
+  assert.equal(readout(transposed.view, 9, 0), "");
 });
 
 test("a 128-wide tile fits the view and drops labels", () => {
   assert.equal(cellSize(128), 8);
-  const row = Array.from({ length: 128 }, (_, k) => k);
-  const { svg } = renderView(parsePlotLayout({ layout: {}, grid: { shape: [1, 128], thread: [row], index: [row] } }), "thread");
-  assert.doesNotMatch(svg, /<text/);
+  const values = [Array.from({ length: 128 }, (_, k) => k % 2)];
+  const view = { ...transposed.view, rows: 1, cols: 128, labels: [], panels: [{ ...transposed.view.panels[0], values, colours: ["#000000", "#ffffff"] }] };
+  assert.doesNotMatch(renderPanel(view, "thread").svg, /<text/);
 });
 
-test("colours differ between neighbouring threads", () => {
-  assert.notEqual(colour(0), colour(1));
-  assert.notEqual(colour(31), colour(32));
-});
-
-test("asking for a view the answer lacks is an error", () => {
-  assert.throws(() => renderView(parsePlotLayout(shared), "thread"), /no thread values/);
-  assert.throws(() => renderView(parsePlotLayout(shared), "conflict:ldmatrix"), /no conflict measurement/);
+test("an answer that does not fit its own grid is refused with the reason", () => {
+  const broken = structuredClone(CORE_VIEWS.plotLayout[2]) as { view: { panels: { values: number[][] }[] } };
+  broken.view.panels[0].values.pop();
+  assert.throws(() => parseKernelLayout(broken), /8×8 values for thread/);
+  assert.throws(() => parseKernelLayout({ kernel: "k" }), /no view/);
+  assert.throws(() => renderPanel(transposed.view, "slot"), /no slot panel/);
 });

@@ -6,6 +6,7 @@ test("code lenses open views instead of discarding the server's JSON", () => {
   assert.equal(viewCommandFor("tilescope.tracePasses"), "tilescope.openTrace");
   assert.equal(viewCommandFor("tilescope.plotLayout"), "tilescope.openLayout");
   assert.equal(viewCommandFor("tilescope.showCuda"), "tilescope.openCuda");
+  assert.equal(viewCommandFor("tilescope.autotuneConfigs"), "tilescope.openVariants");
 });
 
 test("other commands pass through unchanged", () => {

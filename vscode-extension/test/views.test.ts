@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { cudaPath, cudaQuery, parseCudaQuery } from "../src/cudaUri";
 import { escapeHtml, page } from "../src/html";
-import { kernelsOf, pickKernel } from "../src/kernelModel";
 
 test("a CUDA document address round-trips the source file and kernel", () => {
   const target = { source: "file:///w/examples/gemm%20v2.py", kernel: "matmul" };
@@ -10,30 +9,6 @@ test("a CUDA document address round-trips the source file and kernel", () => {
   assert.equal(cudaPath("matmul"), "/matmul.cu");
   assert.equal(cudaPath("a/b c"), "/a_b_c.cu");
   assert.throws(() => parseCudaQuery("kernel=x"), /not a Tilescope CUDA address/);
-});
-
-test("kernels and their layout buffers come from the file analysis, fragments first", () => {
-  const kernels = kernelsOf({
-    path: "gemm.py",
-    kernels: [
-      {
-        kernel: "matmul",
-        layouts: [
-          { buffer: "A_shared", kind: "layout" },
-          { buffer: "C_local", kind: "fragment" },
-        ],
-      },
-      { kernel: "other", layouts: [] },
-    ],
-  });
-  assert.deepEqual(kernels, [
-    { name: "matmul", layoutBuffers: ["C_local", "A_shared"] },
-    { name: "other", layoutBuffers: [] },
-  ]);
-  assert.equal(pickKernel(kernels, null)?.name, "matmul");
-  assert.equal(pickKernel(kernels, "other")?.name, "other");
-  assert.equal(pickKernel(kernels, "missing"), undefined);
-  assert.deepEqual(kernelsOf(null), []);
 });
 
 test("webview pages load only their own nonce'd script", () => {

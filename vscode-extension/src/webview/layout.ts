@@ -1,63 +1,52 @@
 /**
- * The layout webview: draws the chosen buffer's layout as SVG, lets the user switch the view
- * (by thread, by index, bank conflicts per access pattern) and the buffer, and reads out the
+ * The layout webview: draws the server's layout view as SVG, lets the user switch panels (by
+ * thread, by register, by slot, bank conflicts per access pattern) and buffers, and reads out the
  * cell under the pointer.
  */
 
 import { escapeHtml } from "../html";
-import { type PlotLayoutAnswer, renderView, views } from "../layoutSvg";
+import { type KernelLayout, readout, renderPanel } from "../layoutSvg";
 import { byId, vscodeApi } from "./vscodeApi";
 
-let answer: PlotLayoutAnswer | undefined;
-let view = "thread";
+let answer: KernelLayout | undefined;
+let panel = "";
 
 const picker = byId<HTMLSelectElement>("buffer");
 const modes = byId<HTMLDivElement>("modes");
+const title = byId<HTMLDivElement>("title");
 const facts = byId<HTMLDivElement>("facts");
 const plot = byId<HTMLDivElement>("plot");
-const readout = byId<HTMLDivElement>("readout");
+const legend = byId<HTMLDivElement>("legend");
+const readoutLine = byId<HTMLDivElement>("readout");
 const caption = byId<HTMLDivElement>("caption");
-
-const FACT_KEYS = ["kind", "input_shape", "output_shape", "thread_extent", "elements_per_thread", "replicate", "swizzle", "thread", "index", "text"];
-
-function renderFacts(layout: Record<string, unknown>): string {
-  const rows = FACT_KEYS.filter((k) => layout[k] !== undefined && layout[k] !== null && layout[k] !== "").map((k) => {
-    const v = layout[k];
-    const text = Array.isArray(v) ? (k.endsWith("shape") ? v.join(" × ") : v.join(", ")) : String(v);
-    return `<tr><th>${escapeHtml(k.replace(/_/g, " "))}</th><td><code>${escapeHtml(text)}</code></td></tr>`;
-  });
-  return `<table>${rows.join("")}</table>`;
-}
 
 function render(): void {
   if (!answer) {
     return;
   }
-  facts.innerHTML = renderFacts(answer.layout);
-  const available = views(answer);
-  if (!available.some((v) => v.id === view)) {
-    view = available[0]?.id ?? "";
+  const view = answer.view;
+  title.innerHTML = `<strong>${escapeHtml(view.title)}</strong><div class="hint">${escapeHtml(view.subtitle)}</div>`;
+  facts.innerHTML = `<table>${view.facts.map((f) => `<tr><th>${escapeHtml(f.name)}</th><td><code>${escapeHtml(f.value)}</code></td></tr>`).join("")}</table>`;
+  if (!view.panels.some((p) => p.id === panel)) {
+    panel = view.panels[0].id;
   }
-  modes.innerHTML = available
-    .map((v) => `<button class="mode${v.id === view ? " active" : ""}" data-mode="${escapeHtml(v.id)}">${escapeHtml(v.label)}</button>`)
+  modes.innerHTML = view.panels
+    .map((p) => `<button class="mode${p.id === panel ? " active" : ""}" data-mode="${escapeHtml(p.id)}">${escapeHtml(p.label)}</button>`)
     .join("");
-  if (!view) {
-    caption.textContent = "";
-    plot.innerHTML = `<p class="hint">The server gave no element grid for this layout.</p>`;
-    return;
-  }
-  const drawn = renderView(answer, view);
+  const drawn = renderPanel(view, panel);
   caption.textContent = drawn.caption;
+  legend.innerHTML = (view.panels.find((p) => p.id === panel)?.legend ?? [])
+    .map((e) => `<span><span class="swatch" style="background:${escapeHtml(e.colour)}"></span>${escapeHtml(e.label)}</span>`)
+    .join("");
   plot.innerHTML = drawn.svg;
 }
 
 window.addEventListener("message", (event: MessageEvent) => {
-  const msg = event.data as { type: string; buffer?: string; buffers?: string[]; answer?: PlotLayoutAnswer; message?: string };
+  const msg = event.data as { type: string; answer?: KernelLayout; message?: string };
   if (msg.type === "layout" && msg.answer) {
     answer = msg.answer;
-    picker.innerHTML = (msg.buffers ?? [msg.buffer ?? ""])
-      .map((b) => `<option${b === msg.buffer ? " selected" : ""}>${escapeHtml(b)}</option>`)
-      .join("");
+    const chosen = answer.buffer;
+    picker.innerHTML = answer.buffers.map((b) => `<option${b === chosen ? " selected" : ""}>${escapeHtml(b)}</option>`).join("");
     render();
   } else if (msg.type === "error") {
     plot.innerHTML = `<p class="error"></p>`;
@@ -68,7 +57,7 @@ window.addEventListener("message", (event: MessageEvent) => {
 modes.addEventListener("click", (e) => {
   const mode = (e.target as HTMLElement).closest<HTMLElement>("[data-mode]")?.dataset.mode;
   if (mode) {
-    view = mode;
+    panel = mode;
     render();
   }
 });
@@ -80,24 +69,6 @@ plot.addEventListener("mousemove", (e) => {
   }
   const box = svg.getBoundingClientRect();
   const cell = Number(svg.dataset.cell);
-  const r = Math.floor((e.clientY - box.top) / cell);
-  const c = Math.floor((e.clientX - box.left) / cell);
-  if (r < 0 || c < 0 || r >= Number(svg.dataset.rows) || c >= Number(svg.dataset.cols)) {
-    readout.textContent = "";
-    return;
-  }
-  const parts = [`[${r}, ${c}]`];
-  const conflict = answer.conflicts.find((x) => `conflict:${x.pattern}` === view);
-  if (conflict) {
-    parts.push(`${conflict.degree[r][c]}-way`);
-  } else {
-    if (answer.grid?.thread) {
-      parts.push(`thread ${answer.grid.thread[r][c]}`);
-    }
-    if (answer.grid?.index) {
-      parts.push(`index ${answer.grid.index[r][c]}`);
-    }
-  }
-  readout.textContent = parts.join(" · ");
+  readoutLine.textContent = readout(answer.view, Math.floor((e.clientY - box.top) / cell), Math.floor((e.clientX - box.left) / cell));
 });
 vscodeApi.postMessage({ type: "ready" });

@@ -5,7 +5,7 @@
  */
 
 import { renderPassDiff, renderPassList, renderSummary } from "../traceHtml";
-import { nextChange, type PassIR, type PassTrace, visiblePasses } from "../traceModel";
+import { nextChange, type PassDiff, type PassTrace, visiblePasses } from "../traceModel";
 import { byId, vscodeApi } from "./vscodeApi";
 
 let trace: PassTrace | undefined;
@@ -49,16 +49,16 @@ function step(direction: 1 | -1): void {
 }
 
 window.addEventListener("message", (event: MessageEvent) => {
-  const msg = event.data as { type: string; trace?: PassTrace; index?: number; ir?: PassIR; message?: string };
+  const msg = event.data as { type: string; trace?: PassTrace; index?: number; diff?: PassDiff; message?: string };
   if (msg.type === "trace" && msg.trace) {
     trace = msg.trace;
     selected = undefined;
     renderList();
     detail.innerHTML = `<p class="hint">Pick a pass, or press <kbd>n</kbd> for the first change.</p>`;
-  } else if (msg.type === "ir" && msg.ir && trace && msg.index === selected) {
+  } else if (msg.type === "ir" && msg.diff && trace && msg.index === selected) {
     const pass = trace.passes.find((p) => p.index === msg.index);
     if (pass) {
-      detail.innerHTML = renderPassDiff(trace, pass, msg.ir);
+      detail.innerHTML = renderPassDiff(pass, msg.diff);
     }
   } else if (msg.type === "error") {
     detail.innerHTML = `<p class="error"></p>`;

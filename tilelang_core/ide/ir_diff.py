@@ -1,7 +1,8 @@
-"""Line diffs between two printed IRs, in the shapes the viewer and the exports draw.
+"""The one IR diff: line diffs between two printed IRs, as the terminal viewer, the exports and VS Code draw them.
 
 A diff row keeps both line numbers and the Python source line the core attached to the IR line,
-so the viewer can show which line of the user's kernel an IR statement came from.
+so a viewer can show which line of the user's kernel an IR statement came from. The language
+server sends these rows as they are; no client diffs IR itself.
 """
 
 from __future__ import annotations

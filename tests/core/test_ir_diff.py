@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import subprocess
 
+from tilescope.core.ide.ir_diff import listing, patch, side_by_side, unified
 from tilescope.core.model import IRText
-from tilescope.visualizer.ir_diff import listing, patch, side_by_side, unified
 
 BEFORE = IRText("a\nb\nc\nd\ne\n", [1, 2, None, 4, 5])
 AFTER = IRText("a\nb\nC1\nC2\nd\ne\nf\n", [1, 2, 3, 3, 4, 5, 6])
