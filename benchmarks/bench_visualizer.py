@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tilescope.core import Analyzer  # noqa: E402
-from tilescope.core.model import IRText  # noqa: E402
+from tilescope.core.model import IRText, dumps  # noqa: E402
 
 EXAMPLES = ["gemm.py", "softmax.py", "flash_attention.py", "dequant_gemm.py", "elementwise_add.py"]
 SCALED_LINES = 5000
@@ -48,23 +48,30 @@ def bench_layouts(analyzer: Analyzer, repeat: int, out: Path) -> None:
     from tilescope.visualizer.layout_plot import save
 
     print(f"\n== layouts (matplotlib import {time.perf_counter() - started:.2f} s, once per process)")
-    print(f"{'kernel':<16}{'buffer':<18}{'kind':<10}{'tile':<14}{'wall ms':>9}{'cpu ms':>8}{'KiB':>7}")
+    print("   view: the core's LayoutView (what plotLayout sends, JSON KiB); png: drawing it, file KiB")
+    print(
+        f"{'kernel':<16}{'buffer':<18}{'kind':<10}{'tile':<14}{'view ms':>9}{'JSON':>6}"
+        f"{'png ms':>8}{'cpu ms':>8}{'KiB':>6}"
+    )
     for name in EXAMPLES:
         kernel = analyzer.analyze(str(ROOT / "examples" / name)).kernel()
         if kernel is None:
             continue
         for layout in kernel.layouts:
-            walls, cpus = [], []
+            views, walls, cpus = [], [], []
             for _ in range(repeat):
-                wall, cpu = time.perf_counter(), time.process_time()
+                t = time.perf_counter()
                 view = layout_view(layout, kernel.buffer(layout.buffer))
+                views.append(time.perf_counter() - t)
+                wall, cpu = time.perf_counter(), time.process_time()
                 path = save(view, out / f"{kernel.kernel}-{layout.buffer}.png")
                 walls.append(time.perf_counter() - wall)
                 cpus.append(time.process_time() - cpu)
             tile = "×".join(str(x) for x in layout.input_shape)
             print(
                 f"{kernel.kernel:<16}{layout.buffer:<18}{layout.kind:<10}{tile:<14}"
-                f"{_median(walls) * 1000:>9.0f}{_median(cpus) * 1000:>8.0f}{path.stat().st_size // 1024:>7}"
+                f"{_median(views) * 1000:>9.1f}{len(dumps(view)) // 1024:>6}"
+                f"{_median(walls) * 1000:>8.0f}{_median(cpus) * 1000:>8.0f}{path.stat().st_size // 1024:>6}"
             )
         if kernel.kernel == "matmul":
             layout = kernel.layout("C_local")

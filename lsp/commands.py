@@ -6,6 +6,7 @@
   buffers in plot order and the view of the chosen one, the first when none is named)
 - ``tilescope.showCuda`` ``[uri, kernel|null]`` → ``CudaSource``
 - ``tilescope.kernelModel`` ``[uri]`` → ``FileAnalysis``
+- ``tilescope.autotuneConfigs`` ``[uri, kernel|null]`` → ``Autotune`` (every config and its verdict)
 
 The views are the dataclasses of ``tilescope.core.ide``, sent as their JSON. Each needs the compiler
 tier, so each fails with a clear message in an untrusted workspace.
@@ -20,7 +21,7 @@ from pygls.lsp.server import LanguageServer
 from tilescope.core.ide.ir_diff import unified
 from tilescope.core.ide.layout_view import KernelLayout, NoLayout, choose
 from tilescope.core.ide.trace_view import PassDiff, TraceView, trace_view
-from tilescope.core.model import FileAnalysis, KernelModel
+from tilescope.core.model import Autotune, FileAnalysis, KernelModel
 from tilescope.lsp.compiler_tier import CompilerTier
 from tilescope.lsp.settings import Settings
 
@@ -32,6 +33,7 @@ PASS_IR = "tilescope.passIR"
 PLOT_LAYOUT = "tilescope.plotLayout"
 SHOW_CUDA = "tilescope.showCuda"
 KERNEL_MODEL = "tilescope.kernelModel"
+AUTOTUNE_CONFIGS = "tilescope.autotuneConfigs"
 
 
 class CommandError(Exception):
@@ -114,3 +116,10 @@ def register(server: TilescopeServer) -> None:
     @server.command(KERNEL_MODEL)
     async def kernel_model(server: LanguageServer, uri: str) -> FileAnalysis:
         return await _analysis(_state(server), uri)
+
+    @server.command(AUTOTUNE_CONFIGS)
+    async def autotune_configs(server: LanguageServer, uri: str, kernel: str | None = None) -> Autotune:
+        model = await _kernel(_state(server), uri, kernel)
+        if model.autotune is None:
+            raise CommandError(f"Tilescope: kernel {model.kernel!r} is not autotuned")
+        return model.autotune

@@ -20,7 +20,6 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Footer, Markdown, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 from tilescope.puzzles import catalog, workspace
-from tilescope.puzzles.grader import default_device
 from tilescope.puzzles.isolated import IsolatedGrader
 from tilescope.puzzles.progress import ProgressStore, PuzzleStatus
 from tilescope.puzzles.render import report_lines
@@ -49,14 +48,14 @@ class PuzzlesApp(App[None]):
     def __init__(self, store: ProgressStore | None = None, device: str | None = None) -> None:
         super().__init__()
         self.store = store or ProgressStore()
-        self.device = device or default_device()
+        self.device = device
         self.puzzles = list(catalog.puzzles())
         self.current = self.puzzles[0]
         self.watching = False
         self.checking = False
         self._mtime: float | None = None
         self._reveal_armed: str | None = None
-        self._grader = IsolatedGrader()
+        self._grader = IsolatedGrader(cpu_only=device == "cpu")
 
     def compose(self) -> ComposeResult:
         yield OptionList(*(Option(_row(p, self.store.status(p.id)), id=p.id) for p in self.puzzles), id="puzzle-list")
@@ -170,7 +169,7 @@ class PuzzlesApp(App[None]):
             return
         path = workspace.start(self.current)
         self.checking = True
-        self.query_one("#results", Static).update(f"Checking {path} on {self.device}…")
+        self.query_one("#results", Static).update(f"Checking {path} on {self.device or 'the GPU, if there is one'}…")
         self.query_one("#tabs", TabbedContent).active = "tab-results"
         self._run_check(self.current, path)
 

@@ -19,7 +19,19 @@ KERNEL_NAME = "kernel"
 """Every puzzle file defines its kernel factory under this name."""
 
 Bound = Literal["memory", "compute", "latency"]
-Expect = Literal["wrong-values", "out-of-bounds", "compile-error", "signature", "non-finite", "runtime-error"]
+Expect = Literal[
+    "wrong-values",
+    "out-of-bounds",
+    "compile-error",
+    "signature",
+    "non-finite",
+    "runtime-error",
+    "race",
+    "timeout",
+    "child-exit",
+    "out-of-memory",
+    "protocol-violation",
+]
 
 
 @dataclass(frozen=True)
@@ -37,6 +49,23 @@ class PerfSpec:
     bound: Bound
     target: float
     """Percent of the roofline for memory/compute-bound puzzles; microseconds for latency-bound ones."""
+    baseline: str | None = None
+    """A naive solution (file in the puzzle's folder) timed in the same run; the target is then a speed-up."""
+    speedup: float | None = None
+    """How many times faster than ``baseline`` earns three stars."""
+    requires: str | None = None
+    """A storage scope the lesson's technique allocates in (``shared``): without it, at most two stars."""
+
+
+@dataclass(frozen=True)
+class HiddenSpec:
+    """Cases drawn afresh for every check: each argument uniform in its range, on its step."""
+
+    count: int
+    ranges: dict[str, list[int]]
+    """``[low, high]`` (inclusive) per argument, or ``[value]`` for one held fixed."""
+    values: list[str]
+    step: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -46,6 +75,10 @@ class WrongSolution:
     file: str
     mistake: str
     expect: Expect
+    case: str | None = None
+    """The case it must fail on (``timed`` is the performance shape), where that is the point."""
+    timeout_s: float | None = None
+    """A shorter limit for a file that never loads, so that its test does not wait the default."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +97,7 @@ class Puzzle:
     cpu: bool = False
     """TileLang's C target can run this puzzle, so a machine without a GPU still checks values."""
     tolerance: dict[str, float] = field(default_factory=dict)
+    hidden: HiddenSpec | None = None
 
     @property
     def id(self) -> str:
@@ -99,10 +133,15 @@ def _load_reference(path: Path) -> ModuleType:
     return module
 
 
+def _hidden(meta: dict[str, Any]) -> HiddenSpec:
+    return HiddenSpec(int(meta["count"]), dict(meta["ranges"]), list(meta["values"]), dict(meta.get("step", {})))
+
+
 def _puzzle(folder: Path) -> Puzzle:
     meta: dict[str, Any] = json.loads((folder / "puzzle.json").read_text())
     number, slug = folder.name.split("_", 1)
     perf = meta["perf"]
+    hidden = meta.get("hidden")
     return Puzzle(
         number=int(number),
         slug=slug,
@@ -112,11 +151,22 @@ def _puzzle(folder: Path) -> Puzzle:
         outputs=list(meta["outputs"]),
         hints=list(meta["hints"]),
         cases=[Case(c["name"], dict(c["args"]), c.get("values", "normal")) for c in meta["cases"]],
-        perf=PerfSpec(dict(perf["args"]), perf["bound"], float(perf["target"])),
-        wrong=[WrongSolution(w["file"], w["mistake"], w["expect"]) for w in meta["wrong"]],
+        perf=PerfSpec(
+            dict(perf["args"]),
+            perf["bound"],
+            float(perf["target"]),
+            perf.get("baseline"),
+            perf.get("speedup"),
+            perf.get("requires"),
+        ),
+        wrong=[
+            WrongSolution(w["file"], w["mistake"], w["expect"], w.get("case"), w.get("timeout_s"))
+            for w in meta["wrong"]
+        ],
         seeds=int(meta.get("seeds", 2)),
         cpu=bool(meta.get("cpu", False)),
         tolerance=dict(meta.get("tolerance", {})),
+        hidden=None if hidden is None else _hidden(hidden),
     )
 
 

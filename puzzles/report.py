@@ -6,10 +6,22 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from tilescope.core.model import Diagnostic
-from tilescope.puzzles.compare import Comparison, GuardReport
+from tilescope.puzzles.buffers import GuardReport
+from tilescope.puzzles.compare import Comparison
 
 FailureKind = Literal[
-    "compile-error", "signature", "runtime-error", "out-of-bounds", "input-modified", "non-finite", "wrong-values"
+    "compile-error",
+    "signature",
+    "runtime-error",
+    "out-of-bounds",
+    "input-modified",
+    "non-finite",
+    "wrong-values",
+    "race",
+    "timeout",
+    "child-exit",
+    "out-of-memory",
+    "protocol-violation",
 ]
 
 
@@ -52,6 +64,35 @@ class PerfResult:
     stars: int
     gpu: str
     roofline_source: str
+    error: str | None = None
+    """Set when the time cannot be right (above the roofline, say): then it earns no stars."""
+    baseline_us: float | None = None
+    """The naive version's time in the same run, for puzzles whose target is a speed-up over it."""
+    speedup: float | None = None
+    capped: str | None = None
+    """Why the stars were held below three although the time met the target."""
+
+
+@dataclass(frozen=True)
+class SanitizerFinding:
+    """What compute-sanitizer said about one small case."""
+
+    tool: str
+    errors: int
+    first: list[str]
+    """The tool's lines for the first error: what, where (kernel and source line), which thread."""
+
+
+@dataclass(frozen=True)
+class ChildExit:
+    """How a grading process ended when it did not answer."""
+
+    process: str
+    """``loader`` (runs the learner's Python) or ``kernel`` (compiles and runs kernels)."""
+    status: int | None
+    signal: str | None
+    timed_out: bool
+    stderr: list[str]
 
 
 @dataclass(frozen=True)
@@ -68,10 +109,14 @@ class Report:
     checked: list[str] = field(default_factory=list)
     not_checked: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    seed: int | None = None
+    """The seed of this check's hidden cases, so that a failure can be reproduced."""
+    exit: ChildExit | None = None
+    sanitizer: list[SanitizerFinding] = field(default_factory=list)
 
     @property
     def stars(self) -> int:
-        return self.perf.stars if self.passed and self.perf else 0
+        return self.perf.stars if self.passed and self.perf and not self.perf.error else 0
 
     def first_failure(self) -> CaseResult | None:
         return next((c for c in self.cases if not c.passed), None)

@@ -1,4 +1,4 @@
-"""Build, compile and launch a puzzle file's kernel in this process (imports TileLang).
+"""Build and compile a puzzle file's kernel in this process (imports TileLang).
 
 Build and compile failures come back as the core's diagnostics, at the learner's line.
 """
@@ -41,6 +41,8 @@ def build(path: str, source: str, args: dict[str, Any]) -> Any:
     """The PrimFunc the file's ``kernel`` factory returns for these arguments."""
     try:
         namespace = load_module(source, path)
+    except MemoryError:
+        raise
     except Exception as err:
         raise CompileFailure(load_error(err, path)) from err
     factory = namespace.get(KERNEL_NAME)
@@ -49,17 +51,19 @@ def build(path: str, source: str, args: dict[str, Any]) -> Any:
         raise CompileFailure(Diagnostic("error", message, Span(1), "no-kernel"))
     try:
         return factory(**args)
+    except MemoryError:
+        raise
     except Exception as err:
         raise CompileFailure(build_error(err, path, KERNEL_NAME, _kernel_line(source, path))) from err
 
 
-def compile_kernel(prim_func: Any, device: str, path: str, source: str) -> Any:
+def compile_kernel(prim_func: Any, device: str, path: str, source: str, flags: list[str] | None = None) -> Any:
     """A callable kernel for ``cuda`` (this machine's GPU) or ``cpu`` (TileLang's C target)."""
     import tilelang
 
     target = "cuda" if device == "cuda" else "c"
     try:
-        return tilelang.compile(prim_func, target=target)
+        return tilelang.compile(prim_func, target=target, compile_flags=flags)
     except Exception as err:
         message = f"Compiling kernel '{KERNEL_NAME}' for {target} failed: {first_message(err)}"
         diagnostic = Diagnostic(
@@ -97,3 +101,18 @@ def signature_problem(declared: Sequence[Param], tensors: Sequence[torch.Tensor]
         if -1 not in p.shape and p.shape != tuple(t.shape):
             return f"Parameter {p.name} is declared with shape {p.shape}; the puzzle passes {tuple(t.shape)}."
     return None
+
+
+def storage_scopes(prim_func: Any) -> list[str]:
+    """The storage scopes the kernel allocates in (``shared.dyn``, ``local.fragment``...), for targets that
+    reward a technique: a transpose that allocates no shared memory has not used the lesson."""
+    from tilelang import tvm
+
+    scopes: set[str] = set()
+
+    def visit(node: Any) -> None:
+        for buf in getattr(node, "alloc_buffers", None) or []:
+            scopes.add(str(buf.scope()))
+
+    tvm.tirx.stmt_functor.post_order_visit(prim_func.body, visit)
+    return sorted(scopes)

@@ -11,13 +11,14 @@ _LARGE = {torch.float32: 100.0, torch.float16: 8.0, torch.bfloat16: 8.0}
 
 
 def sample(shape: tuple[int, ...], dtype: torch.dtype, gen: torch.Generator, values: str, device: str) -> torch.Tensor:
-    """A seeded tensor; generated on the CPU so that a seed gives the same data on every device."""
+    """A seeded tensor, generated on the generator's device: a CPU generator gives the same data on every
+    machine; a CUDA one makes the large timed inputs in milliseconds instead of seconds."""
     if values not in VALUE_KINDS:
         raise ValueError(f"unknown value kind {values!r}; expected one of {VALUE_KINDS}")
     if not dtype.is_floating_point:
         info = torch.iinfo(dtype)
-        return torch.randint(info.min, info.max + 1, shape, generator=gen, dtype=dtype).to(device)
-    x = torch.randn(shape, generator=gen, dtype=torch.float32)
+        return torch.randint(info.min, info.max + 1, shape, generator=gen, dtype=dtype, device=gen.device).to(device)
+    x = torch.randn(shape, generator=gen, dtype=torch.float32, device=gen.device)
     if values == "zeros":
         x.zero_()
     elif values == "negative":
@@ -25,7 +26,7 @@ def sample(shape: tuple[int, ...], dtype: torch.dtype, gen: torch.Generator, val
     elif values == "large":
         x = x * _LARGE.get(dtype, 100.0)
     elif values == "mixed":
-        pick = torch.randint(0, 4, shape, generator=gen)
+        pick = torch.randint(0, 4, shape, generator=gen, device=gen.device)
         x = torch.where(pick == 0, torch.zeros_like(x), x)
         x = torch.where(pick == 1, -x.abs() * 10, x)
     return x.to(dtype).to(device)

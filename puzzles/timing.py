@@ -34,13 +34,18 @@ DATASHEET = {
 }
 
 
-def roofline(device: int = 0) -> Roofline:
-    """The datasheet peaks for a known GPU; otherwise peaks measured with torch now."""
-    name = torch.cuda.get_device_name(device)
+def datasheet_roofline(name: str) -> Roofline | None:
+    """The datasheet peaks for a GPU known by name."""
     for key, (bw, flops) in DATASHEET.items():
         if key in name:
             return Roofline(name, bw, flops, "datasheet")
-    return Roofline(name, measured_bandwidth(), measured_tensor_flops(), "measured")
+    return None
+
+
+def roofline(device: int = 0) -> Roofline:
+    """The datasheet peaks for a known GPU; otherwise peaks measured with torch now."""
+    name = torch.cuda.get_device_name(device)
+    return datasheet_roofline(name) or Roofline(name, measured_bandwidth(), measured_tensor_flops(), "measured")
 
 
 def measured_bandwidth(n_bytes: int = 1 << 30) -> float:
@@ -71,6 +76,11 @@ def flush_l2() -> None:
 
 def time_cuda(fn: Callable[[], object], warmup: int = 3, runs: int = 20) -> float:
     """Median microseconds of ``fn`` over ``runs`` launches, each after an L2 flush."""
+    return statistics.median(time_cuda_runs(fn, warmup, runs))
+
+
+def time_cuda_runs(fn: Callable[[], object], warmup: int = 3, runs: int = 20) -> list[float]:
+    """Microseconds of each of ``runs`` launches of ``fn``, each after an L2 flush."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -84,7 +94,7 @@ def time_cuda(fn: Callable[[], object], warmup: int = 3, runs: int = 20) -> floa
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end) * 1000.0)
-    return statistics.median(times)
+    return times
 
 
 def stars(score: float) -> int:

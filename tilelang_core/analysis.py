@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tilescope.core import compiler_warnings, errors, extract, ptxas
+from tilescope.core import autotune, compiler_warnings, errors, extract, ptxas
 from tilescope.core.compat import spans
 from tilescope.core.discovery import Instantiation, instantiations, syntax_diagnostic
 from tilescope.core.loader import build_prim_func, load_module
@@ -80,16 +80,19 @@ def analyze_file(
     static = {} if spans.STAMPED else {k.ref.name: k for k in analyze_source(source, path, target=target).kernels}
     for inst in found:
         if args:
-            known = {p.name for p in inst.kernel.params}
+            known = {p.name for p in inst.kernel.params} | {autotune.CONFIG_ARG}
             overrides = {k: v for k, v in args.items() if k in known}
             inst = replace(
                 inst,
                 args={**inst.args, **overrides},
                 missing=[m for m in inst.missing if m not in overrides],
             )
-        runs[inst.kernel.name] = _analyze_kernel(
-            namespace, inst, path, inst.target or target, with_ptxas, static.get(inst.kernel.name)
-        )
+        kernel_target, kernel_static = inst.target or target, static.get(inst.kernel.name)
+
+        def analyze(ns: dict[str, Any], i: Instantiation, t: str = kernel_target, k: Any = kernel_static) -> KernelRun:
+            return _analyze_kernel(ns, i, path, t, with_ptxas, k)
+
+        runs[inst.kernel.name] = autotune.analyze_kernel(namespace, inst, analyze)
     analysis = FileAnalysis(
         path=path,
         target=target,

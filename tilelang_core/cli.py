@@ -76,5 +76,11 @@ def register_check(subparsers: argparse._SubParsersAction) -> None:
     add_arguments(subparsers.add_parser("check", help="analyse the kernels of a file with the compiler"))
 
 
+def register_variants(subparsers: argparse._SubParsersAction) -> None:
+    from tilescope.core.variants_cmd import add_arguments
+
+    add_arguments(subparsers.add_parser("variants", help="every target and autotune config of a kernel, side by side"))
+
+
 if __name__ == "__main__":
     sys.exit(main())

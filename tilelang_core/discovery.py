@@ -1,9 +1,10 @@
 """The kernels of a file and the concrete arguments to build them with, for the compiler tier.
 
 The rules (which definitions are kernels, and where each argument comes from: a
-``# tilescope: K=V ...`` directive above the def, then a call in the same file, also inside a
-``main()`` whose defaults, locals or ``argparse`` defaults supply the values, then defaults) live
-once, in the static tier (``tilescope.core.static.kernels``). This module asks it and keeps what the
+``# tilescope: K=V ...`` directive above the def, then a call in the same file, also through the
+tensors it passes and a ``main()`` whose callers, defaults, locals or ``argparse`` defaults supply
+the values, then defaults) live once, in the static tier (``tilescope.core.static.discover`` and
+``bindings``). This module asks it and keeps what the
 worker can pass to a factory: concrete values only. Nothing here executes user code.
 """
 
@@ -13,7 +14,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from tilescope.core.errors import syntax_error
+from tilescope.core.errors import surrogate_error, syntax_error
 from tilescope.core.model import Diagnostic, KernelRef
 from tilescope.core.static import analyze_source
 
@@ -36,6 +37,9 @@ class Instantiation:
 
 def syntax_diagnostic(source: str, path: str = "<string>") -> Diagnostic | None:
     """The first syntax error of the whole file: the compiler tier needs a file Python can import."""
+    surrogate = surrogate_error(source)
+    if surrogate is not None:
+        return surrogate
     try:
         ast.parse(source, filename=path)
     except SyntaxError as err:

@@ -155,6 +155,40 @@ class Access:
     pipelined: bool = False
 
 
+FitStatus = Literal["fits", "spills", "exceeds-shared-memory", "exceeds-threads", "fails", "not-lowered"]
+
+
+@dataclass(frozen=True)
+class TuneConfig:
+    """One entry of an ``@autotune`` search space and, when it was lowered, whether it can run."""
+
+    index: int
+    values: dict[str, Any]
+    """The config as the autotuner would pass it (non-literal values as text)."""
+    status: FitStatus
+    reason: str | None = None
+    """Why it cannot run (or spills), in plain words."""
+    line: int | None = None
+    """The user's line the reason points at."""
+    shared_bytes: int | None = None
+    threads: int | None = None
+    """Threads per block after warp specialisation."""
+
+
+@dataclass(frozen=True)
+class Autotune:
+    """An ``@autotune`` kernel's search space; Tilescope never runs the autotuner, it lowers configs."""
+
+    line: int
+    """The ``@autotune`` decorator."""
+    configs: list[TuneConfig]
+    chosen: int | None
+    """The config this model was built with; ``None`` when the call site's own values were used."""
+    chosen_by: Literal["first-fit", "directive", "call"]
+    summary: str
+    """One line for a code lens: ``24 configs: 18 fit, 6 exceed shared memory``."""
+
+
 @dataclass(frozen=True)
 class KernelModel:
     kernel: str
@@ -172,6 +206,7 @@ class KernelModel:
     resources: Resources | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     lower_ms: float = 0.0
+    autotune: Autotune | None = None
 
     def buffer(self, name: str) -> Buffer | None:
         return next((b for b in self.buffers if b.name == name), None)
@@ -210,6 +245,55 @@ class FileAnalysis:
         if name is None:
             return self.kernels[0] if self.kernels else None
         return next((k for k in self.kernels if k.kernel == name), None)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One kernel lowered for one target and one autotune config: a row of ``tilescope variants``."""
+
+    kernel: str
+    target: str
+    config_index: int | None
+    """The autotune config (``None``: not autotuned, or built with the call site's own values)."""
+    config: dict[str, Any] | None
+    status: FitStatus
+    reason: str | None
+    line: int | None
+    kernels: list[KernelModel]
+    """As ``check --json`` for this target and config: the one kernel, or none when it did not build."""
+    diagnostics: list[Diagnostic]
+    """File-level diagnostics, as in ``check --json``."""
+
+
+@dataclass(frozen=True)
+class VariantsReport:
+    """The answer to ``tilescope variants --json``."""
+
+    path: str
+    variants: list[Variant]
+    schema_version: int = SCHEMA_VERSION
+
+
+@dataclass(frozen=True)
+class Change:
+    """One fact that differs between two variants."""
+
+    what: str
+    """``grid``, ``threads``, ``shared_bytes``, ``registers``, ``layout C_local``, ``pass tl.Foo``..."""
+    a: str | None
+    b: str | None
+
+
+@dataclass(frozen=True)
+class VariantDiff:
+    """What changed from variant ``a`` to variant ``b``: resources, layouts and the pass list."""
+
+    a: str
+    b: str
+    resources: list[Change]
+    layouts: list[Change]
+    passes: list[Change]
+    """Passes that run in only one of the two (``a`` or ``b`` is ``None`` on the side without it)."""
 
 
 T_ = TypeVar("T_")

@@ -20,6 +20,7 @@ from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option, OptionDoesNotExist
 from textual.worker import get_current_worker
 from tilescope.core.ide.ir_diff import Diff, Row, listing, side_by_side
+from tilescope.core.model import IRText
 from tilescope.visualizer.ir_view import IRView
 from tilescope.visualizer.trace_session import TraceSession
 
@@ -215,12 +216,10 @@ class TraceApp(App[None]):
         about.update(text, layout=False)
 
     def _show_cuda(self) -> None:
-        source = self.session.cuda or ""
-        lines = source.splitlines()
-        rows = [Row("same", line, i + 1, i + 1) for i, line in enumerate(lines)]
+        rows = listing(IRText(self.session.cuda or "", []))
         self.query_one(IRView).show(rows, "listing")
         self.query_one("#heading", Static).update(
-            Text(f"generated CUDA · {len(lines)} lines · {self.session.kernel.target}", style="bold"), layout=False
+            Text(f"generated CUDA · {len(rows)} lines · {self.session.kernel.target}", style="bold"), layout=False
         )
         self.query_one("#about", Static).update(
             Text("The device source the last pass's IR became: what nvcc compiles.", style="italic"), layout=False

@@ -10,8 +10,8 @@ from tilescope.lsp.settings import OPTIONS, Settings, merged
 from tests.lsp.settings_fixture import EXTENSION, FIXTURE, contributed, fixture_json
 
 EXTENSION_ONLY = {"tilescope.pythonPath", "tilescope.compilerPythonPath"}
-"""Read by the extension to start the server (which interpreters); the second reaches the server only
-as its ``python`` option, never under its own name."""
+"""Interpreters the extension resolves itself (with the Python extension's choice as fallback): the
+server's, and the one it sends the server as ``python``."""
 
 
 def test_package_json_offers_exactly_the_servers_options():

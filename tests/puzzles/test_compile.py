@@ -35,13 +35,13 @@ def _gen() -> torch.Generator:
 
 
 def _only(p: catalog.Puzzle, case: str) -> catalog.Puzzle:
-    return dataclasses.replace(p, cases=[c for c in p.cases if c.name == case])
+    return dataclasses.replace(p, cases=[c for c in p.cases if c.name == case], hidden=None)
 
 
 def test_compile_error_is_reported_at_the_learners_line(analyzer: Analyzer) -> None:
     p = catalog.get(12)
     path = p.folder / "wrong" / "b_tile_shape.py"
-    report = grader.grade(_only(p, "ragged"), path, device="cpu", analyzer=analyzer, ptxas=False)
+    report = grader.grade_cpu(_only(p, "ragged"), path, analyzer=analyzer, ptxas=False)
     assert not report.passed and report.failure == "compile-error"
     d = report.diagnostics[0]
     assert "T.gemm(A_shared, B_shared, C_local)" in path.read_text().splitlines()[d.span.line - 1]
@@ -51,8 +51,8 @@ def test_compile_error_is_reported_at_the_learners_line(analyzer: Analyzer) -> N
 
 def test_wrong_dtype_is_a_signature_failure_in_plain_words(analyzer: Analyzer) -> None:
     p = catalog.get(3)
-    report = grader.grade(
-        _only(p, "tiny"), p.folder / "wrong" / "half_precision.py", device="cpu", analyzer=analyzer, ptxas=False
+    report = grader.grade_cpu(
+        _only(p, "tiny"), p.folder / "wrong" / "half_precision.py", analyzer=analyzer, ptxas=False
     )
     assert report.failure == "signature"
     assert report.summary == "Parameter A is declared float16; the puzzle passes float32."
@@ -60,7 +60,7 @@ def test_wrong_dtype_is_a_signature_failure_in_plain_words(analyzer: Analyzer) -
 
 def test_compile_only_mode_says_what_was_not_checked(analyzer: Analyzer) -> None:
     p = catalog.get(13)
-    report = grader.grade(_only(p, "tiny"), p.solution_path, device="cpu", analyzer=analyzer, ptxas=False)
+    report = grader.grade_cpu(_only(p, "tiny"), p.solution_path, analyzer=analyzer, ptxas=False)
     assert not report.passed and report.failure is None
     assert any("values" in item and "GPU" in item for item in report.not_checked)
     assert any("performance" in item for item in report.not_checked)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import typing
 
 import pytest
 import torch
@@ -13,7 +14,20 @@ from tilescope.puzzles.catalog import KERNEL_NAME
 from tilescope.puzzles.tensors import VALUE_KINDS
 
 PUZZLES = catalog.puzzles()
-EXPECTS = {"wrong-values", "out-of-bounds", "compile-error", "signature", "non-finite", "runtime-error"}
+EXPECTS = set(typing.get_args(catalog.Expect))
+REDUCTION_AXIS = {
+    "06": "N",
+    "07": "N",
+    "08": "N",
+    "09": "N",
+    "11": "K",
+    "12": "K",
+    "13": "K",
+    "14": "K",
+    "16": "seq_len",
+    "17": "K",
+}
+SOFTMAX_LIKE = {"07", "08", "16"}
 
 
 def test_there_are_at_least_sixteen_puzzles_numbered_in_order() -> None:
@@ -71,7 +85,7 @@ def test_reference_runs_on_the_cpu_for_the_smallest_case(puzzle: catalog.Puzzle)
 
 
 def test_puzzle_json_has_no_unknown_keys() -> None:
-    known = {"title", "topic", "outputs", "hints", "cases", "perf", "wrong", "cpu", "tolerance", "seeds"}
+    known = {"title", "topic", "outputs", "hints", "cases", "perf", "wrong", "cpu", "tolerance", "seeds", "hidden"}
     for p in PUZZLES:
         assert set(json.loads((p.folder / "puzzle.json").read_text())) <= known, p.id
 
@@ -82,3 +96,31 @@ def test_lookup_by_number_and_slug() -> None:
     assert catalog.get("vector_add").number == 3
     with pytest.raises(KeyError):
         catalog.get(999)
+
+
+@pytest.mark.parametrize("puzzle", [p for p in PUZZLES if len(p.cases[0].args) > 1], ids=lambda p: p.id)
+def test_a_case_differs_along_every_axis_with_the_reduction_axis_largest(puzzle: catalog.Puzzle) -> None:
+    varying = [k for k in puzzle.cases[0].args if len({c.args[k] for c in puzzle.cases}) > 1]
+    reduction = REDUCTION_AXIS.get(puzzle.id)
+
+    def uneven(case: catalog.Case) -> bool:
+        sizes = [case.args[k] for k in varying]
+        largest = reduction is None or case.args[reduction] == max(sizes)
+        return len(set(sizes)) == len(sizes) and largest
+
+    assert any(uneven(c) for c in puzzle.cases), varying
+
+
+@pytest.mark.parametrize("puzzle", [p for p in PUZZLES if p.id in SOFTMAX_LIKE], ids=lambda p: p.id)
+def test_softmax_like_puzzles_have_a_large_values_case(puzzle: catalog.Puzzle) -> None:
+    assert any(c.values == "large" for c in puzzle.cases)
+
+
+@pytest.mark.parametrize("puzzle", PUZZLES, ids=lambda p: p.id)
+def test_hidden_cases_draw_every_factory_argument(puzzle: catalog.Puzzle) -> None:
+    assert puzzle.hidden is not None and puzzle.hidden.count >= 1
+    assert set(puzzle.hidden.ranges) == set(puzzle.cases[0].args)
+    assert all(len(r) in (1, 2) and r[0] >= 1 and r[-1] >= r[0] for r in puzzle.hidden.ranges.values())
+    assert set(puzzle.hidden.values) <= set(VALUE_KINDS)
+    if puzzle.perf.baseline:
+        assert (puzzle.folder / puzzle.perf.baseline).is_file() and puzzle.perf.speedup

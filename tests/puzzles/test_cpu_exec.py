@@ -10,7 +10,7 @@ from tilescope.puzzles import catalog, grader
 
 
 def _only(p: catalog.Puzzle, case: str) -> catalog.Puzzle:
-    return dataclasses.replace(p, cases=[c for c in p.cases if c.name == case], seeds=1)
+    return dataclasses.replace(p, cases=[c for c in p.cases if c.name == case], seeds=1, hidden=None)
 
 
 def test_cpu_puzzles_are_marked_for_the_c_target() -> None:
@@ -19,7 +19,7 @@ def test_cpu_puzzles_are_marked_for_the_c_target() -> None:
 
 def test_reference_passes_on_the_c_target(analyzer: Analyzer) -> None:
     p = _only(catalog.get(5), "tiny")
-    report = grader.grade(p, p.solution_path, device="cpu", analyzer=analyzer, ptxas=False)
+    report = grader.grade_cpu(p, p.solution_path, analyzer=analyzer, ptxas=False)
     assert report.passed, report.summary
     assert report.cases and all(c.passed for c in report.cases)
     assert any("C target" in item for item in report.checked)
@@ -28,7 +28,7 @@ def test_reference_passes_on_the_c_target(analyzer: Analyzer) -> None:
 
 def test_unmasked_store_is_caught_by_the_guard_region(analyzer: Analyzer) -> None:
     p = _only(catalog.get(1), "odd")
-    report = grader.grade(p, p.folder / "wrong" / "unmasked.py", device="cpu", analyzer=analyzer, ptxas=False)
+    report = grader.grade_cpu(p, p.folder / "wrong" / "unmasked.py", analyzer=analyzer, ptxas=False)
     assert report.failure == "out-of-bounds"
     guard = report.cases[0].outputs[0].guard
     assert guard.after == 256 - 37 and guard.first_after == 0
@@ -37,7 +37,7 @@ def test_unmasked_store_is_caught_by_the_guard_region(analyzer: Analyzer) -> Non
 
 def test_dropped_tail_names_the_first_unwritten_element(analyzer: Analyzer) -> None:
     p = _only(catalog.get(2), "ragged")
-    report = grader.grade(p, p.folder / "wrong" / "drop_tail.py", device="cpu", analyzer=analyzer, ptxas=False)
+    report = grader.grade_cpu(p, p.folder / "wrong" / "drop_tail.py", analyzer=analyzer, ptxas=False)
     assert report.failure == "wrong-values"
     check = report.cases[0].outputs[0]
     assert check.comparison.first_wrong == [2048]

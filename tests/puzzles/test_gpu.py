@@ -1,37 +1,66 @@
-"""On a CUDA GPU: every reference passes every case and meets its performance target, and every
-deliberately wrong solution fails for the stated reason. Skipped without a GPU."""
+"""On a CUDA GPU: every reference passes every case (fixed, hidden, the timed shape) and meets its
+target; every deliberately wrong solution fails for the stated reason on the stated case; the naive
+transpose earns fewer stars than the lesson's; compute-sanitizer finds a planted store past the
+end. Skipped without a GPU."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
-from tilescope.puzzles import catalog
-from tilescope.puzzles.isolated import IsolatedGrader
+from tilescope.puzzles import catalog, judge, sanitizer
+from tilescope.puzzles.session import Session
 
 PUZZLES = catalog.puzzles()
 WRONG = [(p, w) for p in PUZZLES for w in p.wrong]
 
 
 @pytest.fixture(scope="module")
-def gpu_grader() -> Iterator[IsolatedGrader]:
-    with IsolatedGrader(timeout_s=300) as grader:
-        yield grader
+def session() -> Iterator[Session]:
+    s = Session()
+    yield s
+    s.close()
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("puzzle", PUZZLES, ids=lambda p: p.id)
-def test_reference_passes_and_meets_its_target(puzzle: catalog.Puzzle, gpu_grader: IsolatedGrader) -> None:
-    report = gpu_grader.grade(puzzle.id, puzzle.solution_path, device="cuda")
+def test_reference_passes_and_meets_its_target(puzzle: catalog.Puzzle, session: Session) -> None:
+    report = judge.check(puzzle, puzzle.solution_path, session, device="cuda")
     assert report.passed, report.summary
-    assert report.perf is not None and report.perf.stars == 3, report.summary
+    assert any(c.name == "timed" and c.passed for c in report.cases)
+    assert report.perf is not None and report.perf.error is None and report.perf.stars == 3, report.summary
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize(("puzzle", "wrong"), WRONG, ids=lambda x: getattr(x, "file", getattr(x, "id", "")))
 def test_wrong_solution_fails_for_the_stated_reason(
-    puzzle: catalog.Puzzle, wrong: catalog.WrongSolution, gpu_grader: IsolatedGrader
+    puzzle: catalog.Puzzle, wrong: catalog.WrongSolution, session: Session
 ) -> None:
-    report = gpu_grader.grade(puzzle.id, puzzle.folder / wrong.file, device="cuda", perf=False)
+    timeout = wrong.timeout_s or judge.DEFAULT_TIMEOUT_S
+    path = puzzle.folder / wrong.file
+    report = judge.check(puzzle, path, session, device="cuda", perf=wrong.case == "timed", timeout_s=timeout)
     assert not report.passed
     assert report.failure == wrong.expect, report.summary
+    if wrong.case:
+        bad = report.first_failure()
+        assert bad is not None and bad.name == wrong.case, report.summary
+
+
+@pytest.mark.gpu
+def test_the_naive_transpose_does_not_earn_three_stars(session: Session) -> None:
+    p = catalog.get(10)
+    assert p.perf.baseline
+    report = judge.check(p, p.folder / p.perf.baseline, session, device="cuda")
+    assert report.passed and report.perf is not None and report.perf.speedup is not None
+    assert report.stars < 3, report.summary
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(sanitizer.find_tool() is None, reason="compute-sanitizer is not installed")
+def test_memcheck_finds_a_store_past_the_end(session: Session) -> None:
+    p = catalog.get(1)
+    report = judge.check(p, p.folder / "wrong" / "unmasked.py", session, device="cuda", perf=False, sanitize=True)
+    memcheck = next(f for f in report.sanitizer if f.tool == "memcheck")
+    assert memcheck.errors > 0 and "write" in memcheck.first[0].lower(), memcheck
+    clean = judge.check(p, p.solution_path, session, device="cuda", perf=False, sanitize=True)
+    assert clean.passed and [f.errors for f in clean.sanitizer] == [0, 0], clean.checked

@@ -1,22 +1,62 @@
-"""The shipped ``tilelang.language`` catalog matches the TileLang that is installed."""
+"""The catalog is read from a TileLang release's sources, without importing it, and says what
+the imported ``tilelang.language`` says."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 from tilescope.core.static import catalog
+from tilescope.core.static.catalog_source import read_catalog
 
 
-def test_catalog_was_taken_from_the_installed_tilelang() -> None:
-    import tilelang
+@pytest.fixture(scope="module")
+def package() -> Path:
+    found = catalog.installed_package()
+    if found is None:
+        pytest.skip("no TileLang installed")
+    return found
+
+
+def test_reading_the_sources_imports_nothing(package: Path) -> None:
+    code = (
+        "import sys; from pathlib import Path; from tilescope.core.static.catalog_source import read_catalog; "
+        f"data = read_catalog(Path({str(package)!r})); "
+        "print(len(data['names']), 'tilelang' in sys.modules, 'tvm' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert int(out[0]) > 700 and out[1:] == ["False", "False"]
+
+
+def test_names_and_signatures_agree_with_the_imported_module(package: Path) -> None:
+    import inspect
+
     import tilelang.language as language
 
-    assert catalog.tilelang_version() == tilelang.__version__
+    table = catalog.catalog_for(package)
     public = {name for name in dir(language) if not name.startswith("_")}
-    assert set(catalog.primitives()) == public
+    missing = public - set(table.table)
+    assert len(missing) <= 0.01 * len(public), sorted(missing)
+    for name in ("gemm", "copy", "fill", "clear", "alloc_shared", "Pipelined", "reduce_max", "atomic_add"):
+        expected = [p.name for p in inspect.signature(getattr(language, name)).parameters.values()]
+        found = table.lookup(name)
+        assert found is not None and [p.name for p in found.params or ()] == expected, name
+    assert table.lookup("clear").doc.startswith("Clear a buffer by filling it with zeros")
+    assert table.lookup("float16").kind == "dtype"
 
 
-def test_catalog_keeps_signatures_and_docstrings() -> None:
-    gemm = catalog.lookup("gemm")
-    assert gemm is not None and gemm.kind == "function"
-    assert [p.name for p in gemm.params or ()][:5] == ["A", "B", "C", "transpose_A", "transpose_B"]
-    assert gemm.doc.startswith("TileLang GEMM operator")
-    assert catalog.lookup("float16").kind == "dtype"
+def test_shipped_catalog_is_the_installed_release_read_the_same_way(package: Path) -> None:
+    assert json.loads(catalog.SHIPPED.read_text()) == read_catalog(package)
+
+
+def test_catalog_is_cached_per_release_on_disk(package: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TILESCOPE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(catalog, "_loaded", {})
+    first = catalog.catalog_for(package)
+    (cached,) = tmp_path.glob("catalog-*.json")
+    assert cached.name.startswith(f"catalog-{first.version}-")
+    monkeypatch.setattr(catalog, "_loaded", {})
+    assert catalog.catalog_for(package).table == first.table

@@ -24,22 +24,34 @@ def test_b_tile_of_the_wrong_orientation_fed_to_gemm() -> None:
             "T.gemm K mismatch: A_shared gives K = 32, B_shared gives K = 128; B_shared is 128×32, "
             "so pass transpose_B=True or allocate it as 32×128",
         ),
-        (
-            18,
-            "warning",
-            "gemm-accum-dtype",
-            "T.gemm accumulates in float16 (C_local): sums of float16 products lose precision; use float32",
-        ),
     ]
 
 
-def test_transpose_b_makes_the_same_tile_correct() -> None:
-    source = (
-        (FIXTURES / "wrong_gemm.py")
-        .read_text()
-        .replace("T.gemm(A_shared, B_shared, C_local)", "T.gemm(A_shared, B_shared, C_local, transpose_B=True)")
+def test_the_transpose_fix_is_offered_as_an_edit_and_makes_the_tile_correct() -> None:
+    source = (FIXTURES / "wrong_gemm.py").read_text()
+    (fix,) = analyze_source(source).fixes
+    assert fix.title == "Pass transpose_B=True" and fix.diagnostic.code == "gemm-shape"
+    (edit,) = fix.edits
+    lines = source.splitlines(keepends=True)
+    line = lines[edit.span.line - 1]
+    lines[edit.span.line - 1] = line[: edit.span.column] + edit.new_text + line[edit.span.end_column :]
+    fixed = "".join(lines)
+    assert "T.gemm(A_shared, B_shared, C_local, transpose_B=True)" in fixed
+    assert findings(fixed) == []
+
+
+def test_float16_accumulation_is_not_an_opinion_the_tool_voices() -> None:
+    source = (FIXTURES / "wrong_gemm.py").read_text()
+    fixed = source.replace(
+        "T.gemm(A_shared, B_shared, C_local)", "T.gemm(A_shared, B_shared, C_local, transpose_B=True)"
     )
-    assert [f[2] for f in findings(source)] == ["gemm-accum-dtype"]
+    assert findings(fixed) == []
+
+
+def test_dtype_parameters_are_unknown_and_never_compared() -> None:
+    source = GEMM.replace('dtype="float16"', "dtype=None").replace('accum_dtype="float32"', "accum_dtype=None")
+    source = source.replace("def matmul(", "def matmul(in_dtype, out_dtype, ")
+    assert findings(source) == []
 
 
 def test_integer_accumulator_for_half_inputs_is_an_error() -> None:
@@ -75,8 +87,8 @@ def test_shared_memory_over_the_target_budget_counts_pipeline_stages() -> None:
         11,
         "warning",
         "shared-memory",
-        "shared memory 256 KB per block exceeds the sm_90 limit of 227 KB "
-        "(A_shared 32 KB × 4 stages, B_shared 32 KB × 4 stages)",
+        "shared memory of at least 256 KB per block (live together from line 16: A_shared 32 KB × 4 stages, "
+        "B_shared 32 KB × 4 stages) exceeds the sm_90 limit of 227 KB",
     )
 
 
@@ -92,19 +104,16 @@ def test_a_smaller_target_budget_is_used_when_asked() -> None:
             15,
             "warning",
             "shared-memory",
-            "shared memory 192 KB per block exceeds the sm_86 limit of 99 KB "
-            "(A_shared 8 KB × 12 stages, B_shared 8 KB × 12 stages)",
+            "shared memory of at least 192 KB per block (live together from line 20: A_shared 8 KB × 12 stages, "
+            "B_shared 8 KB × 12 stages) exceeds the sm_86 limit of 99 KB",
         )
     ]
 
 
-def test_fragment_that_threads_cannot_share_evenly() -> None:
-    assert findings((FIXTURES / "budgets.py").read_text())[1] == (
-        25,
-        "warning",
-        "fragment-threads",
-        "A_local has 1000 elements, which 128 threads cannot share evenly (1000 % 128 = 104)",
-    )
+def test_buffers_a_loop_does_not_feed_from_global_memory_are_kept_once() -> None:
+    """TileLang versions only what a pipelined loop loads; the rest may share memory, so no warning."""
+    source = (FIXTURES / "budgets.py").read_text().replace("T.gemm(A_shared, B_shared, C_local)", "pass")
+    assert "shared-memory" not in [f[2] for f in findings(source)]
 
 
 def test_reduce_output_must_drop_the_reduced_dimension() -> None:
@@ -120,27 +129,32 @@ def test_reduce_output_must_drop_the_reduced_dimension() -> None:
     ]
 
 
-def test_unknown_primitive_suggests_the_closest_name() -> None:
+def test_unknown_primitive_is_a_note_that_suggests_the_closest_name() -> None:
     found = findings((FIXTURES / "budgets.py").read_text())
     assert (
-        28,
-        "error",
+        31,
+        "information",
         "unknown-primitive",
-        "T.cop is not part of tilelang.language; did you mean T.copy?",
+        "T.cop is not in the catalog of tilelang.language 0.1.15; did you mean T.copy?",
     ) in found
 
 
-def test_wrong_arguments_to_a_primitive() -> None:
+def test_wrong_arguments_to_a_primitive_are_notes() -> None:
     found = [f for f in findings((FIXTURES / "budgets.py").read_text()) if f[2] == "wrong-arguments"]
-    assert found == [(29, "error", "wrong-arguments", "T.fill got multiple values for argument 'value'")]
+    assert found == [
+        (32, "information", "wrong-arguments", "T.fill got multiple values for argument 'value' (TileLang 0.1.15)")
+    ]
     misspelt = findings(
         GEMM.replace("T.gemm(A_shared, B_shared, C_local)", "T.gemm(A_shared, B_shared, C_local, transpose_b=True)")
     )
     assert misspelt == [
-        (23, "error", "wrong-arguments", "T.gemm has no argument 'transpose_b'; did you mean transpose_B?")
+        (
+            23,
+            "information",
+            "wrong-arguments",
+            "T.gemm has no argument 'transpose_b'; did you mean transpose_B? (TileLang 0.1.15)",
+        )
     ]
-    missing = findings(GEMM.replace("T.gemm(A_shared, B_shared, C_local)", "T.gemm(A_shared, B_shared)"))
-    assert missing == [(23, "error", "wrong-arguments", "T.gemm is missing C")]
 
 
 def test_symbolic_shapes_are_never_guessed_at() -> None:

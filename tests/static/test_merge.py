@@ -36,10 +36,7 @@ def test_a_compiler_error_replaces_the_static_error_on_its_line() -> None:
         "error", "Building kernel 'matmul' failed: T.gemm K shape check failed", Span(18), "build-error"
     )
     found = diagnostics(static, FileAnalysis("wrong_gemm.py", "sm_90", [], [], [failure]))
-    assert [(d.code, d.source) for d in found] == [
-        ("build-error", "tilescope"),
-        ("gemm-accum-dtype", "tilescope-static"),
-    ]
+    assert [(d.code, d.source) for d in found] == [("build-error", "tilescope")]
 
 
 def test_shared_memory_estimates_give_way_to_a_built_kernel() -> None:

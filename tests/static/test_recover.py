@@ -7,7 +7,8 @@ from pathlib import Path
 
 from tilescope.core.model import dumps
 from tilescope.core.static import analyze_source
-from tilescope.core.static.recover import clear_cache, parse_tolerant, split_blocks
+from tilescope.core.static.recover import clear_cache, parse_tolerant
+from tilescope.core.static.split import split_blocks
 
 FIXTURES = Path(__file__).resolve().parents[1] / "lsp" / "fixtures"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

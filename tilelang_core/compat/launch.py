@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import tilelang  # noqa: F401  (puts the tvm TileLang bundles on the import path)
 from tvm import tirx
 
 

@@ -285,11 +285,11 @@ def _shared(layout: Layout, dtype: str) -> LayoutView:
         )
     ]
     conflicts = []
-    degree_colours = [palette.degree_colour(d) for d in range(bank_conflicts.BANKS + 1)]
     degree_legend = [LegendEntry(f"{name}-way", colour) for _, name, colour in palette.DEGREE_BINS]
     for report in bank_conflicts.analyze(smap, dtype):
         panel_id = f"conflict:{report.pattern}"
         worst, slowdown = report.max_degree, round(report.slowdown, 4)
+        degree_colours = [palette.degree_colour(d) for d in range(max(bank_conflicts.BANKS, worst) + 1)]
         panels.append(
             Panel(
                 panel_id,

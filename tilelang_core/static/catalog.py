@@ -1,18 +1,29 @@
-"""The ``tilelang.language`` catalog (names, signatures, docstrings) as shipped data.
+"""The ``tilelang.language`` catalog (names, signatures, docstrings) of the TileLang release in use.
 
-Loaded once, lazily, from ``primitives.json`` (see ``build_catalog``), so that hover, completion
-and argument checks never import TileLang.
+Read from that release's sources by ``catalog_source`` (never imported), once per release: the
+result is kept in memory and on disk (``$TILESCOPE_CACHE_DIR``, else ``~/.cache/tilescope``), keyed
+by version and location. Without an installed TileLang the shipped ``primitives.json`` (TileLang
+0.1.15, read the same way by ``build_catalog``) stands in.
 """
 
 from __future__ import annotations
 
 import difflib
 import functools
+import hashlib
+import importlib.util
 import json
+import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-_PATH = Path(__file__).with_name("primitives.json")
+from tilescope.core.static.catalog_source import read_catalog, release_version
+
+SHIPPED = Path(__file__).with_name("primitives.json")
+_FORMAT = 1
+"""Bumped when the cached catalogs' shape changes, so old caches are not read."""
 
 
 @dataclass(frozen=True)
@@ -33,43 +44,115 @@ class Primitive:
     doc: str
     signature: str | None
     params: tuple[PrimitiveParam, ...] | None
-    """``None`` when TileLang's signature could not be read."""
+    """``None`` when the signature could not be read."""
 
     @property
     def summary(self) -> str:
         return self.doc.split("\n\n", 1)[0].replace("\n", " ") if self.doc else ""
 
 
+class Catalog:
+    """The names of one release, looked up by the static checks, hover and completion."""
+
+    def __init__(self, version: str, table: dict[str, Primitive]) -> None:
+        self.version = version
+        self.table = table
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Catalog:
+        table: dict[str, Primitive] = {}
+        for name, entry in data["names"].items():
+            params = entry.get("params")
+            table[name] = Primitive(
+                name=name,
+                kind=entry["kind"],
+                doc=entry.get("doc", ""),
+                signature=entry.get("signature"),
+                params=None if params is None else tuple(PrimitiveParam(**p) for p in params),
+            )
+        return cls(data["tilelang_version"], table)
+
+    def lookup(self, name: str) -> Primitive | None:
+        return self.table.get(name)
+
+    def closest(self, name: str) -> str | None:
+        """The catalog name a misspelt ``name`` most likely meant."""
+        matches = difflib.get_close_matches(name, self.table.keys(), n=1, cutoff=0.75)
+        return matches[0] if matches else None
+
+
+def installed_package() -> Path | None:
+    """Where this interpreter would import ``tilelang`` from, found without importing it."""
+    try:
+        spec = importlib.util.find_spec("tilelang")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _cache_dir() -> Path:
+    configured = os.environ.get("TILESCOPE_CACHE_DIR")
+    return Path(configured) if configured else Path.home() / ".cache" / "tilescope"
+
+
+_lock = threading.Lock()
+_loaded: dict[str, Catalog] = {}
+
+
+def catalog_for(package: Path) -> Catalog:
+    """The catalog of the TileLang installed at ``package`` (``.../site-packages/tilelang``)."""
+    key = str(package.resolve())
+    with _lock:
+        found = _loaded.get(key)
+        if found is not None:
+            return found
+        version = release_version(package)
+        digest = hashlib.sha1(f"{_FORMAT}\0{key}".encode()).hexdigest()[:12]
+        cached = _cache_dir() / f"catalog-{version}-{digest}.json"
+        data: dict[str, Any] | None = None
+        try:
+            data = json.loads(cached.read_text())
+        except (OSError, ValueError):
+            data = None
+        if data is None or data.get("tilelang_version") != version:
+            data = read_catalog(package)
+            try:
+                cached.parent.mkdir(parents=True, exist_ok=True)
+                temporary = cached.with_suffix(f".{os.getpid()}.tmp")
+                temporary.write_text(json.dumps(data))
+                temporary.replace(cached)
+            except OSError:
+                pass
+        found = Catalog.from_json(data)
+        _loaded[key] = found
+        return found
+
+
 @functools.cache
-def _load() -> tuple[str, dict[str, Primitive]]:
-    data = json.loads(_PATH.read_text())
-    table: dict[str, Primitive] = {}
-    for name, entry in data["names"].items():
-        params = entry.get("params")
-        table[name] = Primitive(
-            name=name,
-            kind=entry["kind"],
-            doc=entry.get("doc", ""),
-            signature=entry.get("signature"),
-            params=None if params is None else tuple(PrimitiveParam(**p) for p in params),
-        )
-    return data["tilelang_version"], table
+def shipped() -> Catalog:
+    return Catalog.from_json(json.loads(SHIPPED.read_text()))
+
+
+@functools.cache
+def default() -> Catalog:
+    """The catalog of the TileLang this interpreter has, else the shipped one."""
+    package = installed_package()
+    return catalog_for(package) if package is not None else shipped()
 
 
 def tilelang_version() -> str:
-    """The TileLang version the catalog was taken from."""
-    return _load()[0]
+    return default().version
 
 
 def primitives() -> dict[str, Primitive]:
-    return _load()[1]
+    return default().table
 
 
 def lookup(name: str) -> Primitive | None:
-    return _load()[1].get(name)
+    return default().lookup(name)
 
 
 def closest(name: str) -> str | None:
-    """The catalog name a misspelt ``name`` most likely meant."""
-    matches = difflib.get_close_matches(name, _load()[1].keys(), n=1, cutoff=0.75)
-    return matches[0] if matches else None
+    return default().closest(name)

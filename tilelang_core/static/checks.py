@@ -1,25 +1,29 @@
 """Static checks: mistakes visible in the source before anything compiles.
 
-Each check returns ``Diagnostic`` records with a stable ``code``. They only speak when every number
-involved is known; a symbolic extent never produces a guess.
+Each check returns ``Diagnostic`` records with a stable ``code``, and the ``QuickFix`` where the
+fix is certain. The rule: an error only where the code cannot work whatever the unknown values
+are; a warning only where the compiler would say the same. They speak only when every number and
+dtype involved is known: a symbolic extent or a dtype parameter never produces a guess.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tilescope.core.model import Diagnostic, Span
-from tilescope.core.static import catalog
-from tilescope.core.static.evaluate import Value, is_known_int
+from tilescope.core.model import Access, Diagnostic, Span
+from tilescope.core.static.evaluate import Value, dtype_name, is_known_int
+from tilescope.core.static.records import BufferDecl, QuickFix, SharedFloor, TextEdit
+from tilescope.core.static.syntax import keyword
 from tilescope.core.targets import shared_memory_budget
 
 if TYPE_CHECKING:
-    from tilescope.core.static.kernels import Operand
-    from tilescope.core.static.records import PrimitiveUse, StaticKernel
-    from tilescope.core.static.recover import ParsedBlock
+    from tilescope.core.static.operand import Operand
+    from tilescope.core.static.records import StaticKernel
 
+GEMMS = frozenset({"gemm", "gemm_v1", "gemm_v2", "wgmma_gemm"})
 _ACCUMULATORS = {
     "float16": {"float32", "float16"},
     "bfloat16": {"float32"},
@@ -28,6 +32,10 @@ _ACCUMULATORS = {
     "int8": {"int32"},
     "uint8": {"int32"},
 }
+"""Accumulator dtypes TileLang's gemm accepts for each input dtype; any other cannot build."""
+_MIXABLE = (("int8", "uint8"), ("int4", "uint4"))
+"""Input dtypes the MMA instructions mix (and float8 formats with each other)."""
+Findings = tuple[list[Diagnostic], list[QuickFix]]
 
 
 def _span(node: ast.AST) -> Span:
@@ -56,29 +64,22 @@ def _known(shape: Sequence[Value] | None) -> bool:
     return shape is not None and all(is_known_int(d) for d in shape)
 
 
-def _keyword(call: ast.Call, name: str, position: int) -> ast.expr | None:
-    for keyword in call.keywords:
-        if keyword.arg == name:
-            return keyword.value
-    return call.args[position] if len(call.args) > position else None
-
-
 def _flag(call: ast.Call, name: str, position: int) -> bool | None:
-    node = _keyword(call, name, position)
+    node = keyword(call, name, position)
     if node is None:
         return False
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, bool) else None
 
 
-def check_op(name: str, call: ast.Call, operands: list[Operand | None], kernel: str) -> list[Diagnostic]:
+def check_op(name: str, call: ast.Call, operands: list[Operand | None], kernel: str) -> Findings:
     """Shape and dtype agreement of one tile op's operands."""
     if name == "copy" and len(operands) >= 2:
-        return _check_copy(call, operands[0], operands[1], kernel)
-    if name in ("gemm", "gemm_v1", "gemm_v2", "wgmma_gemm") and len(operands) >= 3:
+        return _check_copy(call, operands[0], operands[1], kernel), []
+    if name in GEMMS and len(operands) >= 3:
         return _check_gemm(call, operands[0], operands[1], operands[2], kernel)
     if name.startswith("reduce_") and len(operands) >= 2:
-        return _check_reduce(name, call, operands[0], operands[1], kernel)
-    return []
+        return _check_reduce(name, call, operands[0], operands[1], kernel), []
+    return [], []
 
 
 def _check_copy(call: ast.Call, src: Operand | None, dst: Operand | None, kernel: str) -> list[Diagnostic]:
@@ -96,12 +97,11 @@ def _check_copy(call: ast.Call, src: Operand | None, dst: Operand | None, kernel
     return [_error(message, call, "copy-shape", kernel)]
 
 
-def _check_gemm(
-    call: ast.Call, a: Operand | None, b: Operand | None, c: Operand | None, kernel: str
-) -> list[Diagnostic]:
+def _check_gemm(call: ast.Call, a: Operand | None, b: Operand | None, c: Operand | None, kernel: str) -> Findings:
     found: list[Diagnostic] = []
+    fixes: list[QuickFix] = []
     if a is None or b is None or c is None:
-        return found
+        return found, fixes
     names = a.buffer.buffer.name, b.buffer.buffer.name, c.buffer.buffer.name
     trans_a, trans_b = _flag(call, "transpose_A", 3), _flag(call, "transpose_B", 4)
     shapes = a.shape, b.shape, c.shape
@@ -112,34 +112,49 @@ def _check_gemm(
         if k_a != k_b:
             message = f"T.gemm K mismatch: {names[0]} gives K = {k_a}, {names[1]} gives K = {k_b}"
             flipped_k = b0 if trans_b else b1
+            setting = "False" if trans_b else "True"
             if flipped_k == k_a:
-                setting = "False" if trans_b else "True"
                 message += f"; {names[1]} is {b0}×{b1}, so pass transpose_B={setting} or allocate it as {b1}×{b0}"
             found.append(_error(message, call, "gemm-shape", kernel))
+            if flipped_k == k_a:
+                fixes.append(
+                    QuickFix(found[-1], f"Pass transpose_B={setting}", [_set_keyword(call, "transpose_B", setting)])
+                )
         elif (m, n) != (c0, c1):
             message = f"T.gemm output shape: {names[0]}·{names[1]} is {m}×{n} but {names[2]} is {c0}×{c1}"
             found.append(_error(message, call, "gemm-shape", kernel))
     found.extend(_check_gemm_dtypes(call, a, b, c, kernel))
-    return found
+    return found, fixes
+
+
+def _set_keyword(call: ast.Call, name: str, value: str) -> TextEdit:
+    """The edit that gives ``call`` the keyword ``name=value``, replacing the one written."""
+    for item in call.keywords:
+        if item.arg == name:
+            node = item.value
+            return TextEdit(Span(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset), value)
+    line, column = call.end_lineno or call.lineno, (call.end_col_offset or 1) - 1
+    return TextEdit(Span(line, column, line, column), f", {name}={value}")
 
 
 def _check_gemm_dtypes(call: ast.Call, a: Operand, b: Operand, c: Operand, kernel: str) -> list[Diagnostic]:
-    da, db, dc = a.buffer.buffer.dtype, b.buffer.buffer.dtype, c.buffer.buffer.dtype
+    """Only dtypes known by name are compared; a dtype parameter (``accum_dtype``) is unknown."""
+    da, db, dc = (dtype_name(o.buffer.buffer.dtype) for o in (a, b, c))
     names = a.buffer.buffer.name, b.buffer.buffer.name, c.buffer.buffer.name
     found: list[Diagnostic] = []
-    if da != db and not (da.startswith("float8") and db.startswith("float8")):
+    if da is None:
+        return found
+    mixable = (da.startswith("float8") and (db or "").startswith("float8")) or any(
+        {da, db} <= set(pair) for pair in _MIXABLE
+    )
+    if db is not None and da != db and not mixable:
         message = f"T.gemm operands differ in dtype: {names[0]} is {da}, {names[1]} is {db}"
         found.append(_error(message, call, "gemm-dtype", kernel))
     allowed = {"float32"} if da.startswith("float8") else _ACCUMULATORS.get(da)
-    if allowed is None:
-        return found
-    if dc not in allowed:
+    if allowed is not None and dc is not None and dc not in allowed:
         wanted = " or ".join(sorted(allowed))
         message = f"T.gemm accumulator {names[2]} is {dc}; {da} inputs accumulate in {wanted}"
         found.append(_error(message, call, "gemm-accum-dtype", kernel))
-    elif dc == "float16":
-        message = f"T.gemm accumulates in float16 ({names[2]}): sums of {da} products lose precision; use float32"
-        found.append(_error(message, call, "gemm-accum-dtype", kernel, "warning"))
     return found
 
 
@@ -147,7 +162,7 @@ def _check_reduce(name: str, call: ast.Call, src: Operand | None, dst: Operand |
     if src is None or dst is None or not _known(src.shape) or not _known(dst.shape):
         return []
     assert src.shape is not None and dst.shape is not None
-    dim_node = _keyword(call, "dim", 2)
+    dim_node = keyword(call, "dim", 2)
     dim = dim_node.value if isinstance(dim_node, ast.Constant) else -1 if dim_node is None else None
     if not is_known_int(dim) or not -len(src.shape) <= dim < len(src.shape):
         return []
@@ -161,123 +176,80 @@ def _check_reduce(name: str, call: ast.Call, src: Operand | None, dst: Operand |
             f"gives {shape_text(kept)}, but {dst.buffer.buffer.name} is {shape_text(dst.shape)}"
         )
         found.append(_error(message, call, "reduce-shape", kernel))
-    if src.buffer.buffer.dtype != dst.buffer.buffer.dtype:
-        message = (
-            f"T.{name} converts {src.buffer.buffer.dtype} ({src.buffer.buffer.name}) "
-            f"to {dst.buffer.buffer.dtype} ({dst.buffer.buffer.name})"
-        )
-        found.append(_error(message, call, "reduce-dtype", kernel, "warning"))
     return found
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A loop of a kernel body and the tile-op accesses inside it."""
+
+    line: int
+    stages: int
+    """``num_stages`` of a ``T.Pipelined`` loop when known, else 1."""
+    accesses: list[Access]
+
+
+def shared_floor(kernel: StaticKernel, loops: Sequence[Loop] = ()) -> SharedFloor | None:
+    """The largest set of shared buffers certainly live at once, counted as TileLang keeps them.
+
+    TileLang merges shared buffers whose lifetimes do not overlap, so the sum of all allocations
+    is no bound. What no merging undoes: the shared buffers one loop touches are live together
+    for the whole loop (every iteration needs them again), and in a ``T.Pipelined`` loop a buffer
+    a copy from global memory fills and another op reads is kept once per stage.
+    """
+    sizes = {
+        d.buffer.name: d.buffer.bytes
+        for d in kernel.buffers
+        if d.buffer.scope.startswith("shared") and d.buffer.scope != "shared.tmem"
+    }
+    global_names = {d.buffer.name for d in kernel.buffers if d.buffer.scope == "global"}
+    groups = [Loop(a.line, 1, [a]) for a in kernel.accesses] + list(loops)
+    best: SharedFloor | None = None
+    for group in groups:
+        names = list(dict.fromkeys(n for a in group.accesses for n in (*a.reads, *a.writes) if n in sizes))
+        if not names or any(sizes[n] is None for n in names):
+            continue
+        parts = [(n, sizes[n] or 0, _copies(n, group, global_names)) for n in names]
+        total = sum(size * copies for _, size, copies in parts)
+        if best is None or total > best.bytes:
+            best = SharedFloor(total, group.line, parts)
+    return best
 
 
 def check_kernel(kernel: StaticKernel) -> list[Diagnostic]:
-    """Whole-kernel budgets: shared memory per block and fragments over the thread count."""
-    found: list[Diagnostic] = []
+    """Shared memory per block, warned only when the certain lower bound exceeds the budget."""
     budget = shared_memory_budget(kernel.target)
-    if kernel.shared_bytes is not None and budget is not None and kernel.shared_bytes > budget:
-        parts = ", ".join(
-            f"{d.buffer.name} {kib(d.buffer.bytes or 0)}" + (f" × {d.stages} stages" if d.stages > 1 else "")
-            for d in kernel.buffers
-            if d.buffer.scope.startswith("shared") and d.buffer.bytes
-        )
-        anchor = kernel.launch.span if kernel.launch else kernel.ref.span
-        message = (
-            f"shared memory {kib(kernel.shared_bytes)} per block exceeds the {kernel.target} limit of "
-            f"{kib(budget)} ({parts})"
-        )
-        found.append(Diagnostic("warning", message, anchor, "shared-memory", kernel=kernel.ref.name))
-    threads = kernel.launch.threads if kernel.launch else None
-    if is_known_int(threads):
-        assert isinstance(threads, int)
-        for decl in kernel.buffers:
-            if decl.buffer.scope != "local.fragment" or not all(isinstance(d, int) for d in decl.buffer.shape):
-                continue
-            count = 1
-            for dim in decl.buffer.shape:
-                count *= int(dim)
-            if count > threads and count % threads:
-                message = (
-                    f"{decl.buffer.name} has {count} elements, which {threads} threads cannot share evenly "
-                    f"({count} % {threads} = {count % threads})"
-                )
-                found.append(Diagnostic("warning", message, decl.anchor, "fragment-threads", kernel=kernel.ref.name))
-    return found
+    floor = kernel.shared_floor
+    if budget is None or floor is None or floor.bytes <= budget:
+        return []
+    listed = ", ".join(f"{n} {kib(size)}" + (f" × {c} stages" if c > 1 else "") for n, size, c in floor.parts)
+    anchor = kernel.launch.span if kernel.launch else kernel.ref.span
+    message = (
+        f"shared memory of at least {kib(floor.bytes)} per block (live together from line {floor.line}: {listed}) "
+        f"exceeds the {kernel.target} limit of {kib(budget)}"
+    )
+    return [Diagnostic("warning", message, anchor, "shared-memory", kernel=kernel.ref.name)]
 
 
-def check_primitives(block: ParsedBlock, aliases: frozenset[str]) -> tuple[list[PrimitiveUse], list[Diagnostic]]:
-    """Every ``T.<name>`` in a block, and diagnostics for unknown names and wrong arguments."""
-    key = ("primitives", aliases)
-    cached = block.memo.get(key)
-    if cached is None:
-        cached = _check_primitives(block.nodes, aliases)
-        block.memo[key] = cached
-    return cached  # type: ignore[return-value]
-
-
-def _check_primitives(nodes: list[ast.AST], aliases: frozenset[str]) -> tuple[list[PrimitiveUse], list[Diagnostic]]:
-    from tilescope.core.static.records import PrimitiveUse
-
-    uses: list[PrimitiveUse] = []
-    found: list[Diagnostic] = []
-    calls: dict[int, ast.Call] = {}
-    for node in nodes:
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            calls[id(node.func)] = node
-    for node in nodes:
-        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases):
-            continue
-        end = node.end_col_offset or 0
-        span = Span(node.end_lineno or node.lineno, end - len(node.attr), node.end_lineno, end)
-        call = calls.get(id(node))
-        uses.append(PrimitiveUse(node.attr, span, call is not None))
-        primitive = catalog.lookup(node.attr)
-        if primitive is None:
-            guess = catalog.closest(node.attr)
-            hint = f"; did you mean T.{guess}?" if guess else ""
-            found.append(
-                Diagnostic(
-                    "error",
-                    f"T.{node.attr} is not part of tilelang.language{hint}",
-                    span,
-                    "unknown-primitive",
-                )
-            )
-        elif call is not None and primitive.kind == "function" and primitive.params is not None:
-            message = _argument_problem(primitive, call)
-            if message:
-                found.append(Diagnostic("error", message, _span(call), "wrong-arguments"))
-    uses.sort(key=lambda u: (u.span.line, u.span.column))
-    return uses, found
-
-
-def _argument_problem(primitive: catalog.Primitive, call: ast.Call) -> str | None:
-    params = primitive.params or ()
-    kinds = {p.kind for p in params}
-    positional = [p for p in params if p.kind in ("positional_only", "positional_or_keyword")]
-    by_keyword = {p.name for p in params if p.kind in ("positional_or_keyword", "keyword_only")}
-    starred = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
-    if "var_positional" not in kinds and not starred and len(call.args) > len(positional):
-        return f"T.{primitive.name} takes {len(positional)} positional arguments but {len(call.args)} were given"
-    if "var_keyword" not in kinds:
-        for keyword in call.keywords:
-            if keyword.arg is not None and keyword.arg not in by_keyword:
-                close = [n for n in by_keyword if n.lower() == keyword.arg.lower()]
-                hint = f"; did you mean {close[0]}?" if close else ""
-                return f"T.{primitive.name} has no argument {keyword.arg!r}{hint}"
-    if starred:
-        return None
-    by_position = {p.name for p in positional[: len(call.args)]}
-    for keyword in call.keywords:
-        if keyword.arg in by_position:
-            return f"T.{primitive.name} got multiple values for argument {keyword.arg!r}"
-    given = by_position | {k.arg for k in call.keywords if k.arg}
-    missing = [
-        p.name
-        for p in params
-        if p.default is None
-        and p.kind in ("positional_only", "positional_or_keyword", "keyword_only")
-        and p.name not in given
+def _copies(name: str, loop: Loop, global_names: set[str]) -> int:
+    """Stages a pipelined loop keeps of ``name``: all of them when a copy from global memory fills
+    it and another op reads it (TileLang's producer/consumer pattern), else one."""
+    if loop.stages <= 1:
+        return 1
+    writers = [
+        a for a in loop.accesses if name in a.writes and a.op == "copy" and any(r in global_names for r in a.reads)
     ]
-    if missing:
-        return f"T.{primitive.name} is missing {', '.join(missing)}"
-    return None
+    readers = [a for a in loop.accesses if name in a.reads and name not in a.writes]
+    return loop.stages if writers and readers else 1
+
+
+def shared_bytes(buffers: list[BufferDecl]) -> int | None:
+    """Every shared allocation with its pipeline copies, before TileLang merges any."""
+    total = 0
+    for decl in buffers:
+        if not decl.buffer.scope.startswith("shared") or decl.buffer.scope == "shared.tmem":
+            continue
+        if decl.buffer.bytes is None:
+            return None
+        total += decl.buffer.bytes * decl.stages
+    return total

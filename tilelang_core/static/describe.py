@@ -12,7 +12,7 @@ from tilescope.core.static.checks import kib, shape_text
 from tilescope.core.static.hints import buffer_facts
 from tilescope.core.static.merge import Facts
 from tilescope.core.static.navigate import symbol_at
-from tilescope.core.static.records import BufferDecl, StaticKernel
+from tilescope.core.static.records import Binding, BufferDecl, StaticKernel
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,10 @@ def primitive_markdown(name: str) -> str | None:
 
 
 def buffer_markdown(decl: BufferDecl, kernel: StaticKernel, model: KernelModel | None) -> str:
+    """The facts and which tier they come from: a model whose build failed contributes only that."""
+    failure = next((d for d in model.diagnostics if d.severity == "error"), None) if model else None
+    if failure is not None:
+        model = None
     buffer = buffer_facts(decl, model)
     tier = "compiled" if model is not None else "static"
     lines = [
@@ -55,6 +59,8 @@ def buffer_markdown(decl: BufferDecl, kernel: StaticKernel, model: KernelModel |
         "```",
         f"- declared at line {decl.name_span.line} with `T.{decl.allocator}` ({tier} facts)",
     ]
+    if failure is not None:
+        lines.append(f"- the compiler's build failed (line {failure.span.line}: {failure.message.splitlines()[0]})")
     origins = _origins(decl, kernel)
     if decl.written and origins:
         lines.append(f"- shape `{decl.written}` with {origins}")
@@ -77,14 +83,18 @@ def buffer_markdown(decl: BufferDecl, kernel: StaticKernel, model: KernelModel |
 
 
 def _origins(decl: BufferDecl, kernel: StaticKernel) -> str:
-    """``block_M=128 (default), M=1024 (directive)`` for the names a written shape uses, in order."""
+    """``block_M=128 (default, line 8), M=1024 (directive, line 7)`` for the names a shape uses."""
     bound = {b.name: b for b in kernel.bindings}
     names = dict.fromkeys(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", decl.written or ""))
-    return ", ".join(
-        f"{name}={bound[name].value} ({bound[name].origin})" if bound[name].value is not None else f"{name} unknown"
-        for name in names
-        if name in bound
-    )
+    return ", ".join(_origin(bound[name]) for name in names if name in bound)
+
+
+def _origin(binding: Binding) -> str:
+    """``M=1024 (call, line 120)``: the value and where it was found."""
+    if binding.value is None:
+        return f"{binding.name} unknown"
+    where = f", line {binding.line}" if binding.line is not None else ""
+    return f"{binding.name}={binding.value} ({binding.origin}{where})"
 
 
 def _layout_lines(layout: Layout) -> list[str]:

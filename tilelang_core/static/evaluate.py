@@ -3,11 +3,17 @@
 ``T.ceildiv(N, block_N)`` with ``N=1024, block_N=128`` is ``8``; with ``N`` unknown it stays the
 text ``ceildiv(N, 128)``. Nothing is executed: only literals, names bound in ``env``, arithmetic
 and a few pure helpers are understood; everything else becomes its source text.
+
+Arithmetic is bounded so that no text can stall the editor: a number beyond ``2**40`` (no tile
+or tensor extent comes near), a power or shift that would produce one, or an expression nested
+too deeply becomes unknown instead of being computed.
 """
 
 from __future__ import annotations
 
 import ast
+import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +52,10 @@ _DTYPES = {
     "float6_e2m3fn",
     "float6_e3m2fn",
 }
+LIMIT = 2**40
+"""The largest magnitude evaluated; anything larger is unknown."""
+_TEXT_LIMIT = 80
+_DTYPE_SHAPE = re.compile(r"bool|(u?int|float|bfloat)\d+(_[a-z0-9]+)?(x\d+)?")
 _BINARY = {
     ast.Add: ("+", lambda a, b: a + b),
     ast.Sub: ("-", lambda a, b: a - b),
@@ -53,8 +63,8 @@ _BINARY = {
     ast.FloorDiv: ("//", lambda a, b: a // b),
     ast.Mod: ("%", lambda a, b: a % b),
     ast.Div: ("/", lambda a, b: a / b),
-    ast.Pow: ("**", lambda a, b: a**b),
-    ast.LShift: ("<<", lambda a, b: a << b),
+    ast.Pow: ("**", lambda a, b: a**b if _small_power(a, b) else _too_large()),
+    ast.LShift: ("<<", lambda a, b: a << b if 0 <= b <= 40 else _too_large()),
     ast.RShift: (">>", lambda a, b: a >> b),
 }
 
@@ -69,16 +79,50 @@ class Sym:
         return self.text
 
 
+@dataclass(frozen=True)
+class Shaped:
+    """A tensor made in the file (``torch.randn(M, K)``), known by its shape only."""
+
+    shape: tuple[Any, ...]
+
+    def __str__(self) -> str:
+        return f"tensor{self.shape}"
+
+
 Value = Any
-"""int, float, bool, str, ``Sym``, or a tuple of values."""
+"""int, float, bool, str, ``Sym``, ``Shaped``, or a tuple of values."""
+_TORCH_MAKERS = {"randn", "rand", "empty", "zeros", "ones", "full", "randint", "tensor", "randn_like", "empty_like"}
+_SAME_SHAPE = {"cuda", "cpu", "half", "float", "bfloat16", "to", "contiguous", "clone", "detach", "requires_grad_"}
 
 
 def dtype_name(value: Value) -> str | None:
     """The canonical dtype a value denotes (``"float"`` → ``float32``), or ``None``."""
     if isinstance(value, str):
         name = _DTYPE_ALIASES.get(value, value)
-        return name if name in _DTYPES or name.startswith(("float", "int", "uint", "bfloat")) else None
+        return name if name in _DTYPES or _DTYPE_SHAPE.fullmatch(name) else None
     return None
+
+
+def _small_power(base: object, exponent: object) -> bool:
+    """Whether ``base ** exponent`` stays within ``LIMIT`` (checked before computing it)."""
+    if not (isinstance(base, int | float) and isinstance(exponent, int | float)):
+        return False
+    if abs(base) <= 1:
+        return abs(exponent) <= 64
+    return -64 <= exponent <= 40 / math.log2(abs(base))
+
+
+def _too_large() -> Value:
+    raise OverflowError
+
+
+def _bounded(value: Value) -> Value:
+    """``value``, or ``OverflowError`` for a number too large (or not finite) to be a size."""
+    if isinstance(value, int) and not isinstance(value, bool) and not -LIMIT <= value <= LIMIT:
+        raise OverflowError
+    if isinstance(value, float) and not (math.isfinite(value) and abs(value) <= LIMIT):
+        raise OverflowError
+    return value
 
 
 def is_known_int(value: Value) -> bool:
@@ -100,25 +144,46 @@ def evaluate(node: ast.expr | None, env: Mapping[str, Value], aliases: frozenset
         return None
     try:
         return _eval(node, env, aliases)
-    except (ArithmeticError, ValueError, TypeError, OverflowError, RecursionError):
+    except (ArithmeticError, ValueError, TypeError, RecursionError, MemoryError):
         return Sym(_text(node))
 
 
 def _text(node: ast.AST) -> str:
+    """The node's source text, shortened: a symbolic value is shown, never computed on."""
+    if _size_over(node, 400):
+        return "…"
     try:
-        return ast.unparse(node)
-    except (ValueError, TypeError, AttributeError, RecursionError):
+        text = ast.unparse(node)
+    except (ValueError, TypeError, AttributeError, RecursionError, MemoryError):
         return "?"
+    return text if len(text) <= _TEXT_LIMIT else text[: _TEXT_LIMIT - 1] + "…"
+
+
+def _size_over(node: ast.AST, limit: int) -> bool:
+    """Whether the tree has more than ``limit`` nodes (checked without recursion)."""
+    stack = [node]
+    count = 0
+    while stack:
+        count += 1
+        if count > limit:
+            return True
+        current = stack.pop()
+        stack.extend(ast.iter_child_nodes(current))
+    return False
 
 
 def _eval(node: ast.expr, env: Mapping[str, Value], aliases: frozenset[str]) -> Value:
     if isinstance(node, ast.Constant):
-        return node.value
+        return _bounded(node.value)
     if isinstance(node, ast.Name):
         return env[node.id] if node.id in env else Sym(node.id)
     if isinstance(node, ast.Tuple | ast.List):
         return tuple(_eval(e, env, aliases) for e in node.elts)
     if isinstance(node, ast.Attribute):
+        if node.attr in ("shape", "T"):
+            base = _eval(node.value, env, aliases)
+            if isinstance(base, Shaped):
+                return base.shape if node.attr == "shape" else Shaped(tuple(reversed(base.shape)))
         if isinstance(node.value, ast.Name) and f"{node.value.id}.{node.attr}" in env:
             return env[f"{node.value.id}.{node.attr}"]
         if isinstance(node.value, ast.Name) and node.value.id in aliases and dtype_name(node.attr):
@@ -129,7 +194,7 @@ def _eval(node: ast.expr, env: Mapping[str, Value], aliases: frozenset[str]) -> 
     if isinstance(node, ast.UnaryOp):
         operand = _eval(node.operand, env, aliases)
         if isinstance(node.op, ast.USub):
-            return -operand if _numeric(operand) else Sym(f"-{_wrap(operand)}")
+            return -operand if _numeric(operand) else _sym(f"-{_wrap(operand)}")
         if isinstance(node.op, ast.UAdd):
             return operand
         if isinstance(node.op, ast.Not) and isinstance(operand, bool):
@@ -168,6 +233,10 @@ def _numeric(value: Value) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _sym(text: str) -> Sym:
+    return Sym(text if len(text) <= _TEXT_LIMIT else text[: _TEXT_LIMIT - 1] + "…")
+
+
 def _wrap(value: Value) -> str:
     text = str(value)
     return f"({text})" if isinstance(value, Sym) and " " in text else text
@@ -179,31 +248,68 @@ def _binary(node: ast.BinOp, env: Mapping[str, Value], aliases: frozenset[str]) 
     if symbol is None or func is None:
         return Sym(_text(node))
     if _numeric(left) and _numeric(right):
-        result = func(left, right)
+        result = _bounded(func(left, right))
         if isinstance(node.op, ast.Div) and isinstance(result, float) and result.is_integer():
             return int(result)
         return result
     if isinstance(left, str | tuple) and isinstance(node.op, ast.Add) and type(left) is type(right):
+        if len(left) + len(right) > 4096:
+            raise OverflowError
         return left + right
     if isinstance(node.op, ast.Mult) and (left == 1 or right == 1):
         return right if left == 1 else left
-    return Sym(f"{_wrap(left)} {symbol} {_wrap(right)}")
+    return _sym(f"{_wrap(left)} {symbol} {_wrap(right)}")
+
+
+def _tensor(node: ast.Call, name: str, env: Mapping[str, Value], aliases: frozenset[str]) -> Value:
+    """The shape of ``torch.randn(M, K)``, ``torch.full((M, N), 0)``, ``torch.randint(0, 9, (M,))``..."""
+    args = [a for a in node.args if not isinstance(a, ast.Starred)]
+    size = next((k.value for k in node.keywords if k.arg == "size"), None)
+    if name in ("randn_like", "empty_like"):
+        base = _eval(args[0], env, aliases) if args else None
+        return base if isinstance(base, Shaped) else Sym(_text(node))
+    if name == "tensor":
+        data = args[0] if args else None
+        shape: list[Value] = []
+        while isinstance(data, ast.List | ast.Tuple):
+            shape.append(len(data.elts))
+            data = data.elts[0] if data.elts else None
+        return Shaped(tuple(shape))
+    if name == "randint":
+        size = size if size is not None else (args[-1] if args else None)
+        args = []
+    elif name == "full":
+        size = args[0] if args else size
+        args = []
+    if size is not None:
+        value = _eval(size, env, aliases)
+        return Shaped(value if isinstance(value, tuple) else (value,))
+    if len(args) == 1 and isinstance(args[0], ast.Tuple | ast.List):
+        return Shaped(_eval(args[0], env, aliases))
+    return Shaped(tuple(_eval(a, env, aliases) for a in args))
 
 
 def _call(node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> Value:
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    owner = func.value if isinstance(func, ast.Attribute) else None
+    if isinstance(owner, ast.Name) and owner.id == "torch" and name in _TORCH_MAKERS:
+        return _tensor(node, name, env, aliases)
+    if isinstance(func, ast.Attribute) and name in _SAME_SHAPE | {"t"}:
+        base = _eval(func.value, env, aliases)
+        if isinstance(base, Shaped):
+            return Shaped(tuple(reversed(base.shape))) if name == "t" else base
     known = name in ("ceildiv", "cdiv", "min", "max", "int", "dynamic", "symbolic") or dtype_name(name)
     args = [_eval(a, env, aliases) for a in node.args if not isinstance(a, ast.Starred)] if known else []
     if name in ("ceildiv", "cdiv") and len(args) == 2:
         a, b = args
         if is_known_int(a) and is_known_int(b) and b != 0:
             return -(-a // b)
-        return Sym(f"ceildiv({a}, {b})")
+        return _sym(f"ceildiv({a}, {b})")
     if name in ("min", "max") and len(args) >= 2:
         if all(_numeric(a) for a in args):
             return min(args) if name == "min" else max(args)
-        return Sym(f"{name}({', '.join(map(str, args))})")
+        return _sym(f"{name}({', '.join(map(str, args))})")
     if name == "int" and len(args) == 1 and _numeric(args[0]):
         return int(args[0])
     if name in ("dynamic", "symbolic") and args and isinstance(args[0], str):

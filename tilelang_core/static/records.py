@@ -24,6 +24,8 @@ class Binding:
     value: int | float | str | None
     """``None`` when unknown: the parameter then stays symbolic (``M``)."""
     origin: BindingOrigin
+    line: int | None = None
+    """Where the value was found: the directive, the call, or the default."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,8 @@ class PipelineDecl:
     num_stages: Dim
     span: Span
     """The ``T.Pipelined(...)`` call."""
+    literal: bool = False
+    """``num_stages`` is written as a number in the call, so a hint would only repeat it."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,33 @@ class PrimitiveUse:
 
 
 @dataclass(frozen=True)
+class TextEdit:
+    """Replace ``span`` (core coordinates: 1-based lines, UTF-8 columns) with ``new_text``."""
+
+    span: Span
+    new_text: str
+
+
+@dataclass(frozen=True)
+class QuickFix:
+    """The edit that resolves one diagnostic, ready for an editor's code action."""
+
+    diagnostic: Diagnostic
+    title: str
+    edits: list[TextEdit]
+
+
+@dataclass(frozen=True)
+class SharedFloor:
+    """A certain lower bound on a kernel's shared memory: buffers live together from ``line``."""
+
+    bytes: int
+    line: int
+    parts: list[tuple[str, int, int]]
+    """Each buffer: name, bytes of one copy, copies kept."""
+
+
+@dataclass(frozen=True)
 class StaticKernel:
     ref: KernelRef
     span: Span
@@ -92,6 +123,10 @@ class StaticKernel:
     shared_bytes: int | None
     """Shared memory per block (pipeline copies included), ``None`` when a size is symbolic."""
     target: str
+    name_span: Span | None = None
+    """The kernel's name on its ``def`` line."""
+    shared_floor: SharedFloor | None = None
+    """Shared memory the kernel needs at least, whatever TileLang merges (``checks.shared_floor``)."""
 
     def buffer(self, name: str) -> BufferDecl | None:
         return next((b for b in self.buffers if b.buffer.name == name), None)
@@ -106,6 +141,8 @@ class StaticFile:
     kernels: list[StaticKernel]
     diagnostics: list[Diagnostic]
     primitives: list[PrimitiveUse] = field(default_factory=list)
+    fixes: list[QuickFix] = field(default_factory=list)
+    """Quick fixes for the diagnostics that name one."""
     aliases: list[str] = field(default_factory=list)
     """Names the file binds to ``tilelang.language`` (``T`` almost always)."""
 

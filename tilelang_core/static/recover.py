@@ -1,41 +1,47 @@
-"""Error-tolerant parsing: Python's own ``ast``, one top-level block at a time, repaired line by line.
+"""Error-tolerant parsing: Python's own ``ast``, one top-level statement at a time, repaired line by line.
 
 ``ast.parse`` gives up on the first syntax error, yet a kernel file being edited is broken most of
-the time. The file is cut into top-level blocks (a ``def`` with its decorators, an assignment, an
-``if __name__`` block...), each parsed on its own, so one broken function leaves the others intact.
-A broken block is repaired by neutralising the offending line (``pass``, ``if True:`` for a block
-header, or a one-line suite) until it parses, so even the broken function keeps most of its hints.
-Parsed blocks are cached by (first line, text): typing inside one function re-parses only it.
+the time. The file is cut into top-level blocks by ``split.split_blocks`` (a decorator, however
+many lines it spans, stays with its ``def``), and each block is parsed on its own, so one broken
+function leaves the others intact. A broken block is repaired by neutralising the offending line
+(``pass``, ``if True:`` for a block header, or a one-line suite) until it parses.
+
+Blocks are cached by their text, immutable, with the line numbers of the place they were first
+parsed at: a block that moves (a line inserted above it) is found again as it is, and only the
+records derived from it are moved, by ``shifted``.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import types
+import typing
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field, fields, is_dataclass
 
 from tilescope.core.model import Diagnostic, Span
+from tilescope.core.static.split import source_lines, split_blocks
 
-_HEADER = re.compile(r"(async\s+)?(for|while|if|elif|else|with|def|try|except|finally|class)\b")
-_CONTINUATION = re.compile(r"(else|elif|except|finally)\b")
+_HEADER = re.compile(r"(async\s+)?(for|while|if|elif|else|with|def|try|except|finally|class|match|case)\b")
 _INDENTED_AFTER = re.compile(r"expected an indented block after .* on line (\d+)")
-_TOKEN = re.compile(r"""\"\"\"|'''|"(?:[^"\\\n]|\\.)*"?|'(?:[^'\\\n]|\\.)*'?|\#.*|[()\[\]{}]""")
 _MAX_REPAIRS = 40
 _CACHE_SIZE = 2048
 
 
 @dataclass(frozen=True)
 class ParsedBlock:
-    start_line: int
-    end_line: int
+    """One top-level block, parsed at file lines ``base + 1`` onwards; never changed once built."""
+
+    base: int
+    line_count: int
     statements: list[ast.stmt]
     error: Diagnostic | None
     """The first syntax error of the block as written; ``None`` when it parsed unrepaired."""
     repaired_lines: frozenset[int]
     memo: dict[object, object] = field(default_factory=dict, compare=False, repr=False)
-    """Facts derived from this block alone, kept as long as the block is cached."""
+    """Facts derived from this block alone (at its ``base``), kept as long as the block is cached."""
 
     @property
     def nodes(self) -> list[ast.AST]:
@@ -47,17 +53,52 @@ class ParsedBlock:
         return found  # type: ignore[return-value]
 
 
+@dataclass(frozen=True)
+class PlacedBlock:
+    """A parsed block at its place in the file: its first line is file line ``offset + 1``."""
+
+    offset: int
+    block: ParsedBlock
+
+    @property
+    def delta(self) -> int:
+        """What to add to the block's line numbers to get file lines here."""
+        return self.offset - self.block.base
+
+    def place(self, key: object, value: object) -> object:
+        """``value`` (derived from this block and memoised under ``key``) moved to this place.
+
+        The last placement is kept, so typing inside a line, which moves no block, copies nothing.
+        """
+        delta = self.delta
+        if not delta:
+            return value
+        memo_key = ("placed", key)
+        found = self.block.memo.get(memo_key)
+        if found is not None and found[0] == delta and found[1] is value:  # type: ignore[index]
+            return found[2]  # type: ignore[index]
+        moved = shifted(value, delta)
+        self.block.memo[memo_key] = (delta, value, moved)
+        return moved
+
+    @property
+    def start_line(self) -> int:
+        return self.offset + 1
+
+    @property
+    def end_line(self) -> int:
+        return self.offset + self.block.line_count
+
+
 _cache: OrderedDict[str, ParsedBlock] = OrderedDict()
-_LINE_FREE = ("nodes", "calls", "argparse", "env")
-"""Memo entries that hold no line numbers (AST nodes are moved in place)."""
 _LINE_FIELDS = ("line", "end_line")
 
 
 def shifted(value: object, delta: int) -> object:
     """A copy of a record (or a list, tuple or dict of them) ``delta`` lines further down.
 
-    Every ``line``/``end_line`` field of the frozen model records is moved; AST nodes are left
-    alone, since ``_moved`` shifts them in place. Whatever holds no line is returned as is.
+    Every ``line``/``end_line`` field of the frozen records is moved; whatever holds no line is
+    returned as is (the same object), so unchanged parts are shared, never copied.
     """
     return _shift(value, delta) if delta else value
 
@@ -100,15 +141,37 @@ _plans: dict[type, object] = {}
 
 
 def _plan(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    """For a dataclass: its line fields and its other fields; ``None`` for anything else."""
+    """For a dataclass: its line fields and the fields whose type may hold records; ``None`` else.
+
+    Fields typed as plain data (``str``, ``int | str``, ``list[str]``...) are never walked.
+    """
     if not is_dataclass(cls):
         _plans[cls] = None
         return None
+    try:
+        hints = typing.get_type_hints(cls)
+    except (NameError, TypeError):
+        hints = {}
     names = [f.name for f in fields(cls)]
     lines = tuple(n for n in names if n in _LINE_FIELDS)
-    plan = (lines, tuple(n for n in names if n not in lines))
+    nested = tuple(n for n in names if n not in lines and _may_hold_records(hints.get(n, object)))
+    plan = (lines, nested)
     _plans[cls] = plan
     return plan
+
+
+_PLAIN = (str, int, float, bool, type(None), bytes)
+
+
+def _may_hold_records(kind: object) -> bool:
+    if kind in _PLAIN:
+        return False
+    origin = typing.get_origin(kind)
+    if origin is typing.Literal:
+        return False
+    if origin in (typing.Union, types.UnionType, list, tuple, dict, set, frozenset):
+        return any(_may_hold_records(arg) for arg in typing.get_args(kind) if arg is not Ellipsis)
+    return True
 
 
 def clear_cache() -> None:
@@ -132,99 +195,24 @@ def _walk(statements: list[ast.stmt]) -> list[ast.AST]:
     return found
 
 
-def _line_free(key: object) -> bool:
-    return (key[0] if isinstance(key, tuple) else key) in _LINE_FREE
-
-
-def _moved(block: ParsedBlock, start: int) -> ParsedBlock:
-    """The same parsed block ``start - block.start_line`` lines further down, shifted in place."""
-    delta = start - block.start_line
-    for node in block.nodes:
-        if getattr(node, "lineno", None) is not None:
-            node.lineno += delta  # type: ignore[attr-defined]
-            if node.end_lineno is not None:  # type: ignore[attr-defined]
-                node.end_lineno += delta  # type: ignore[attr-defined]
-    error = shifted(block.error, delta)
-    memo = {k: v if _line_free(k) else shifted(v, delta) for k, v in block.memo.items()}
-    repaired = frozenset(line + delta for line in block.repaired_lines)
-    return ParsedBlock(start, block.end_line + delta, block.statements, error, repaired, memo)  # type: ignore[arg-type]
-
-
-def split_blocks(lines: list[str]) -> list[tuple[int, int]]:
-    """Cut a file into top-level blocks: (first line, last line), 1-based and inclusive."""
-    starts: list[int] = []
-    depth = 0
-    quote: str | None = None
-    continued = False
-    decorator_pending = False
-    for number, line in enumerate(lines, start=1):
-        first = line[:1]
-        stripped = line.strip()
-        at_top = quote is None and not continued and bool(stripped) and not first.isspace() and first != "#"
-        if at_top and re.match(r"(def|class|async|@)\W?", line):
-            depth = 0
-        if at_top and depth == 0 and first not in ")]}" and not _CONTINUATION.match(line):
-            if not decorator_pending:
-                starts.append(number)
-            decorator_pending = first == "@"
-        elif stripped and not stripped.startswith("#"):
-            decorator_pending = decorator_pending and first == "@"
-        depth, quote = _scan(line, depth, quote)
-        continued = quote is None and line.rstrip("\r\n").endswith("\\")
-    if not starts or starts[0] != 1:
-        starts.insert(0, 1)
-    ends = [s - 1 for s in starts[1:]] + [len(lines)]
-    return [(s, e) for s, e in zip(starts, ends, strict=True) if e >= s]
-
-
-def _scan(line: str, depth: int, quote: str | None) -> tuple[int, str | None]:
-    """Track bracket depth and open triple-quoted strings across one line."""
-    position = 0
-    if quote is not None:
-        close = line.find(quote)
-        if close < 0:
-            return depth, quote
-        position, quote = close + 3, None
-    for match in _TOKEN.finditer(line, position):
-        token = match.group()
-        if token in ('"""', "'''"):
-            close = line.find(token, match.end())
-            if close < 0:
-                return depth, token
-            return _scan(line[close + 3 :], depth, None)
-        if token in "([{":
-            depth += 1
-        elif token in ")]}":
-            depth = max(0, depth - 1)
-    return depth, quote
-
-
-def parse_block(lines: list[str], start: int, end: int, claimed: set[int] | None = None) -> ParsedBlock:
-    """Parse lines ``start..end`` (1-based) with their real line numbers, repairing if needed.
-
-    A block whose text was parsed before is reused, moved to its new lines, unless ``claimed``
-    says this parse already used it (the same text twice in one file).
-    """
-    text = "".join(lines[start - 1 : end])
+def parse_block(text: str, offset: int) -> ParsedBlock:
+    """The block of this text, from the cache when seen before (at any offset)."""
     cached = _cache.get(text)
-    if cached is not None and (claimed is None or id(cached) not in claimed):
-        block = cached if cached.start_line == start else _moved(cached, start)
-        _cache[text] = block
+    if cached is not None:
         _cache.move_to_end(text)
-    else:
-        block = _parse(lines[start - 1 : end], start, end)
-        if cached is None:
-            _cache[text] = block
-            if len(_cache) > _CACHE_SIZE:
-                _cache.popitem(last=False)
-    if claimed is not None:
-        claimed.add(id(block))
+        return cached
+    block = _parse(text, offset)
+    _cache[text] = block
+    if len(_cache) > _CACHE_SIZE:
+        _cache.popitem(last=False)
     return block
 
 
-def _parse(block_lines: list[str], start: int, end: int) -> ParsedBlock:
-    work = [line if line.endswith("\n") else line + "\n" for line in block_lines]
-    padding = "\n" * (start - 1)
+def _parse(text: str, base: int) -> ParsedBlock:
+    block_lines = source_lines(text)
+    work = [line if line.endswith(("\n", "\r")) else line + "\n" for line in block_lines]
+    padding = "\n" * base
+    end = len(block_lines)
     first_error: Diagnostic | None = None
     repaired: set[int] = set()
     attempts: dict[int, int] = {}
@@ -235,27 +223,35 @@ def _parse(block_lines: list[str], start: int, end: int) -> ParsedBlock:
                 tree = ast.parse(padding + "".join(work))
         except SyntaxError as err:
             if first_error is None:
-                first_error = _diagnostic(err, start, end, block_lines)
-            index = _repair(work, err, start, attempts)
+                first_error = _diagnostic(err, base, block_lines)
+            index = _repair(work, err, base, attempts)
             if index is None:
                 break
-            repaired.add(start + index)
+            repaired.add(base + 1 + index)
             continue
-        return ParsedBlock(start, end, tree.body, first_error, frozenset(repaired))
-    return ParsedBlock(start, end, [], first_error, frozenset(range(start, end + 1)))
+        except (ValueError, MemoryError, RecursionError) as err:
+            note = Diagnostic(
+                "information",
+                f"not analysed: Python cannot parse this block ({type(err).__name__})",
+                Span(base + 1, 0, base + 1, len(block_lines[0].rstrip("\r\n")) if block_lines else 0),
+                "not-analysed",
+            )
+            return ParsedBlock(base, end, [], first_error or note, frozenset(range(base + 1, base + end + 1)))
+        return ParsedBlock(base, end, tree.body, first_error, frozenset(repaired))
+    return ParsedBlock(base, end, [], first_error, frozenset(range(base + 1, base + end + 1)))
 
 
-def _repair(work: list[str], err: SyntaxError, start: int, attempts: dict[int, int]) -> int | None:
+def _repair(work: list[str], err: SyntaxError, base: int, attempts: dict[int, int]) -> int | None:
     """Neutralise one line of the block; the index of the line changed, ``None`` when out of moves."""
     match = _INDENTED_AFTER.search(err.msg or "")
     if match:
-        index = int(match.group(1)) - start
+        index = int(match.group(1)) - 1 - base
         if 0 <= index < len(work) and attempts.get(index, 0) == 0:
             attempts[index] = 1
             work[index] = work[index].rstrip("\r\n") + " pass\n"
             return index
-    lineno = err.lineno if err.lineno is not None else start + len(work) - 1
-    index = min(max(lineno - start, 0), len(work) - 1)
+    lineno = err.lineno if err.lineno is not None else base + len(work)
+    index = min(max(lineno - 1 - base, 0), len(work) - 1)
     while index >= 0 and attempts.get(index, 0) >= 3:
         index -= 1
     if index < 0:
@@ -277,15 +273,15 @@ def _repair(work: list[str], err: SyntaxError, start: int, attempts: dict[int, i
     return index
 
 
-def _diagnostic(err: SyntaxError, start: int, end: int, block_lines: list[str]) -> Diagnostic:
+def _diagnostic(err: SyntaxError, base: int, block_lines: list[str]) -> Diagnostic:
+    end = base + len(block_lines)
     line = err.lineno if err.lineno is not None else end
-    line = min(max(line, start), end)
-    text = block_lines[line - start] if line - start < len(block_lines) else ""
-    column = max((err.offset or 1) - 1, 0)
-    column = min(column, len(text.rstrip("\r\n")))
+    line = min(max(line, base + 1), end)
+    text = block_lines[line - base - 1].rstrip("\r\n") if line - base - 1 < len(block_lines) else ""
+    column = min(max((err.offset or 1) - 1, 0), len(text))
     end_line = err.end_lineno if err.end_lineno and err.end_lineno == line else line
-    end_column = (err.end_offset - 1) if err.end_offset and end_line == line else len(text.rstrip("\r\n"))
-    end_column = max(end_column, column)
+    end_column = (err.end_offset - 1) if err.end_offset and end_line == line else len(text)
+    end_column = min(max(end_column, column), len(text))
     return Diagnostic(
         severity="error",
         message=err.msg or "invalid syntax",
@@ -296,25 +292,24 @@ def _diagnostic(err: SyntaxError, start: int, end: int, block_lines: list[str]) 
 
 @dataclass(frozen=True)
 class ParsedFile:
-    blocks: list[ParsedBlock]
-    statements: list[ast.stmt]
+    blocks: list[PlacedBlock]
     errors: list[Diagnostic]
+    """Syntax errors (and blocks too large to parse), in file lines."""
     repaired_lines: frozenset[int]
+    lines: list[str]
 
 
 def parse_tolerant(source: str) -> ParsedFile:
-    """Every top-level statement that could be recovered, plus the syntax errors as written."""
-    lines = source.splitlines(keepends=True)
-    blocks: list[ParsedBlock] = []
-    statements: list[ast.stmt] = []
+    """Every top-level block that could be recovered, plus the syntax errors as written."""
+    lines = source_lines(source)
+    blocks: list[PlacedBlock] = []
     errors: list[Diagnostic] = []
     repaired: set[int] = set()
-    claimed: set[int] = set()
     for start, end in split_blocks(lines):
-        block = parse_block(lines, start, end, claimed)
-        blocks.append(block)
-        statements.extend(block.statements)
+        block = parse_block("".join(lines[start - 1 : end]), start - 1)
+        placed = PlacedBlock(start - 1, block)
+        blocks.append(placed)
         if block.error is not None:
-            errors.append(block.error)
-        repaired.update(block.repaired_lines)
-    return ParsedFile(blocks, statements, errors, frozenset(repaired))
+            errors.append(shifted(block.error, placed.delta))  # type: ignore[arg-type]
+        repaired.update(line + placed.delta for line in block.repaired_lines)
+    return ParsedFile(blocks, errors, frozenset(repaired), lines)

@@ -1,6 +1,6 @@
 /**
  * Entry point: starts the Tilescope language server and registers the views that render its
- * JSON (pass trace, layout plot, generated CUDA, puzzles). Every fact shown comes from the
+ * JSON (pass trace, layout plot, generated CUDA, variants, puzzles). Every fact shown comes from the
  * server or the `tilescope` command line; the extension holds no TileLang knowledge.
  */
 
@@ -14,6 +14,7 @@ import { PuzzlesTree } from "./puzzlesTree";
 import { resolveInterpreter, TilescopeServer } from "./server";
 import { StatusBar } from "./statusBar";
 import { errorText, TracePanel } from "./tracePanel";
+import { VariantsDocuments } from "./variantsDocuments";
 
 const SHOW_OUTPUT = "tilescope.showOutput";
 
@@ -43,8 +44,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const trace = new TracePanel(context.extensionUri, server);
   const layout = new LayoutPanel(context.extensionUri, server);
   const cuda = new CudaDocuments(server);
-  const puzzles = new PuzzlesTree(async () => server.python ?? (await resolveInterpreter()).path);
-  context.subscriptions.push(output, status, server, trace, layout, cuda, puzzles);
+  const tilescopePython = async (): Promise<string> => server.python ?? (await resolveInterpreter()).path;
+  const puzzles = new PuzzlesTree(tilescopePython);
+  const variants = new VariantsDocuments(tilescopePython);
+  context.subscriptions.push(output, status, server, trace, layout, cuda, puzzles, variants);
 
   const needFile = (): undefined => {
     void vscode.window.showWarningMessage("Open a TileLang Python file first.");
@@ -82,6 +85,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       } catch (error) {
         void vscode.window.showErrorMessage(`Tilescope: ${errorText(error)}`);
       }
+    }),
+    vscode.commands.registerCommand(VIEW_COMMANDS.openVariants, async (uri?: unknown, kernel?: unknown) => {
+      const source = sourceUri(uri);
+      return source ? variants.show(source, optionalString(kernel)) : needFile();
     }),
     vscode.commands.registerCommand("tilescope.openPuzzles", () => vscode.commands.executeCommand("workbench.view.extension.tilescope")),
     vscode.commands.registerCommand("tilescope.openPuzzle", (puzzle: Puzzle) => puzzles.open(puzzle)),

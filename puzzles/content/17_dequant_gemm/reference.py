@@ -9,8 +9,8 @@ from tilescope.puzzles.tensors import sample
 def inputs(args: dict, gen: torch.Generator, values: str, device: str) -> list[torch.Tensor]:
     m, n, k = args["M"], args["N"], args["K"]
     a = sample((m, k), torch.float16, gen, values, device)
-    bq = torch.randint(0, 256, (n, k // 2), generator=gen, dtype=torch.uint8).to(device)
-    scale = (torch.rand((n,), generator=gen) * 0.05 + 0.01).half().to(device)
+    bq = torch.randint(0, 256, (n, k // 2), generator=gen, dtype=torch.uint8, device=gen.device).to(device)
+    scale = (torch.rand((n,), generator=gen, device=gen.device) * 0.05 + 0.01).half().to(device)
     return [a, bq, scale]
 
 

@@ -1,0 +1,72 @@
+"""Where the compiler tier analyses a corpus kernel, does the static tier say the same?
+
+For each kernel both tiers describe, compares every buffer's shape, dtype and scope, and puts the
+static shared-memory lower bound (the figure behind the ``shared-memory`` warning) and the static
+sum of allocations beside the compiler's shared memory. Prints the agreement and every
+disagreement. Runs the real compiler in the core's worker (no GPU is touched). Run:
+
+    python benchmarks/bench_static_vs_compiler.py [--files 40] [--start 0]   # TILESCOPE_CORPUS=DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tilescope.core import Analyzer
+from tilescope.core.static import analyze_source
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_corpus import CORPUS, corpus_files
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=40)
+    parser.add_argument("--start", type=int, default=0)
+    args = parser.parse_args()
+    files = [p for p in corpus_files() if "T.Kernel" in p.read_text()][args.start : args.start + args.files]
+    agree = total = kernels = 0
+    bounds_ok = bounds = 0
+    wrong: list[str] = []
+    with Analyzer(timeout_s=120) as analyzer:
+        for path in files:
+            static = analyze_source(path.read_text(), str(path))
+            compiled = analyzer.analyze(str(path))
+            models = {m.kernel: m for m in compiled.kernels}
+            for kernel in static.kernels:
+                model = models.get(kernel.ref.name)
+                if model is None or not model.buffers:
+                    continue
+                kernels += 1
+                confirmed = {b.name: (b.shape, b.dtype, b.scope) for b in model.buffers}
+                for decl in kernel.buffers:
+                    if decl.buffer.name not in confirmed:
+                        continue
+                    total += 1
+                    said = (decl.buffer.shape, decl.buffer.dtype, decl.buffer.scope)
+                    if said == confirmed[decl.buffer.name]:
+                        agree += 1
+                    else:
+                        wrong.append(
+                            f"{path.relative_to(CORPUS)} {kernel.ref.name}.{decl.buffer.name}: "
+                            f"static {said} compiler {confirmed[decl.buffer.name]}"
+                        )
+                bound = kernel.shared_floor.bytes if kernel.shared_floor else None
+                print(
+                    f"{path.relative_to(CORPUS)} {kernel.ref.name}: shared compiler {model.shared_bytes} "
+                    f"static sum {kernel.shared_bytes} static lower bound {bound}",
+                    flush=True,
+                )
+                if bound is not None and model.shared_bytes:
+                    bounds += 1
+                    bounds_ok += bound <= model.shared_bytes
+    print(f"kernels compared {kernels}; buffers agreeing {agree}/{total} ({100 * agree / max(total, 1):.1f} %)")
+    print(f"static lower bound <= compiler shared memory for {bounds_ok}/{bounds} kernels")
+    for line in wrong:
+        print("  " + line)
+
+
+if __name__ == "__main__":
+    main()

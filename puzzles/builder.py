@@ -1,0 +1,75 @@
+"""The only process that runs a learner's Python: load the file, call its factory, send back PrimFuncs.
+
+Started fresh for every check (code a file runs can change the process it runs in), under an
+address-space limit. Its whole output is a PrimFunc as TVM JSON per requested argument set, or a
+diagnostic: a program that the grader compiles elsewhere and checks against its own reference, so
+nothing written on its channel can make a check pass.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+from tilescope.puzzles.children import apply_limits, reply_channel
+
+ADDRESS_SPACE = 16 << 30
+"""The loader's memory limit: far above what building any kernel needs, far below the machine."""
+
+
+def _send(replies: IO[str], message: dict[str, Any]) -> None:
+    import json
+
+    replies.write(json.dumps(message) + "\n")
+    replies.flush()
+
+
+def _memory_diagnostic(path: str, err: BaseException) -> dict[str, Any]:
+    import traceback
+
+    line = 1
+    for frame in traceback.extract_tb(err.__traceback__):
+        if frame.filename == path and frame.lineno:
+            line = frame.lineno
+    message = f"The file's code ran out of memory (MemoryError; the loader allows {ADDRESS_SPACE >> 30} GiB)."
+    return {"severity": "error", "message": message, "span": {"line": line}, "code": "out-of-memory"}
+
+
+def build_all(request: dict[str, Any], replies: IO[str]) -> None:
+    """Answer one build request: a reply per argument set, then ``done``."""
+    from tilescope.core.model import to_json
+    from tilescope.puzzles import runner
+    from tvm import ir
+
+    rid, path = request["id"], str(request["path"])
+    source = Path(path).read_text()
+    for index, args in enumerate(request["arg_sets"]):
+        try:
+            func = runner.build(path, source, dict(args))
+            _send(replies, {"id": rid, "op": "built", "index": index, "prim_func": ir.save_json(func)})
+        except runner.CompileFailure as failure:
+            _send(replies, {"id": rid, "op": "build-error", "index": index, "diagnostic": to_json(failure.diagnostic)})
+            break
+        except MemoryError as err:
+            _send(
+                replies, {"id": rid, "op": "build-error", "index": index, "diagnostic": _memory_diagnostic(path, err)}
+            )
+            break
+    _send(replies, {"id": rid, "op": "done"})
+
+
+def main() -> None:
+    import json
+
+    apply_limits()
+    replies = reply_channel()
+    import tilelang.language  # noqa: F401  (imported before the first request, while the grader waits)
+
+    _send(replies, {"op": "ready"})
+    for line in sys.stdin:
+        build_all(json.loads(line), replies)
+
+
+if __name__ == "__main__":
+    main()

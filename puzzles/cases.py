@@ -1,0 +1,63 @@
+"""Which cases one check runs: the puzzle's fixed cases (every seed), hidden cases drawn from its
+shape ranges with a fresh seed, and on a GPU the performance shape itself, checked before it is timed."""
+
+from __future__ import annotations
+
+import random
+import secrets
+from dataclasses import dataclass
+from typing import Literal
+
+from tilescope.puzzles.catalog import HiddenSpec, Puzzle
+
+CaseKind = Literal["fixed", "hidden", "timed"]
+TIMED = "timed"
+
+
+@dataclass(frozen=True)
+class PlannedCase:
+    name: str
+    args: dict[str, int]
+    values: str
+    seed: int
+    """The label shown to the learner (0, 1 for fixed cases; the check's seed for hidden ones)."""
+    data_seed: int
+    """The generator seed for the inputs."""
+    kind: CaseKind
+
+    @property
+    def key(self) -> str:
+        return repr(sorted(self.args.items()))
+
+
+def fresh_seed() -> int:
+    return secrets.randbelow(1 << 31)
+
+
+def _draw(spec: HiddenSpec, rng: random.Random) -> dict[str, int]:
+    args = {}
+    for name, bounds in spec.ranges.items():
+        if len(bounds) == 1:
+            args[name] = int(bounds[0])
+            continue
+        step = spec.step.get(name, 1)
+        low, high = -(-int(bounds[0]) // step), int(bounds[1]) // step
+        args[name] = rng.randint(low, high) * step
+    return args
+
+
+def plan(puzzle: Puzzle, seed: int, *, timed: bool) -> list[PlannedCase]:
+    """The cases in the order they run: fixed, then hidden, then the timed shape."""
+    cases = [
+        PlannedCase(c.name, c.args, c.values, s, 1000 * s + i, "fixed")
+        for i, c in enumerate(puzzle.cases)
+        for s in range(puzzle.seeds)
+    ]
+    if puzzle.hidden is not None:
+        rng = random.Random(seed)
+        for i in range(puzzle.hidden.count):
+            values = puzzle.hidden.values[i % len(puzzle.hidden.values)]
+            cases.append(PlannedCase(f"hidden-{i + 1}", _draw(puzzle.hidden, rng), values, seed, seed + i, "hidden"))
+    if timed:
+        cases.append(PlannedCase(TIMED, puzzle.perf.args, "normal", 0, 7, "timed"))
+    return cases

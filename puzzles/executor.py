@@ -1,0 +1,127 @@
+"""The process that compiles and runs kernels; it runs no learner Python.
+
+It receives PrimFuncs as TVM JSON (built elsewhere), compiles them with the real TileLang, and runs
+them on tensors the grader lent it (``buffers``): upload, launch, synchronise, write every byte
+back. It reports only what it did and, when asked to time, the raw CUDA-event times; the grader
+judges everything from its own buffers. Kept warm between checks, restarted after any failure.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+from tilescope.puzzles.children import apply_limits, reply_channel
+
+
+def _send(replies: IO[str], message: dict[str, Any]) -> None:
+    import json
+
+    replies.write(json.dumps(message) + "\n")
+    replies.flush()
+
+
+class Executor:
+    def __init__(self) -> None:
+        self.kernels: dict[str, Any] = {}
+        self.resident: dict[str, list[Any]] = {}
+        self._scratch: Any = None
+
+    def _dirty(self) -> None:
+        """Leave random values in every SM's registers and shared memory, as a busy GPU would, so that a
+        kernel reading what it never wrote (an accumulator never cleared) reads garbage, not zeros."""
+        import torch
+
+        if self._scratch is None:
+            gen = torch.Generator(device="cuda").manual_seed(1)
+            self._scratch = torch.randn(4096, 4096, device="cuda", dtype=torch.float16, generator=gen)
+        torch.matmul(self._scratch, self._scratch)
+
+    def compile(self, request: dict[str, Any]) -> dict[str, Any]:
+        from tilescope.core.model import to_json
+        from tilescope.puzzles import runner
+        from tvm import ir
+
+        path = str(request["path"])
+        source = Path(path).read_text()
+        try:
+            if "prim_func" in request:
+                func = ir.load_json(request["prim_func"])
+            else:  # the puzzle's own content (a baseline to time against), never a learner's file
+                func = runner.build(path, source, dict(request["args"]))
+        except runner.CompileFailure as failure:
+            return {"op": "compile-error", "diagnostic": to_json(failure.diagnostic)}
+        except Exception as err:
+            return {"op": "compile-error", "diagnostic": None, "message": f"not a kernel: {type(err).__name__}"}
+        scopes = runner.storage_scopes(func)
+        flags = ["-lineinfo"] if request.get("lineinfo") else None
+        try:
+            kernel = runner.compile_kernel(func, request["device"], path, source, flags)
+        except runner.CompileFailure as failure:
+            return {"op": "compile-error", "diagnostic": to_json(failure.diagnostic)}
+        self.kernels[request["key"]] = kernel
+        self.resident.clear()
+        params = [{"name": p.name, "shape": list(p.shape), "dtype": p.dtype} for p in runner.params(func)]
+        return {"op": "compiled", "key": request["key"], "params": params, "scopes": scopes}
+
+    def run(self, request: dict[str, Any]) -> dict[str, Any]:
+        import torch
+        from tilescope.core.errors import first_message
+        from tilescope.puzzles.buffers import open_lent
+
+        device = request["device"]
+        kernel = self.kernels[request["key"]]
+        lent = [open_lent(spec, device) for spec in request["buffers"]]
+        try:
+            if device == "cuda":
+                self._dirty()
+            kernel(*(body for _, _, body in lent))
+            if device == "cuda":
+                torch.cuda.synchronize()
+        except Exception as err:
+            return {"op": "run-error", "message": first_message(err)}
+        if device != "cpu":
+            for host, whole, _ in lent:
+                host.copy_(whole)
+        self.resident = {request["key"]: lent}
+        return {"op": "ran"}
+
+    def time(self, request: dict[str, Any]) -> dict[str, Any]:
+        from tilescope.puzzles.timing import time_cuda_runs
+
+        lent = self.resident.get(request["key"])
+        if lent is None:
+            return {"op": "run-error", "message": "timing asked for before a checked run"}
+        kernel = self.kernels[request["key"]]
+        bodies = [body for _, _, body in lent]
+        times = time_cuda_runs(lambda: kernel(*bodies), warmup=int(request["warmup"]), runs=int(request["runs"]))
+        return {"op": "timed", "times_us": times}
+
+
+def hello() -> dict[str, Any]:
+    import torch
+
+    cuda = torch.cuda.is_available()
+    name = torch.cuda.get_device_name() if cuda else "cpu"
+    return {"op": "ready", "cuda": cuda, "gpu": name, "torch": torch.__version__}
+
+
+def main() -> None:
+    import json
+
+    apply_limits()
+    replies = reply_channel()
+    import tilelang  # noqa: F401  (imported before the first request, while the grader waits)
+
+    _send(replies, hello())
+    executor = Executor()
+    handlers = {"compile": executor.compile, "run": executor.run, "time": executor.time}
+    for line in sys.stdin:
+        request = json.loads(line)
+        reply = handlers[request["op"]](request)
+        _send(replies, {"id": request["id"], **reply})
+
+
+if __name__ == "__main__":
+    main()

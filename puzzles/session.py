@@ -1,0 +1,76 @@
+"""The grader's helper processes, started early so that their imports overlap the grader's own.
+
+A loader (``builder``) is used for one check and replaced by a fresh spare; the kernel process
+(``executor``) stays warm between checks and is replaced after any failure; on a GPU a second
+kernel process compiles the hidden shapes ahead.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from tilescope.puzzles.builder import ADDRESS_SPACE
+from tilescope.puzzles.children import Child, ChildGone
+
+READY_S = 120.0
+"""How long a fresh process may take to import TileLang before it counts as broken."""
+
+
+class Session:
+    def __init__(self, *, cpu_only: bool = False, keep_spare: bool = True, precompile: bool | None = None) -> None:
+        self.keep_spare = keep_spare
+        maybe_gpu = not cpu_only and os.path.exists("/dev/nvidiactl")  # no torch import just to ask
+        self.precompile = maybe_gpu if precompile is None else precompile
+        self._helper: Child | None = None
+        self.env = {"CUDA_VISIBLE_DEVICES": ""} if cpu_only else {}
+        self._builder: Child | None = None
+        self._executor: Child | None = None
+        self.hello: dict[str, Any] | None = None
+        self.spawn()
+
+    def spawn(self) -> None:
+        """Start whatever is missing: a spare loader, a kernel process."""
+        if self._builder is None:
+            self._builder = Child("loader", "tilescope.puzzles.builder", limits={"address_space": ADDRESS_SPACE})
+        if self._executor is None or not self._executor.alive():
+            self._executor = Child("kernel", "tilescope.puzzles.executor", env=self.env)
+            self.hello = None
+        if self.precompile and (self._helper is None or not self._helper.alive()):
+            self._helper = Child("compiler", "tilescope.puzzles.executor", env=self.env)
+
+    def helper(self) -> Child | None:
+        """A second kernel process that only compiles ahead (see ``judge``); None when not wanted."""
+        return self._helper if self._helper is not None and self._helper.alive() else None
+
+    def take_builder(self) -> Child:
+        """A loader for one check (the caller closes it); a fresh spare starts in its place."""
+        self.spawn()
+        builder, self._builder = self._builder, None
+        assert builder is not None
+        if self.keep_spare:
+            self.spawn()
+        return builder
+
+    def executor(self) -> tuple[Child, dict[str, Any]]:
+        """The warm kernel process and what it said at start (its device)."""
+        self.spawn()
+        assert self._executor is not None
+        if self.hello is None:
+            reply = self._executor.receive(READY_S)
+            if not isinstance(reply, dict) or reply.get("op") != "ready":
+                self.drop_executor()
+                raise ChildGone("kernel", "sent no greeting", None, None, [])
+            self.hello = reply
+        return self._executor, self.hello
+
+    def drop_executor(self) -> None:
+        if self._executor is not None:
+            self._executor.kill()
+        self._executor, self.hello = None, None
+
+    def close(self) -> None:
+        for child in (self._builder, self._executor, self._helper):
+            if child is not None:
+                child.close()
+        self._builder = self._executor = self._helper = None

@@ -1,0 +1,153 @@
+"""The grader's verdicts on the CPU, through the real loader and kernel processes: forged reports,
+hangs, exits, crashes and memory hogs get their real reason, stray writes are counted exactly, and
+hidden cases are fresh for every check yet reproducible from the report's seed."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Iterator
+
+import pytest
+from tilescope.puzzles import catalog, judge
+from tilescope.puzzles.cases import TIMED, fresh_seed, plan
+from tilescope.puzzles.report import Report
+from tilescope.puzzles.session import Session
+
+
+@pytest.fixture(scope="module")
+def session() -> Iterator[Session]:
+    s = Session(cpu_only=True)
+    yield s
+    s.close()
+
+
+def _only(number: int, case: str) -> catalog.Puzzle:
+    p = catalog.get(number)
+    return dataclasses.replace(p, cases=[c for c in p.cases if c.name == case], seeds=1, hidden=None)
+
+
+def _check(session: Session, p: catalog.Puzzle, wrong: str, **kw: object) -> Report:
+    return judge.check(p, p.folder / "wrong" / wrong, session, device="cpu", **kw)  # type: ignore[arg-type]
+
+
+def test_a_forged_report_is_never_accepted(session: Session) -> None:
+    report = _check(session, _only(1, "odd"), "forged_report.py")
+    assert not report.passed and report.failure == "protocol-violation"
+    assert "private channel" in report.summary and "void" in report.summary
+
+
+def test_a_file_that_never_loads_is_answered_within_the_limit(session: Session) -> None:
+    start = time.monotonic()
+    report = _check(session, _only(1, "odd"), "never_loads.py", timeout_s=3)
+    assert report.failure == "timeout" and report.exit is not None and report.exit.timed_out
+    assert "within 3 s" in report.summary
+    assert time.monotonic() - start < 3 + 60  # the limit, plus at most the loader's own start
+    assert judge.DEFAULT_TIMEOUT_S == 60
+
+
+def test_an_exit_at_import_reports_its_status(session: Session) -> None:
+    report = _check(session, _only(1, "odd"), "exit_at_import.py")
+    assert report.failure == "child-exit" and report.exit is not None
+    assert (report.exit.process, report.exit.status, report.exit.signal) == ("loader", 3, None)
+    assert "exited with status 3" in report.summary
+
+
+def test_a_crash_at_import_reports_its_signal(session: Session) -> None:
+    report = _check(session, _only(1, "odd"), "segfault_at_import.py")
+    assert report.failure == "child-exit" and report.exit is not None
+    assert report.exit.signal == "SIGSEGV" and "SIGSEGV" in report.summary
+
+
+def test_a_huge_allocation_is_out_of_memory_at_its_line(session: Session) -> None:
+    p = _only(1, "odd")
+    report = _check(session, p, "huge_alloc_at_import.py")
+    assert report.failure == "out-of-memory", report.summary
+    line = report.diagnostics[0].span.line
+    assert "bytearray(60 << 30)" in (p.folder / "wrong" / "huge_alloc_at_import.py").read_text().splitlines()[line - 1]
+
+
+def test_every_element_written_past_the_end_is_counted(session: Session) -> None:
+    report = _check(session, _only(2, "ragged"), "double_length.py")
+    assert report.failure == "out-of-bounds"
+    guard = report.cases[0].outputs[0].guard
+    assert (guard.after, guard.first_after) == (2048, 0)
+
+
+def test_writes_ten_kilobytes_past_the_end_are_found(session: Session) -> None:
+    report = _check(session, _only(3, "tiny"), "far_past_end.py")
+    assert report.failure == "out-of-bounds"
+    guard = report.cases[0].outputs[0].guard
+    assert (guard.after, guard.first_after) == (256, 2560)
+    assert "256 elements past its end, starting 2560 elements after it" in report.summary
+
+
+def test_hidden_cases_run_and_their_seed_is_reported(session: Session) -> None:
+    p = dataclasses.replace(catalog.get(1), seeds=1)
+    report = judge.check(p, p.solution_path, session, device="cpu", seed=1234)
+    assert report.passed, report.summary
+    assert report.seed == 1234
+    hidden = [c for c in report.cases if c.name.startswith("hidden")]
+    assert len(hidden) == p.hidden.count and all(c.seed == 1234 for c in hidden)  # type: ignore[union-attr]
+
+
+def test_hidden_cases_are_fresh_for_each_check_and_reproducible() -> None:
+    p = catalog.get(12)
+    seeds = {fresh_seed() for _ in range(8)}
+    assert len(seeds) > 1
+    shapes = {repr(plan(p, s, timed=False)[-1].args) for s in seeds}
+    assert len(shapes) > 1
+    assert plan(p, 99, timed=False) == plan(p, 99, timed=False)
+    for s in seeds:
+        for case in (c for c in plan(catalog.get(17), s, timed=False) if c.kind == "hidden"):
+            assert case.args["K"] % 32 == 0 and 32 <= case.args["K"] <= 1536
+
+
+def test_the_timed_shape_is_checked_last_and_only_with_timing() -> None:
+    p = catalog.get(2)
+    cases = plan(p, 5, timed=True)
+    assert cases[-1].name == TIMED and cases[-1].args == p.perf.args
+    assert all(c.name != TIMED for c in plan(p, 5, timed=False))
+
+
+def test_a_time_above_the_roofline_is_a_measurement_error() -> None:
+    p = catalog.get(2)
+    n_bytes = 2 * 4 * p.perf.args["N"]
+    bogus = judge.perf_result(p, p.perf.args, 6.0, n_bytes, "NVIDIA H200", None)
+    assert bogus.error and "measurement error" in bogus.error and bogus.stars == 0 and bogus.percent > 100
+    report = Report(puzzle="02", path="x", device="NVIDIA H200", passed=True, summary="", perf=bogus)
+    assert report.stars == 0
+    honest = judge.perf_result(p, p.perf.args, 133.0, n_bytes, "NVIDIA H200", None)
+    assert honest.error is None and honest.stars == 3 and 70 < honest.percent < 100
+
+
+def test_the_transpose_target_is_a_speedup_over_the_naive_version() -> None:
+    p = catalog.get(10)
+    args = p.perf.args
+    n_bytes = 2 * 4 * args["M"] * args["N"]
+    as_fast = judge.perf_result(p, args, 300.0, n_bytes, "NVIDIA H200", baseline_us=300.0)
+    assert as_fast.speedup == 1.0 and as_fast.stars < 3
+    quick = 300.0 * (p.perf.speedup or 1.0)
+    faster = judge.perf_result(p, args, 200.0, n_bytes, "NVIDIA H200", quick, scopes=["local.fragment", "shared.dyn"])
+    assert faster.stars == 3 and faster.capped is None
+    no_lesson = judge.perf_result(p, args, 200.0, n_bytes, "NVIDIA H200", quick, scopes=["local.fragment"])
+    assert no_lesson.stars == 2 and no_lesson.capped and "shared" in no_lesson.capped
+
+
+def test_the_transpose_lesson_is_seen_in_the_kernels_allocations() -> None:
+    from tilescope.puzzles import runner
+
+    p = catalog.get(10)
+    scopes = {}
+    for path in (p.solution_path, p.folder / str(p.perf.baseline)):
+        func = runner.build(str(path), path.read_text(), {"M": 100, "N": 150})
+        scopes[path.name] = runner.storage_scopes(func)
+    assert "shared.dyn" in scopes["solution.py"] and not any(s.startswith("shared") for s in scopes["baseline.py"])
+
+
+def test_a_message_that_answers_nothing_is_a_violation() -> None:
+    with pytest.raises(judge.Violation):
+        judge._expect({"id": "someone-else", "op": "ran"}, "mine", {"ran"})
+    with pytest.raises(judge.Violation):
+        judge._expect('{"passed": true', "mine", {"ran"})
+    assert judge._expect({"id": "mine", "op": "ran"}, "mine", {"ran"})["op"] == "ran"

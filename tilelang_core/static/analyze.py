@@ -1,0 +1,153 @@
+"""``analyze_source``: everything the source alone says about its kernels.
+
+Each block's facts are computed in the block's own lines and kept with the (immutable) parsed
+block; here they are placed at the block's lines in the file, so an edit above a kernel costs a
+copy of its records, not a new reading.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import replace
+
+from tilescope.core.errors import surrogate_error
+from tilescope.core.lines import without_surrogates
+from tilescope.core.model import Diagnostic, KernelRef, Span
+from tilescope.core.static import catalog
+from tilescope.core.static.bindings import bindings
+from tilescope.core.static.context import ModuleContext, bind_assignment, module_context
+from tilescope.core.static.discover import discover_block, returned_prim_func, tilelang_names
+from tilescope.core.static.evaluate import Sym
+from tilescope.core.static.primitive_checks import check_primitives
+from tilescope.core.static.reader import KernelReader
+from tilescope.core.static.records import Binding, PrimitiveUse, QuickFix, StaticFile, StaticKernel, TextEdit
+from tilescope.core.static.recover import PlacedBlock, parse_tolerant
+from tilescope.core.static.syntax import span_of
+
+SOURCE = "tilescope-static"
+"""The ``source`` of every static diagnostic; the compiler tier's say ``tilescope``."""
+
+
+def analyze_source(
+    source: str, path: str = "<unsaved>", *, target: str = "sm_90", table: catalog.Catalog | None = None
+) -> StaticFile:
+    """Kernels, primitive uses, diagnostics and quick fixes of ``source`` (file lines)."""
+    table = table if table is not None else catalog.default()
+    surrogate = surrogate_error(source)
+    source = without_surrogates(source) if surrogate is not None else source
+    parsed = parse_tolerant(source)
+    context = module_context(parsed.blocks, parsed.lines, target)
+    names = tilelang_names([s for p in parsed.blocks for s in p.block.statements])
+    diagnostics = list(parsed.errors) + ([surrogate] if surrogate is not None else [])
+    fixes: list[QuickFix] = []
+    kernels = []
+    uses: list[PrimitiveUse] = []
+    for placed in parsed.blocks:
+        for ref, outer, body in discover_block(placed.block, context.aliases, names):
+            kernel, found, fixed = read_kernel(ref, outer, body, context, placed)
+            kernels.append(kernel)
+            diagnostics.extend(found)
+            fixes.extend(fixed)
+        block_uses, found = check_primitives(placed.block, context.aliases, table)
+        uses.extend(placed.place("uses", block_uses))  # type: ignore[arg-type]
+        notes = placed.place("notes", found)
+        diagnostics.extend(d for d in notes if d.span.line not in parsed.repaired_lines)  # type: ignore[attr-defined]
+    diagnostics = sorted((replace(d, source=SOURCE) for d in diagnostics), key=lambda d: (d.span.line, d.span.column))
+    fixes = [replace(f, diagnostic=replace(f.diagnostic, source=SOURCE)) for f in fixes]
+    return StaticFile(path, target, kernels, diagnostics, uses, fixes=fixes, aliases=sorted(context.aliases))
+
+
+def read_kernel(
+    ref: KernelRef,
+    outer: ast.FunctionDef,
+    body_def: ast.FunctionDef,
+    context: ModuleContext,
+    placed: PlacedBlock,
+) -> tuple[StaticKernel, list[Diagnostic], list[QuickFix]]:
+    """One discovered kernel in file lines; unchanged text under unchanged values is read once."""
+    bound, target = bindings(ref, outer, placed.delta, context)
+    key = (
+        "kernel",
+        ref.name,
+        ref.style,
+        tuple(ref.params),
+        tuple((b.name, b.value, b.origin) for b in bound),
+        target,
+        context.env_key,
+    )
+    block = placed.block
+    cached = block.memo.get(key)
+    if cached is None:
+        cached = _read(ref, outer, body_def, context, placed.delta, block.nodes, bound, target)
+        block.memo[key] = cached
+    kernel, found, fixes = placed.place(key, cached)  # type: ignore[misc]
+    kernel = replace(kernel, bindings=bound)
+    missing = _missing_values(kernel, outer, placed.delta, context)
+    if missing is not None:
+        found = [*found, missing.diagnostic]
+        fixes = [*fixes, missing]
+    return kernel, found, fixes
+
+
+def _missing_values(
+    kernel: StaticKernel, outer: ast.FunctionDef, delta: int, context: ModuleContext
+) -> QuickFix | None:
+    """A note naming the parameters no source gave a value, with a directive to fill them in."""
+    defaults = {p.name for p in kernel.ref.params if p.default is not None}
+    missing = [b.name for b in kernel.bindings if b.origin == "unknown" and b.name not in defaults]
+    if not missing:
+        return None
+    name = kernel.ref.name
+    message = (
+        f"no value for {', '.join(missing)}: Tilescope looked for a '# tilescope:' directive above the def, "
+        f"calls of {name} in this file (also through main()'s parameters and argparse defaults), and "
+        "parameter defaults; shapes using them stay symbolic"
+    )
+    anchor = kernel.name_span or kernel.span
+    diagnostic = Diagnostic("information", message, anchor, "missing-values", kernel=name)
+    first = delta + min([outer.lineno, *(d.lineno for d in outer.decorator_list)])
+    indent = " " * outer.col_offset
+    values = " ".join(f"{b.name}={'?' if b.value is None else b.value}" for b in kernel.bindings)
+    edit = TextEdit(Span(first, 0, first, 0), f"{indent}# tilescope: {values}\n")
+    return QuickFix(diagnostic, f"Add a '# tilescope:' directive for {name}", [edit])
+
+
+def _read(
+    ref: KernelRef,
+    outer: ast.FunctionDef,
+    body_def: ast.FunctionDef,
+    context: ModuleContext,
+    delta: int,
+    nodes: list[ast.AST],
+    bound: list[Binding],
+    target: str,
+) -> tuple[StaticKernel, list[Diagnostic], list[QuickFix]]:
+    env = dict(context.env)
+    for binding in bound:
+        env[binding.name] = binding.value if binding.value is not None else Sym(binding.name)
+    if body_def is not outer:
+        for stmt in outer.body:
+            if isinstance(stmt, ast.FunctionDef | ast.Return):
+                break
+            bind_assignment(stmt, env, context.aliases)
+        body_def = returned_prim_func(outer, body_def, nodes, env, context.aliases)
+    reader = KernelReader(ref, env, context.aliases, target)
+    reader.read_params(body_def)
+    reader.read_body(body_def.body)
+    kernel = reader.finish(span_of(outer), body_def, [], nodes)
+    index = outer.lineno - 1 + delta
+    text = context.lines[index] if 0 <= index < len(context.lines) else ""
+    kernel = replace(kernel, name_span=_name_span(outer, text))
+    return kernel, reader.diagnostics, reader.fixes
+
+
+def _name_span(func: ast.FunctionDef, text: str) -> Span:
+    """The function's name on its ``def`` line as written (block lines), never past the line's end."""
+    encoded = text.rstrip("\r\n").encode("utf-8")
+    match = re.search(rb"def\s+(" + re.escape(func.name.encode("utf-8")) + rb")\b", encoded[func.col_offset :])
+    if match is None:
+        end = len(encoded)
+        return Span(func.lineno, min(func.col_offset, end), func.lineno, end)
+    start = func.col_offset + match.start(1)
+    return Span(func.lineno, start, func.lineno, start + len(match.group(1)))

@@ -1,0 +1,242 @@
+"""Where each kernel parameter's value comes from: a directive, a call in the file, or a default.
+
+Order: the ``# tilescope: K=V ...`` comment above the def (or its decorators), then a call in the
+same file (also inside a ``main()`` whose defaults, locals or ``argparse`` defaults supply the
+values), then the parameter's default. Each ``Binding`` records the line it was found at, so a
+hover can say where a number came from.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from tilescope.core.model import KernelRef
+from tilescope.core.static.context import ModuleContext, bind_assignment
+from tilescope.core.static.discover import default_nodes
+from tilescope.core.static.evaluate import Shaped, Sym, Value, evaluate
+from tilescope.core.static.records import Binding
+from tilescope.core.static.recover import ParsedBlock, PlacedBlock
+
+_DIRECTIVE = re.compile(r"#\s*tilescope:\s*(.*)")
+
+Call = tuple[ast.Call, dict[str, Value], int]
+"""A call, the env around it, and what to add to its line numbers to get file lines."""
+
+
+def directive(lines: list[str], func: ast.FunctionDef, offset: int) -> tuple[dict[str, str], int | None]:
+    """The ``# tilescope: K=V ...`` comment just above the def or its decorators, and its line."""
+    first = offset + min([func.lineno, *(d.lineno for d in func.decorator_list)])
+    index = first - 2
+    while 0 <= index < len(lines):
+        text = lines[index].strip()
+        match = _DIRECTIVE.match(text)
+        if match:
+            pairs = (item.split("=", 1) for item in match.group(1).split() if "=" in item)
+            return {k: v for k, v in pairs if v not in ("", "?")}, index + 1
+        if not text.startswith("#"):
+            break
+        index -= 1
+    return {}, None
+
+
+def _directive_value(text: str) -> Value:
+    try:
+        return int(text, 0)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text.strip("\"'")
+
+
+def call_sites(context: ModuleContext, name: str) -> list[Call]:
+    """Calls of ``name(...)`` / ``name.compile(...)`` in the file, in file order, each with its env."""
+    found: list[Call] = []
+    for placed in context.blocks:
+        calls = _block_calls(placed.block).get(name)
+        if calls:
+            env = _block_env(placed, context)
+            found.extend((call, env, placed.delta) for call in calls)
+    found.sort(key=lambda item: (item[2] + item[0].lineno, item[0].col_offset))
+    return found
+
+
+def _block_calls(block: ParsedBlock) -> dict[str, list[ast.Call]]:
+    calls = block.memo.get("calls")
+    if calls is None:
+        calls = {}
+        for node in block.nodes:
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr in ("compile", "get_tir")
+                and isinstance(func.value, ast.Name)
+            ):
+                calls.setdefault(func.value.id, []).append(node)
+            elif isinstance(func, ast.Name):
+                calls.setdefault(func.id, []).append(node)
+        block.memo["calls"] = calls
+    return calls  # type: ignore[return-value]
+
+
+def _block_env(placed: PlacedBlock, context: ModuleContext) -> dict[str, Value]:
+    """The module env plus the block's function parameters and assignments: ``def main(M=4096)``
+    gives ``M=4096``, unless another block calls ``main(args.M)`` with a value known there (the
+    ``argparse`` default that ``__main__`` passes in is what runs)."""
+    block = placed.block
+    key = ("env", context.env_key, _caller_key(placed, context))
+    cached = block.memo.get(key)
+    if cached is not None:
+        return cached  # type: ignore[return-value]
+    env = dict(context.env)
+    for stmt in block.statements:
+        if isinstance(stmt, ast.FunctionDef):
+            env.update(_parameter_values(stmt, placed, context, env))
+    for node in block.nodes:
+        if isinstance(node, ast.Assign):
+            bind_assignment(node, env, context.aliases)
+    block.memo[key] = env
+    return env
+
+
+def _plain_env(placed: PlacedBlock, context: ModuleContext) -> dict[str, Value]:
+    """The module env plus the block's own assignments (what a ``__main__`` block sees)."""
+    key = ("plain-env", context.env_key)
+    cached = placed.block.memo.get(key)
+    if cached is None:
+        cached = dict(context.env)
+        for node in placed.block.nodes:
+            if isinstance(node, ast.Assign):
+                bind_assignment(node, cached, context.aliases)
+        placed.block.memo[key] = cached
+    return cached  # type: ignore[return-value]
+
+
+def _callers(func: str, placed: PlacedBlock, context: ModuleContext) -> list[tuple[ast.Call, dict[str, Value]]]:
+    return [
+        (call, _plain_env(other, context))
+        for other in context.blocks
+        if other is not placed
+        for call in _block_calls(other.block).get(func, [])
+    ]
+
+
+def _caller_key(placed: PlacedBlock, context: ModuleContext) -> tuple[int, ...]:
+    """The blocks that call this block's functions (immutable while cached, so their identity
+    stands for their text): with the module env, what the block env depends on."""
+    names = {s.name for s in placed.block.statements if isinstance(s, ast.FunctionDef)}
+    if not names:
+        return ()
+    return tuple(
+        id(other.block)
+        for other in context.blocks
+        if other is not placed and not names.isdisjoint(_block_calls(other.block))
+    )
+
+
+def _parameter_values(
+    func: ast.FunctionDef, placed: PlacedBlock, context: ModuleContext, env: dict[str, Value]
+) -> dict[str, Value]:
+    values = {name: evaluate(node, env, context.aliases) for name, node in default_nodes(func).items()}
+    positional = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
+    for name in [*positional, *(a.arg for a in func.args.kwonlyargs)]:
+        found, _ = _from_calls(
+            name, positional, [(c, e, 0) for c, e in _callers(func.name, placed, context)], context.aliases
+        )
+        if found is not None:
+            values[name] = found
+    return values
+
+
+def bindings(ref: KernelRef, outer: ast.FunctionDef, offset: int, context: ModuleContext) -> tuple[list[Binding], str]:
+    """Each parameter's value and origin (file lines), and the kernel's target."""
+    written, directive_line = directive(context.lines, outer, offset)
+    target = written.pop("target", context.target)
+    calls = call_sites(context, ref.name)
+    result: list[Binding] = []
+    positional = [a.arg for a in [*outer.args.posonlyargs, *outer.args.args]]
+    defaults = default_nodes(outer)
+    for param in ref.params:
+        if param.name in written:
+            result.append(Binding(param.name, _directive_value(written[param.name]), "directive", directive_line))
+            continue
+        value, line = _from_calls(param.name, positional, calls, context.aliases)
+        if value is None and ref.style == "jit-eager":
+            value, line = _from_tensors(param.name, outer, calls, context.aliases)
+        if value is not None:
+            result.append(Binding(param.name, value, "call", line))
+        elif param.name in defaults:
+            default = evaluate(defaults[param.name], context.env, context.aliases)
+            known = None if isinstance(default, Sym | tuple) else default
+            origin = "default" if known is not None else "unknown"
+            result.append(Binding(param.name, known, origin, offset + defaults[param.name].lineno))
+        else:
+            result.append(Binding(param.name, None, "unknown"))
+    for name, text in written.items():
+        if name not in {p.name for p in ref.params}:
+            result.append(Binding(name, _directive_value(text), "directive", directive_line))
+    return result, target
+
+
+def _from_calls(
+    name: str, positional: list[str], calls: list[Call], aliases: frozenset[str]
+) -> tuple[Value, int | None]:
+    for call, env, offset in calls:
+        node: ast.expr | None = None
+        for keyword in call.keywords:
+            if keyword.arg == name:
+                node = keyword.value
+        if node is None and name in positional:
+            index = positional.index(name)
+            plain = [a for a in call.args if not isinstance(a, ast.Starred)]
+            if index < len(plain) and len(plain) == len(call.args):
+                node = plain[index]
+        if node is None:
+            continue
+        value = evaluate(node, env, aliases)
+        if isinstance(value, int | float | str) and value is not None:
+            return value, offset + call.lineno
+    return None, None
+
+
+def _tensor_dims(func: ast.FunctionDef, aliases: frozenset[str]) -> dict[str, list[ast.expr]]:
+    """``{"A": [M, K]}`` for ``A: T.Tensor((M, K), dtype)`` in an eager kernel's body."""
+    found: dict[str, list[ast.expr]] = {}
+    for stmt in func.body:
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is None):
+            continue
+        annotation = stmt.annotation
+        shape: ast.expr | None = None
+        if isinstance(annotation, ast.Subscript):
+            parts = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+            shape = parts[0]
+        elif isinstance(annotation, ast.Call) and annotation.args:
+            shape = annotation.args[0]
+        if isinstance(shape, ast.Tuple | ast.List):
+            found[stmt.target.id] = list(shape.elts)
+    return found
+
+
+def _from_tensors(
+    name: str, outer: ast.FunctionDef, calls: list[Call], aliases: frozenset[str]
+) -> tuple[Value, int | None]:
+    """A ``T.const`` name bound by the shape of the tensor a call passes (``torch.randn(M, K)``)."""
+    positional = [a.arg for a in [*outer.args.posonlyargs, *outer.args.args]]
+    for tensor, dims in _tensor_dims(outer, aliases).items():
+        index = next((i for i, d in enumerate(dims) if isinstance(d, ast.Name) and d.id == name), None)
+        if index is None:
+            continue
+        for call, env, offset in calls:
+            node = next((k.value for k in call.keywords if k.arg == tensor), None)
+            if node is None and tensor in positional and positional.index(tensor) < len(call.args):
+                node = call.args[positional.index(tensor)]
+            value = evaluate(node, env, aliases) if node is not None else None
+            if isinstance(value, Shaped) and len(value.shape) == len(dims):
+                dim = value.shape[index]
+                if isinstance(dim, int) and not isinstance(dim, bool):
+                    return dim, offset + call.lineno
+    return None, None

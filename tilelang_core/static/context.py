@@ -1,0 +1,92 @@
+"""What the whole file contributes to each kernel: the names of ``tilelang.language``, module
+constants, ``argparse`` defaults, and the placed blocks that later steps search for calls."""
+
+from __future__ import annotations
+
+import ast
+import functools
+from dataclasses import dataclass, field
+
+from tilescope.core.static.evaluate import Sym, Value, evaluate
+from tilescope.core.static.recover import ParsedBlock, PlacedBlock
+
+
+@dataclass
+class ModuleContext:
+    aliases: frozenset[str]
+    env: dict[str, Value]
+    lines: list[str]
+    target: str
+    blocks: list[PlacedBlock] = field(default_factory=list)
+
+    @functools.cached_property
+    def env_key(self) -> tuple[object, ...]:
+        """The module env as a hashable cache key."""
+        return (self.aliases, tuple(sorted(self.env.items(), key=_item_key)))
+
+
+def _item_key(item: tuple[str, Value]) -> str:
+    return item[0]
+
+
+def module_context(blocks: list[PlacedBlock], lines: list[str], target: str) -> ModuleContext:
+    aliases: set[str] = set()
+    for placed in blocks:
+        for stmt in placed.block.statements:
+            if isinstance(stmt, ast.Import):
+                aliases.update(a.asname or a.name for a in stmt.names if a.name == "tilelang.language")
+            elif isinstance(stmt, ast.ImportFrom) and stmt.module == "tilelang":
+                aliases.update(a.asname or a.name for a in stmt.names if a.name == "language")
+    frozen_aliases = frozenset(aliases or {"T"})
+    env: dict[str, Value] = {}
+    for placed in blocks:
+        env.update(argparse_defaults(placed.block, frozen_aliases))
+    for placed in blocks:
+        for stmt in placed.block.statements:
+            bind_assignment(stmt, env, frozen_aliases)
+    return ModuleContext(frozen_aliases, env, lines, target, blocks)
+
+
+def argparse_defaults(block: ParsedBlock, aliases: frozenset[str]) -> dict[str, Value]:
+    """``args.M`` → default, from ``parser.add_argument("--M", default=...)`` calls."""
+    found = block.memo.get("argparse")
+    if found is None:
+        found = {}
+        for node in block.nodes:
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            if node.func.attr != "add_argument":
+                continue
+            flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            keywords = {k.arg: k.value for k in node.keywords}
+            if not flags or "default" not in keywords:
+                continue
+            dest = keywords.get("dest")
+            name = dest.value if isinstance(dest, ast.Constant) else flags[-1].lstrip("-").replace("-", "_")
+            value = evaluate(keywords["default"], {}, aliases)
+            if not isinstance(value, Sym) and isinstance(name, str):
+                for prefix in ("args", "opts", "options", "cfg", "config"):
+                    found[f"{prefix}.{name}"] = value
+        block.memo["argparse"] = found
+    return found  # type: ignore[return-value]
+
+
+def bind_assignment(stmt: ast.stmt, env: dict[str, Value], aliases: frozenset[str]) -> None:
+    """Record ``NAME = value`` (and tuple unpacking) when the value is known."""
+    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+        env[stmt.target.id] = evaluate(stmt.value, env, aliases)
+        return
+    if not isinstance(stmt, ast.Assign):
+        return
+    value = evaluate(stmt.value, env, aliases)
+    for target in stmt.targets:
+        if isinstance(target, ast.Name):
+            env[target.id] = value
+        elif isinstance(target, ast.Tuple) and isinstance(value, tuple) and len(value) == len(target.elts):
+            for element, item in zip(target.elts, value, strict=True):
+                if isinstance(element, ast.Name):
+                    env[element.id] = item
+        elif isinstance(target, ast.Tuple):
+            for element in target.elts:
+                if isinstance(element, ast.Name):
+                    env[element.id] = Sym(element.id)
