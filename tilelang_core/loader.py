@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from tilescope.core.discovery import Instantiation
+from tilescope.core.lines import source_lines
 
 MODULE_NAME = "__tilescope_kernel__"
 _SAFE_CALLS = {
@@ -77,7 +78,7 @@ def load_module(source: str, path: str) -> dict[str, Any]:
     TileLang reads kernel source through ``inspect``, so the text is registered in ``linecache``
     under ``path``: unsaved editor buffers build exactly as they read.
     """
-    lines = source.splitlines(keepends=True)
+    lines = source_lines(source)
     linecache.cache[path] = (len(source), None, lines, path)
     directory = os.path.dirname(os.path.abspath(path))
     if directory not in sys.path:

@@ -18,6 +18,9 @@ from tilescope.core.static.records import BufferDecl, StaticKernel
 
 HintKind = Literal["buffers", "parameters", "launch", "layouts", "pipelines"]
 HINT_KINDS: tuple[HintKind, ...] = ("buffers", "parameters", "launch", "layouts", "pipelines")
+LINE_END = 1 << 30
+"""A hint column meaning "after everything on the line": the launch hint follows the whole
+``with T.Kernel(...) as (bx, by):`` header rather than splitting it (editors clamp to the end)."""
 
 
 @dataclass(frozen=True)
@@ -75,11 +78,13 @@ def _kernel_hints(kernel: StaticKernel, model: KernelModel | None, wanted: set[s
                 hints.append(Hint(end_line, end_column, label, "layouts", layout.text or None))
     if "launch" in wanted and kernel.launch is not None:
         span = kernel.launch.span
-        hints.append(Hint(span.end_line or span.line, span.end_column or 0, launch_label(kernel, model), "launch"))
+        hints.append(Hint(span.end_line or span.line, LINE_END, launch_label(kernel, model), "launch"))
     if "pipelines" in wanted:
         compiled = model.pipelines if model else []
         for index, pipeline in enumerate(kernel.pipelines):
             stages = compiled[index].num_stages if index < len(compiled) else pipeline.num_stages
+            if pipeline.literal and stages == pipeline.num_stages:
+                continue
             span = pipeline.span
             label = f"{stages} stages" if stages != 1 else "1 stage"
             hints.append(Hint(span.end_line or span.line, span.end_column or 0, label, "pipelines"))
