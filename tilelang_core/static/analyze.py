@@ -11,6 +11,8 @@ import ast
 import re
 from dataclasses import replace
 
+from tilescope.core.errors import surrogate_error
+from tilescope.core.lines import without_surrogates
 from tilescope.core.model import Diagnostic, KernelRef, Span
 from tilescope.core.static import catalog
 from tilescope.core.static.bindings import bindings
@@ -32,9 +34,11 @@ def analyze_source(
 ) -> StaticFile:
     """Kernels, primitive uses, diagnostics and quick fixes of ``source`` (file lines)."""
     table = table if table is not None else catalog.default()
+    surrogate = surrogate_error(source)
+    source = without_surrogates(source) if surrogate is not None else source
     parsed = parse_tolerant(source)
     context = module_context(parsed.blocks, parsed.lines, target)
-    diagnostics = list(parsed.errors)
+    diagnostics = list(parsed.errors) + ([surrogate] if surrogate is not None else [])
     fixes: list[QuickFix] = []
     kernels = []
     uses: list[PrimitiveUse] = []

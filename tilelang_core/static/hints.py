@@ -18,6 +18,9 @@ from tilescope.core.static.records import BufferDecl, LaunchDecl, StaticKernel
 
 HintKind = Literal["buffers", "parameters", "launch", "layouts", "pipelines"]
 HINT_KINDS: tuple[HintKind, ...] = ("buffers", "parameters", "launch", "layouts", "pipelines")
+LINE_END = 1 << 30
+"""A hint column meaning "after everything on the line": the launch hint follows the whole
+``with T.Kernel(...) as (bx, by):`` header rather than splitting it (editors clamp to the end)."""
 
 
 @dataclass(frozen=True)
@@ -77,11 +80,13 @@ def _kernel_hints(kernel: StaticKernel, model: KernelModel | None, wanted: set[s
         for index, launch in enumerate(kernel.launches or ([kernel.launch] if kernel.launch else [])):
             span = launch.span
             label = launch_label(kernel, model) if index == 0 else _static_launch_label(launch)
-            hints.append(Hint(span.end_line or span.line, span.end_column or 0, label, "launch"))
+            hints.append(Hint(span.end_line or span.line, LINE_END, label, "launch"))
     if "pipelines" in wanted:
         compiled = model.pipelines if model else []
         for index, pipeline in enumerate(kernel.pipelines):
             stages = compiled[index].num_stages if index < len(compiled) else pipeline.num_stages
+            if pipeline.literal and stages == pipeline.num_stages:
+                continue
             span = pipeline.span
             label = f"{stages} stages" if stages != 1 else "1 stage"
             hints.append(Hint(span.end_line or span.line, span.end_column or 0, label, "pipelines"))

@@ -234,7 +234,8 @@ class KernelReader:
         if name == "Pipelined" and isinstance(stmt.iter, ast.Call):
             args = arguments(stmt.iter, ["start", "stop", "num_stages"])
             stages = evaluate(args["num_stages"], self.env, self.aliases) if "num_stages" in args else 0
-            pipeline = PipelineDecl(loop_var, as_dim(stages), span_of(stmt.iter))
+            literal = isinstance(args.get("num_stages"), ast.Constant)
+            pipeline = PipelineDecl(loop_var, as_dim(stages), span_of(stmt.iter), literal)
             self.pipelines.append(pipeline)
         if name == "Parallel":
             self._parallel(stmt)

@@ -61,6 +61,8 @@ class PipelineDecl:
     num_stages: Dim
     span: Span
     """The ``T.Pipelined(...)`` call."""
+    literal: bool = False
+    """``num_stages`` is written as a number in the call, so a hint would only repeat it."""
 
 
 @dataclass(frozen=True)

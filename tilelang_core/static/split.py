@@ -14,24 +14,14 @@ import re
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from tilescope.core.lines import source_lines as source_lines  # the one line splitter, re-exported
+
 _CONTINUATION = re.compile(r"(else|elif|except|finally)\b")
 _RESTART = re.compile(r"(def|class)\s|async\s+def\s|@[A-Za-z_][\w.]*\s*(\(|$)")
 """A line at column 0 that starts a definition: inside an unclosed bracket, the bracket was a typo."""
 _TOKEN = re.compile(
     r"""\"\"\"|'''|"(?:[^"\\\r\n]|\\.)*("|\\?(?=[\r\n]|$))|'(?:[^'\\\r\n]|\\.)*('|\\?(?=[\r\n]|$))|\#|[()\[\]{}]"""
 )
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
-
-
-def source_lines(source: str) -> list[str]:
-    """Lines as Python and LSP count them (ends ``\\n``, ``\\r\\n``, ``\\r`` only), ends kept.
-
-    ``str.splitlines`` also splits on form feeds, ``\\x1c``-``\\x1e``, ``\\x85`` and U+2028, which
-    Python reads as ordinary characters: a string holding one would shift every line after it.
-    """
-    return _LINE.findall(source)
-
-
 _State = tuple[int, "str | None", bool, bool]
 """The lexer between two lines: bracket depth, open string, backslash continuation, decorator seen."""
 _START: _State = (0, None, False, False)
