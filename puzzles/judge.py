@@ -353,6 +353,22 @@ def _precompile(session: Session, planned: list[PlannedCase], funcs: dict[str, s
             return
 
 
+def _run_once(
+    puzzle: Puzzle, case: PlannedCase, prim_func: str, path: str, child: Child, ws: Workspace, timeout_s: float
+) -> None:
+    """Compile and run ``case`` once in a fresh executor ``child`` (one a sanitizer wraps)."""
+    from tilescope.puzzles.session import READY_S
+
+    hello = child.receive(READY_S)
+    if not isinstance(hello, dict) or hello.get("op") != "ready":
+        raise Violation("no greeting")
+    request = {"op": "compile", "key": case.key, "prim_func": prim_func, "path": path, "lineinfo": True}
+    reply = _call(child, {**request, "device": "cuda"}, timeout_s, {"compiled", "compile-error"})
+    if reply["op"] == "compiled":
+        params = [Param(p["name"], tuple(p["shape"]), p["dtype"]) for p in reply["params"]]
+        run_case(puzzle, case, params, child, ws, "cuda", timeout_s, guarded=False)
+
+
 def _sanitized(
     puzzle: Puzzle,
     path: str,
@@ -372,11 +388,14 @@ def _sanitized(
         missing = "memcheck and racecheck: compute-sanitizer is not installed on this machine"
         return dataclasses.replace(report, not_checked=[*report.not_checked, missing])
     case = sanitizer.small_case(planned)
+    budget = max(timeout_s, 120.0)
     findings, checked, not_checked = [], list(report.checked), list(report.not_checked)
     for tool in sanitizer.TOOLS:
         progress(f"{tool} on case {case.name}")
         try:
-            finding = sanitizer.run_tool(tool, exe, puzzle, case, funcs[case.key], path, max(timeout_s, 120.0))
+            finding = sanitizer.run_tool(
+                tool, exe, lambda child, ws: _run_once(puzzle, case, funcs[case.key], path, child, ws, budget)
+            )
         except (ChildGone, Violation) as err:
             not_checked.append(f"{tool} on case {case.name}: the tool's run did not finish ({err})")
             continue

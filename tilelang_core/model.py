@@ -106,13 +106,28 @@ class Layout:
 
 
 @dataclass(frozen=True)
+class ThreadRange:
+    """Threads ``begin`` to ``end - 1`` of a warp-specialised block, and what they do."""
+
+    role: Literal["producer", "consumer"]
+    begin: int
+    end: int
+
+
+@dataclass(frozen=True)
 class Launch:
+    """One ``T.Kernel``: a prim_func with two of them launches two device kernels."""
+
     grid: list[int]
     threads: int
-    """Threads per block as written in ``T.Kernel``."""
+    """Threads per block as TileLang builds it: ``threads=`` of ``T.Kernel``, else the backend's default (128)."""
     threads_after_ws: int
     """Threads per block after warp specialisation added producer warps."""
     span: Span | None = None
+    threads_given: bool = True
+    """Whether ``T.Kernel`` says ``threads=``; when not, ``threads`` is the backend's default."""
+    thread_ranges: list[ThreadRange] = field(default_factory=list)
+    """After warp specialisation: the producer and consumer thread ranges (empty when not specialised)."""
 
 
 @dataclass(frozen=True)
@@ -206,6 +221,14 @@ class KernelModel:
     resources: Resources | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     lower_ms: float = 0.0
+    launches: list[Launch] = field(default_factory=list)
+    """Every ``T.Kernel`` in program order; ``launch`` is the first."""
+    arg_sources: dict[str, str] = field(default_factory=dict)
+    """Where each argument came from: ``directive``, ``recorded``, ``call`` or ``default``."""
+    pass_configs: dict[str, Any] = field(default_factory=dict)
+    """The pass configuration it was lowered with (the PrimFunc's, then ``@tilelang.jit``'s)."""
+    out_idx: list[int] | None = None
+    """``out_idx`` of ``@tilelang.jit``: which parameters the compiled kernel allocates and returns."""
     autotune: Autotune | None = None
 
     def buffer(self, name: str) -> Buffer | None:

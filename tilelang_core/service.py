@@ -23,17 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from tilescope.core.discovery import discover, instantiations, syntax_diagnostic
+from tilescope.core.environment import gpu_message
 from tilescope.core.frames import CHANNEL_DAMAGED_EXIT, FrameReader
-from tilescope.core.model import (
-    Diagnostic,
-    FileAnalysis,
-    IRText,
-    KernelModel,
-    KernelRef,
-    RunReport,
-    Span,
-    from_json,
-)
+from tilescope.core.model import Diagnostic, FileAnalysis, IRText, KernelModel, KernelRef, RunReport, Span, from_json
+from tilescope.core.record import stamp
 from tilescope.core.spawn import worker_command, worker_env
 from tilescope.core.supervise import Limits, Supervised, SupervisorLost
 from tilescope.core.targets import target_error
@@ -293,6 +286,7 @@ class Analyzer:
                 "kernel": inst.kernel.name,
                 "args": args,
                 "ptxas": ptxas,
+                "recorded": stamp(path),  # recorded instances are an argument source: a new recording misses the cache
             }
             partial = self._analyze_one(payload, inst.kernel, discovered, timeout_s)
             kernels.extend(partial.kernels)
@@ -413,6 +407,16 @@ def _file_only(path: str, target: str, discovered: list[KernelRef], diagnostic: 
 def _worker_diagnostic(err: WorkerError, ref: KernelRef | None, timeout: float) -> Diagnostic:
     name = ref.name if ref else "the file"
     span = ref.span if ref else Span(1)
+    if err.code == "worker-crash" and gpu_message(str(err)):
+        return Diagnostic(
+            "warning",
+            f"Building kernel '{name}' ended the compiler worker because it asked for a GPU ({err}), and analysis "
+            "runs without one. Give the values it needs in a '# tilescope: NAME=VALUE' directive above the def, or "
+            "record a real run with 'tilescope record -- python FILE' on a GPU machine",
+            Span(span.line, span.column),
+            "needs-gpu",
+            kernel=ref.name if ref else None,
+        )
     if err.code not in ("timeout", "worker-crash"):
         return Diagnostic("error", str(err), Span(span.line, span.column), err.code, kernel=ref.name if ref else None)
     if err.code == "timeout":

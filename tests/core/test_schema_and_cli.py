@@ -25,6 +25,7 @@ RECORDS = [
     model.Buffer,
     model.Layout,
     model.Launch,
+    model.ThreadRange,
     model.Pipeline,
     model.PassRecord,
     model.Access,
