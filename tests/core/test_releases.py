@@ -7,6 +7,7 @@ apache-tvm-ffi it imports with), no Tilescope. A release absent locally is skipp
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -116,6 +117,23 @@ def test_a_worker_on_another_release_ignores_what_this_process_imported() -> Non
     with Analyzer(python=_python("0.1.12")) as analyzer:
         (kernel,) = analyzer.analyze(str(EXAMPLES / "gemm.py")).kernels
     assert not kernel.diagnostics and len(kernel.passes) == 70
+
+
+def _old_python() -> str | None:
+    for name in ("python3.9", "python3.8"):
+        found = shutil.which(name)
+        if found and subprocess.run([found, "-c", ""], capture_output=True, check=False).returncode == 0:
+            return found
+    return None
+
+
+def test_an_interpreter_older_than_3_10_is_a_diagnostic() -> None:
+    python = _old_python()
+    if python is None:
+        pytest.skip("no Python 3.9 or 3.8 on PATH")
+    with Analyzer(python=python) as analyzer:
+        (diagnostic,) = analyzer.analyze(str(EXAMPLES / "gemm.py")).all_diagnostics()
+    assert diagnostic.code == "python-version" and "needs Python 3.10 or newer" in diagnostic.message
 
 
 def test_children_ignore_the_working_directory(tmp_path: Path) -> None:
