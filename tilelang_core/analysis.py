@@ -13,11 +13,12 @@ from typing import Any
 from tilescope.core import autotune, compiler_warnings, errors, extract, ptxas
 from tilescope.core.compat import spans
 from tilescope.core.discovery import Instantiation, instantiations, syntax_diagnostic
-from tilescope.core.loader import build_prim_func, load_module
+from tilescope.core.loader import build_prim_func, jit_options, load_module
 from tilescope.core.lowering import Lowered, lower
 from tilescope.core.model import Buffer, Diagnostic, FileAnalysis, KernelModel, Span
 from tilescope.core.static import StaticKernel, analyze_source
-from tilescope.core.targets import shared_memory_budget, target_error
+from tilescope.core.targets import decorator_target, shared_memory_budget, target_error
+from tvm import tirx
 
 
 @dataclass
@@ -148,18 +149,35 @@ def _bound_args(obj: Any, inst: Instantiation) -> dict[str, Any]:
             values[param.name] = inst.args[param.name]
         elif param.default is not inspect.Parameter.empty:
             values[param.name] = param.default
-    return {k: v if isinstance(v, int | float | str | bool) or v is None else str(v) for k, v in values.items()}
+    return {k: _json_value(v) for k, v in values.items()}
+
+
+def _not_a_kernel(name: str, built: Any, span: Span) -> Diagnostic:
+    what = "nothing" if built is None else f"a {type(built).__name__}"
+    return Diagnostic(
+        severity="information",
+        message=f"'{name}' returned {what}, not a T.prim_func, so it is not analysed as a kernel "
+        "(a factory of factories, or a helper): analyse the kernel it makes instead",
+        span=span,
+        code="not-a-kernel",
+        kernel=name,
+    )
+
+
+def _json_value(value: Any) -> Any:
+    return value if isinstance(value, int | float | str | bool) or value is None else str(value)
 
 
 def _analyze_kernel(
     namespace: dict[str, Any],
     inst: Instantiation,
     path: str,
-    target: str,
+    requested: str,
     with_ptxas: bool,
     static: StaticKernel | None,
 ) -> KernelRun:
     name, line = inst.kernel.name, inst.kernel.span.line
+    target = inst.target or requested
     if inst.missing:
         missing = ", ".join(inst.missing)
         diagnostic = Diagnostic(
@@ -178,22 +196,28 @@ def _analyze_kernel(
             prim_func = build_prim_func(namespace, inst)
         except Exception as err:
             prim_func, failure = None, errors.build_error(err, path, name, line)
+        if prim_func is not None and not isinstance(prim_func, tirx.PrimFunc):
+            prim_func, failure = None, _not_a_kernel(name, prim_func, inst.kernel.span)
         if prim_func is not None:
+            configs, jit_target, out_idx = jit_options(namespace, inst, prim_func)
+            target = inst.target or decorator_target(jit_target, requested)
             start = time.perf_counter()
-            lowered = lower(prim_func, target)
+            lowered = lower(prim_func, target, configs)
             lower_ms = (time.perf_counter() - start) * 1000
     warnings = compiler_warnings.parse(printed[0], path, name)
     if prim_func is None:
         return KernelRun(_empty(name, args, target, [failure, *warnings]), None)
 
     device_mod = lowered.artifact.device_mod if lowered.artifact is not None else None
-    buffers, accesses, launch, pipelines = spans.with_static_lines(
+    launches = extract.launches(prim_func, device_mod, lowered.layout_module, path)
+    buffers, accesses, first, pipelines = spans.with_static_lines(
         static,
         extract.buffers(prim_func, path),
         extract.accesses(prim_func, path),
-        extract.launch(prim_func, device_mod, path),
+        launches[0] if launches else None,
         extract.pipelines(prim_func, path),
     )
+    launches = [first, *launches[1:]] if first is not None else launches
     diagnostics: list[Diagnostic] = list(warnings)
     if lowered.error is not None:
         diagnostics.append(errors.lowering_error(lowered.error, lowered.failed_pass, name, line, buffers, accesses))
@@ -211,7 +235,11 @@ def _analyze_kernel(
         args=args,
         target=target,
         buffers=buffers,
-        launch=launch,
+        launch=launches[0] if launches else None,
+        launches=launches,
+        arg_sources=dict(inst.sources),
+        pass_configs={k: _json_value(v) for k, v in configs.items()},
+        out_idx=[out_idx] if isinstance(out_idx, int) else (list(out_idx) if out_idx is not None else None),
         layouts=extract.layouts(lowered.layout_module),
         pipelines=pipelines,
         warp_specialized=extract.warp_specialized(lowered.layout_module),

@@ -1,27 +1,35 @@
-"""``tilescope check FILE``: analyse a file's kernels with the real compiler and report.
+"""``tilescope check PATH...``: analyse kernels with the real compiler and report.
 
-Human output is a compact report per kernel; ``--json`` prints the ``FileAnalysis`` record
-(schema in ``tilelang_core/SCHEMA.md``). The exit status is non-zero when any error was found.
+One file: a compact report per kernel; ``--format json`` prints its ``FileAnalysis`` record
+(schema in ``tilelang_core/SCHEMA.md``). Folders are searched recursively and checked by ``-j N``
+workers, with a progress bar on a terminal and a summary table; ``json`` is then one object with
+every file, and ``sarif`` a SARIF 2.1.0 log for CI. The exit status is 1 when any error was found
+(or, for one file, when no kernel lowered).
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import json
 import sys
+from pathlib import Path
 from typing import Any
 
-from tilescope.core.model import Diagnostic, FileAnalysis, KernelModel, dumps
-from tilescope.core.service import Analyzer
+from tilescope.core.batch import analyze_files, python_files
+from tilescope.core.model import SCHEMA_VERSION, Diagnostic, FileAnalysis, KernelModel, dumps, to_json
+from tilescope.core.sarif import to_sarif
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="a Python file with TileLang kernels")
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="Python files with TileLang kernels, or folders")
     parser.add_argument("--kernel", help="analyse only this kernel")
     parser.add_argument("--arg", action="append", default=[], metavar="K=V", help="override a kernel argument")
     parser.add_argument("--target", default="sm_90", help="sm_XX (CUDA), gfxNNN (HIP), metal (default sm_90)")
     parser.add_argument("--ptxas", action="store_true", help="compile to a cubin and report registers and spills")
-    parser.add_argument("--json", action="store_true", help="print the analysis as JSON")
+    parser.add_argument("--format", choices=["text", "json", "sarif"], default="text", help="output format")
+    parser.add_argument("--json", action="store_true", help="the same as --format json")
+    parser.add_argument("-j", "--jobs", type=int, default=1, help="compiler workers in parallel (default 1)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per kernel (default 60)")
     parser.add_argument("--memory", type=int, default=6144, help="worker memory limit in MiB (default 6144)")
     parser.add_argument(
@@ -48,16 +56,98 @@ def parse_args_overrides(pairs: list[str]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     overrides = parse_args_overrides(args.arg)
-    with Analyzer(timeout_s=args.timeout, memory_mb=args.memory, python=args.python) as analyzer:
-        result = analyzer.analyze(
-            args.file, kernel=args.kernel, args=overrides or None, target=args.target, ptxas=args.ptxas
-        )
-    if args.json:
-        print(dumps(result, indent=2))
+    fmt = "json" if args.json else args.format
+    files = python_files(args.paths)
+    options = {"kernel": args.kernel, "args": overrides or None, "target": args.target, "ptxas": args.ptxas}
+    analyzer_options = {"timeout_s": args.timeout, "memory_mb": args.memory, "python": args.python}
+    single = len(args.paths) == 1 and not Path(args.paths[0]).is_dir()
+    bar = _progress if sys.stderr.isatty() and not single else None
+    results = analyze_files(files, args.jobs, options, analyzer_options, bar)
+    if bar is not None:
+        print(file=sys.stderr)
+    if fmt == "sarif":
+        print(json.dumps(to_sarif(results, Path.cwd()), indent=2))
+    elif single and fmt == "json":
+        print(dumps(results[0], indent=2))
+    elif fmt == "json":
+        print(json.dumps({"schema_version": SCHEMA_VERSION, "files": [to_json(r) for r in results]}, indent=2))
+    elif single:
+        print(render(results[0]))
     else:
-        print(render(result))
-    print(summary(result), file=sys.stderr if args.json else sys.stdout)
-    return 0 if succeeded(result) else 1
+        for result in results:
+            for d in result.all_diagnostics():
+                print(_diagnostic(_display(result.path), d).strip())
+        print(table(results))
+    out = sys.stdout if fmt == "text" else sys.stderr
+    if single:
+        print(summary(results[0]), file=out)
+        return 0 if succeeded(results[0]) else 1
+    print(overall(results), file=out)
+    return 0 if all(r.ok for r in results) else 1
+
+
+def _progress(done: int, total: int, file: Path) -> None:
+    width = 30
+    filled = width * done // max(total, 1)
+    name = str(file)[-50:]
+    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {name:<50}")
+    sys.stderr.flush()
+
+
+def _counts(results: list[FileAnalysis]) -> dict[str, int]:
+    diagnostics = [d for r in results for d in r.all_diagnostics()]
+    return {
+        "files": len(results),
+        "kernels": sum(len(r.discovered) for r in results),
+        "lowered": sum(1 for r in results for k in r.kernels if _lowered(k)),
+        "errors": sum(d.severity == "error" for d in diagnostics),
+        "warnings": sum(d.severity == "warning" for d in diagnostics),
+    }
+
+
+def table(results: list[FileAnalysis]) -> str:
+    """Per folder: files, kernels found, kernels lowered, errors, warnings; then the diagnostic codes seen."""
+    groups: dict[str, list[FileAnalysis]] = {}
+    for result in results:
+        groups.setdefault(_folder(result.path), []).append(result)
+    header = ("folder", "files", "kernels", "lowered", "errors", "warnings")
+    rows = [(name, *(str(v) for v in _counts(group).values())) for name, group in sorted(groups.items())]
+    rows.append(("total", *(str(v) for v in _counts(results).values())))
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    lines = [
+        "  ".join(
+            cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in [header, *rows]
+    ]
+    codes: dict[str, int] = {}
+    for result in results:
+        for d in result.all_diagnostics():
+            codes[f"{d.severity}[{d.code}]"] = codes.get(f"{d.severity}[{d.code}]", 0) + 1
+    if codes:
+        lines.append("diagnostics: " + ", ".join(f"{k} {v}" for k, v in sorted(codes.items(), key=lambda x: -x[1])))
+    return "\n".join(lines)
+
+
+def _display(path: str) -> str:
+    """A path relative to where the check runs, when it is below it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return path
+
+
+def _folder(path: str) -> str:
+    return str(Path(_display(path)).parent)
+
+
+def overall(results: list[FileAnalysis]) -> str:
+    counts = _counts(results)
+    status = "ok" if all(r.ok for r in results) else "FAILED"
+    return (
+        f"tilescope check {status}: {counts['lowered']}/{counts['kernels']} kernels lowered in {counts['files']} "
+        f"files, {counts['errors']} errors, {counts['warnings']} warnings"
+    )
 
 
 def succeeded(result: FileAnalysis) -> bool:

@@ -76,6 +76,22 @@ def register_check(subparsers: argparse._SubParsersAction) -> None:
     add_arguments(subparsers.add_parser("check", help="analyse the kernels of a file with the compiler"))
 
 
+def register_record(subparsers: argparse._SubParsersAction) -> None:
+    from tilescope.core.record import add_arguments
+
+    add_arguments(
+        subparsers.add_parser(
+            "record", help="run a program or its tests and record every kernel it builds (.tilescope/instances.json)"
+        )
+    )
+
+
+def register_run(subparsers: argparse._SubParsersAction) -> None:
+    from tilescope.core.run_cmd import add_arguments as add_run_arguments
+
+    add_run_arguments(subparsers.add_parser("run", help="run a kernel on the CPU with the tile interpreter"))
+
+
 def register_variants(subparsers: argparse._SubParsersAction) -> None:
     from tilescope.core.variants_cmd import add_arguments
 

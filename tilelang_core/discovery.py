@@ -1,9 +1,10 @@
 """The kernels of a file and the concrete arguments to build them with, for the compiler tier.
 
 The rules (which definitions are kernels, and where each argument comes from: a
-``# tilescope: K=V ...`` directive above the def, then a call in the same file, also through the
-tensors it passes and a ``main()`` whose callers, defaults, locals or ``argparse`` defaults supply
-the values, then defaults) live once, in the static tier (``tilescope.core.static.discover`` and
+``# tilescope: K=V ...`` directive above the def, then what ``tilescope record`` saw the program
+build (``.tilescope/instances.json``), then a call in the same file, also through the tensors it
+passes and a ``main()`` whose callers, defaults, locals or ``argparse`` defaults supply the values,
+then defaults) live once, in the static tier (``tilescope.core.static.discover`` and
 ``bindings``). This module asks it and keeps what the
 worker can pass to a factory: concrete values only. Nothing here executes user code.
 """
@@ -16,6 +17,7 @@ from typing import Any
 
 from tilescope.core.errors import surrogate_error, syntax_error
 from tilescope.core.model import Diagnostic, KernelRef
+from tilescope.core.record import recorded_arguments
 from tilescope.core.static import analyze_source
 
 _CONCRETE = (int, float, str, bool)
@@ -29,7 +31,7 @@ class Instantiation:
     args: dict[str, Any]
     """Values to pass to the factory: directive and call-site values (``T.const`` names included)."""
     sources: dict[str, str]
-    """For each resolved parameter, ``directive``, ``call`` or ``default``."""
+    """For each resolved parameter, ``directive``, ``recorded``, ``call`` or ``default``."""
     missing: list[str]
     target: str | None = None
     """A ``target=`` given by the kernel's directive."""
@@ -59,11 +61,12 @@ def instantiations(source: str, path: str = "<string>") -> list[Instantiation]:
     static = analyze_source(source, path)
     found = []
     for kernel in static.kernels:
-        given = {
-            b.name: (b.value, b.origin)
-            for b in kernel.bindings
-            if b.origin in ("directive", "call") and isinstance(b.value, _CONCRETE)
-        }
+        bindings = [b for b in kernel.bindings if isinstance(b.value, _CONCRETE)]
+        given = {b.name: (b.value, b.origin) for b in bindings if b.origin == "call"}
+        known = {p.name for p in kernel.ref.params}
+        recorded = recorded_arguments(path, kernel.ref.name) or {}
+        given.update({name: (value, "recorded") for name, value in recorded.items() if name in known})
+        given.update({b.name: (b.value, b.origin) for b in bindings if b.origin == "directive"})
         args = {name: value for name, (value, _) in given.items()}
         sources = {name: origin for name, (_, origin) in given.items()}
         missing = []

@@ -9,6 +9,7 @@ import re
 import traceback
 from collections.abc import Iterable
 
+from tilescope.core.environment import gpu_query, missing_module
 from tilescope.core.lines import lone_surrogate
 from tilescope.core.model import Access, Buffer, Diagnostic, Span
 
@@ -63,10 +64,18 @@ def surrogate_error(text: str) -> Diagnostic | None:
     )
 
 
+def environment_problem(err: BaseException, path: str, kernel: str | None, kernel_line: int) -> Diagnostic | None:
+    """A missing module or a GPU query: the environment, not the kernel, stopped the build."""
+    return missing_module(err, path) or gpu_query(err, path, kernel, kernel_line)
+
+
 def load_error(err: BaseException, path: str) -> Diagnostic:
     """The file could not be executed (its definitions raised at import)."""
     if isinstance(err, SyntaxError):
         return syntax_error(err)
+    environment = environment_problem(err, path, None, 1)
+    if environment is not None:
+        return environment
     line = _user_line(err, path) or 1
     return Diagnostic(
         severity="error",
@@ -79,6 +88,9 @@ def load_error(err: BaseException, path: str) -> Diagnostic:
 
 def build_error(err: BaseException, path: str, kernel: str, kernel_line: int) -> Diagnostic:
     """Building the PrimFunc raised: TileLang's own checks (``T.gemm K shape check failed``) land here."""
+    environment = environment_problem(err, path, kernel, kernel_line)
+    if environment is not None:
+        return environment
     line = _user_line(err, path) or kernel_line
     message = first_message(err)
     if isinstance(err, AssertionError) and not str(err).strip():

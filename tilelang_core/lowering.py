@@ -100,8 +100,12 @@ def _phases(names: list[str]) -> list[str]:
     return phases
 
 
-def lower(prim_func: Any, arch: str) -> Lowered:
-    """Lower ``prim_func`` for ``arch`` and record every pass; a failure is returned, not raised."""
+def lower(prim_func: Any, arch: str, pass_configs: dict[str, Any] | None = None) -> Lowered:
+    """Lower ``prim_func`` for ``arch`` and record every pass; a failure is returned, not raised.
+
+    The pass context is the one ``tilelang.compile`` opens (``opt_level=3`` and the kernel's
+    ``pass_configs``), so the build is the one TileLang makes.
+    """
     target = cuda_target(arch)
     recorder = _Recorder()
     artifact = None
@@ -109,7 +113,7 @@ def lower(prim_func: Any, arch: str) -> Lowered:
     failed = None
     start = time.perf_counter()
     try:
-        with target, tvm.transform.PassContext(instruments=[recorder]):
+        with target, tvm.transform.PassContext(opt_level=3, config=pass_configs or {}, instruments=[recorder]):
             artifact = tilelang.lower(prim_func, target=target)
     except Exception as err:
         error = err

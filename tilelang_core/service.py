@@ -23,8 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from tilescope.core.discovery import discover, instantiations, syntax_diagnostic
+from tilescope.core.environment import gpu_message
 from tilescope.core.frames import CHANNEL_DAMAGED_EXIT, FrameReader
-from tilescope.core.model import Diagnostic, FileAnalysis, IRText, KernelModel, KernelRef, Span, from_json
+from tilescope.core.model import Diagnostic, FileAnalysis, IRText, KernelModel, KernelRef, RunReport, Span, from_json
+from tilescope.core.record import stamp
 from tilescope.core.spawn import worker_command, worker_env
 from tilescope.core.supervise import Limits, Supervised, SupervisorLost
 from tilescope.core.targets import target_error
@@ -284,6 +286,7 @@ class Analyzer:
                 "kernel": inst.kernel.name,
                 "args": args,
                 "ptxas": ptxas,
+                "recorded": stamp(path),  # recorded instances are an argument source: a new recording misses the cache
             }
             partial = self._analyze_one(payload, inst.kernel, discovered, timeout_s)
             kernels.extend(partial.kernels)
@@ -331,6 +334,37 @@ class Analyzer:
                 self._cache.popitem(last=False)
         return result
 
+    def run(
+        self,
+        path: str,
+        source: str | None = None,
+        *,
+        kernel: str | None = None,
+        args: dict[str, Any] | None = None,
+        inputs: str | None = None,
+        compare: str | None = None,
+        seed: int = 0,
+        timeout_s: float | None = None,
+    ) -> RunReport:
+        """Interpret one kernel of a file on the CPU in the worker (``tilescope.core.interpret``)."""
+        path = str(Path(path).resolve()) if not path.startswith("<") else path
+        source = Path(path).read_text() if source is None else source
+        payload = {
+            "op": "run",
+            "path": path,
+            "source": source,
+            "kernel": kernel,
+            "args": args,
+            "inputs": inputs,
+            "compare": compare,
+            "seed": seed,
+        }
+        timeout = timeout_s or self.timeout_s
+        try:
+            return from_json(RunReport, self._call(payload, timeout))
+        except (WorkerError, RuntimeError) as err:
+            return _run_failure(err, kernel, args, timeout)
+
     def pass_ir(
         self,
         path: str,
@@ -357,6 +391,14 @@ class Analyzer:
         return IRText(text=data["text"], source_lines=data["source_lines"])
 
 
+def _run_failure(err: Exception, kernel: str | None, args: dict[str, Any] | None, timeout: float) -> RunReport:
+    if isinstance(err, WorkerError) and err.code == "timeout":
+        message = f"the run did not finish within {timeout:g} s (the worker was stopped and restarted)"
+    else:
+        message = f"the worker died while running the kernel ({err}); it was restarted"
+    return RunReport(kernel or "", dict(args or {}), [], [], 0.0, error=message)
+
+
 def _file_only(path: str, target: str, discovered: list[KernelRef], diagnostic: Diagnostic) -> FileAnalysis:
     return FileAnalysis(path=path, target=target, kernels=[], discovered=discovered, diagnostics=[diagnostic])
 
@@ -364,6 +406,16 @@ def _file_only(path: str, target: str, discovered: list[KernelRef], diagnostic: 
 def _worker_diagnostic(err: WorkerError, ref: KernelRef | None, timeout: float) -> Diagnostic:
     name = ref.name if ref else "the file"
     span = ref.span if ref else Span(1)
+    if err.code == "worker-crash" and gpu_message(str(err)):
+        return Diagnostic(
+            "warning",
+            f"Building kernel '{name}' ended the compiler worker because it asked for a GPU ({err}), and analysis "
+            "runs without one. Give the values it needs in a '# tilescope: NAME=VALUE' directive above the def, or "
+            "record a real run with 'tilescope record -- python FILE' on a GPU machine",
+            Span(span.line, span.column),
+            "needs-gpu",
+            kernel=ref.name if ref else None,
+        )
     if err.code not in ("timeout", "worker-crash"):
         return Diagnostic("error", str(err), Span(span.line, span.column), err.code, kernel=ref.name if ref else None)
     if err.code == "timeout":

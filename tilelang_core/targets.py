@@ -34,3 +34,31 @@ def shared_memory_budget(name: str) -> int | None:
     """Bytes of shared memory one block may use on ``name``, when known."""
     kb = _SHARED_KB.get(name.removesuffix("a"))
     return kb * 1024 if kb is not None else None
+
+
+_ARCH = re.compile(r"sm_\d{2,3}a?|gfx\d{3,4}[a-z]?")
+
+
+def decorator_target(value: object, requested: str) -> str:
+    """The target a ``@tilelang.jit(target=...)`` asks for, as a short name.
+
+    ``None``, ``"auto"`` and a bare ``"cuda"`` mean "the machine's GPU", which analysis stands in
+    for with ``requested``; a named architecture (``"cuda -arch=sm_80"``, ``{"arch": "sm_80"}``) or
+    another backend (``"hip"``, ``"metal"``, ``"c"``) is honoured.
+    """
+    if value is None:
+        return requested
+    if isinstance(value, dict):
+        value = value.get("arch") or value.get("mcpu") or value.get("kind") or ""
+    text = str(value)
+    arch = _ARCH.search(text)
+    if arch:
+        return arch.group(0)
+    kind = text.split()[0].lower() if text.strip() else "auto"
+    if kind in ("hip", "rocm"):
+        return requested if requested.startswith("gfx") else "gfx942"
+    if kind in ("metal", "c"):
+        return kind
+    if kind == "llvm":
+        return "c"
+    return requested

@@ -93,10 +93,27 @@ class Worker:
             raise IndexError(f"pass index {index} out of range (0..{len(lowered.modules) - 1})")
         return to_json(self._ir_text.render(mod, request["path"]))
 
+    def run(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Interpret one kernel on the CPU (``tilescope run``)."""
+        from tilescope.core.interpret.launch import run_file
+
+        report = run_file(
+            request["path"],
+            request["source"],
+            kernel=request.get("kernel"),
+            args=request.get("args"),
+            inputs=request.get("inputs"),
+            compare=request.get("compare"),
+            seed=int(request.get("seed", 0)),
+        )
+        return to_json(report)
+
     def handle(self, request: dict[str, Any]) -> Any:
         op = request.get("op")
         if op == "ping":
             return {"pid": os.getpid()}
+        if op == "run":
+            return self.run(request)
         if op == "analyze":
             return self.analyze(request)
         if op == "pass_ir":

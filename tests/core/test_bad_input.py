@@ -112,3 +112,32 @@ def test_tilelangs_own_warnings_become_diagnostics_at_their_line(analyzer: Analy
     assert (warning.severity, warning.code, warning.span.line) == ("warning", "tilelang-warning", 23)
     assert "'C_local' is read before anything writes it" in warning.message
     assert warning.detail and "read before initialization" in warning.detail
+
+
+def test_missing_module_names_it_and_the_interpreter(analyzer: Analyzer) -> None:
+    result = analyzer.analyze(str(FIXTURES / "missing_module.py"))
+    (problem,) = result.all_diagnostics()
+    assert (problem.code, problem.severity, problem.span.line) == ("missing-module", "warning", 2)
+    assert "'tilescope_absent_module'" in problem.message and analyzer.python in problem.message
+    assert "--python" in problem.message
+
+
+def test_gpu_query_while_building_says_it_needs_a_gpu(analyzer: Analyzer) -> None:
+    result = analyzer.analyze(str(FIXTURES / "gpu_query.py"))
+    (problem,) = result.all_diagnostics()
+    assert (problem.code, problem.severity, problem.span.line) == ("needs-gpu", "warning", 8)
+    assert "calls 'get_num_sms()', which needs a GPU" in problem.message and "directive" in problem.message
+
+
+def test_a_factory_of_factories_is_not_a_kernel_and_not_an_error(analyzer: Analyzer) -> None:
+    result = analyzer.analyze(str(FIXTURES / "factory_of_factories.py"))
+    (note,) = result.all_diagnostics()
+    assert (note.code, note.severity, note.span.line) == ("not-a-kernel", "information", 4)
+    assert "returned a function, not a T.prim_func" in note.message
+
+
+def test_a_worker_ended_by_a_gpu_probe_says_it_needs_a_gpu(strict: Analyzer) -> None:
+    result = strict.analyze(str(FIXTURES / "exits_without_gpu.py"))
+    (problem,) = result.all_diagnostics()
+    assert (problem.code, problem.severity, problem.span.line) == ("needs-gpu", "warning", 12)
+    assert "GPU Device is not detected" in problem.message

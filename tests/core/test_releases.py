@@ -78,6 +78,22 @@ def test_diagnostics_at_the_users_line(release: tuple[str, Analyzer]) -> None:
     assert (layout.code, layout.span.line) == ("layout-inference", 11)
 
 
+def test_the_command_line_analyses_with_another_interpreter(tmp_path: Path) -> None:
+    """``--version`` and ``check --python`` name and use that interpreter's TileLang."""
+    python = _python("0.1.14")
+    tilescope = [sys.executable, "-m", "tilescope"]
+    run = {"cwd": tmp_path, "capture_output": True, "text": True, "timeout": 600, "check": False}
+    version = subprocess.run([*tilescope, "--python", python, "--version"], **run)
+    assert version.stdout.splitlines()[1] == f"TileLang 0.1.14 ({python})"
+    check = subprocess.run([*tilescope, "check", str(EXAMPLES / "gemm.py"), "--python", python], **run)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "  compile  78 passes" in check.stdout
+    assert (
+        "C_local   128×128        float32  local.fragment     65536 B  line 18  fragment: 128 threads" in check.stdout
+    )
+    assert "A_shared  128×32         float16  shared.dyn          8192 B  line 16  layout 3×128×32" in check.stdout
+
+
 def test_a_release_outside_the_range_is_a_diagnostic(tmp_path: Path) -> None:
     """An interpreter whose TileLang says 0.1.9: named and refused before TileLang is imported."""
     dist = tmp_path / "site" / "tilelang-0.1.9.dist-info"

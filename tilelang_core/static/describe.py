@@ -92,7 +92,7 @@ def _origins(decl: BufferDecl, kernel: StaticKernel) -> str:
 def _origin(binding: Binding) -> str:
     """``M=1024 (call, line 120)``: the value and where it was found."""
     if binding.value is None:
-        return f"{binding.name} unknown"
+        return f"{binding.name} chosen by the autotuner" if binding.origin == "autotune" else f"{binding.name} unknown"
     where = f", line {binding.line}" if binding.line is not None else ""
     return f"{binding.name}={binding.value} ({binding.origin}{where})"
 

@@ -39,6 +39,11 @@ _lexed: OrderedDict[int, _Lexed] = OrderedDict()
 _LEXED_KEPT = 8
 
 
+def forget_lexed() -> None:
+    """Drop the kept lexer states (for measuring a cold split, and for tests)."""
+    _lexed.clear()
+
+
 def split_blocks(lines: list[str]) -> list[tuple[int, int]]:
     """Cut a file into top-level blocks: (first line, last line), 1-based and inclusive.
 
@@ -57,11 +62,13 @@ def split_blocks(lines: list[str]) -> list[tuple[int, int]]:
 
 def _lex(lines: list[str]) -> _Lexed:
     best: tuple[int, int, _Lexed] | None = None
-    for old in _lexed.values():
+    for old in reversed(_lexed.values()):
         prefix = _common_prefix(old.lines, lines)
         suffix = _common_suffix(old.lines, lines, prefix)
         if best is None or prefix + suffix > best[0] + best[1]:
             best = (prefix, suffix, old)
+        if prefix + suffix >= len(lines) - 1:
+            break
     states: list[_State] = [_START]
     starts: list[bool] = []
     begin = 0

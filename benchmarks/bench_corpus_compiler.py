@@ -1,0 +1,165 @@
+"""The compiler tier over TileLang's examples, against plain TileLang (``benchmarks/corpus_truth.json``).
+
+Three figures, per corpus folder and in total:
+
+* of the kernels in the truth (those plain TileLang lowers with the file's own sizes, see
+  ``corpus_truth.py``), how many ``tilescope check`` analysed and found equal to plain lowering
+  in buffers, launches (grid and threads of every device kernel) and layouts (index and thread
+  expressions right after ``tl.LayoutInference``), and for how many it chose the file's own
+  sizes by itself (no ``.tilescope/instances.json`` is near the corpus);
+* the wall time of ``tilescope check CORPUS -j 2`` against plain TileLang lowering the kernels
+  Tilescope lowered, with the same arguments, one after another in one process.
+
+    python benchmarks/bench_corpus_compiler.py [--corpus DIR] [--jobs 2] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / ".." / "shared" / "corpus" / "tilelang-examples"
+TRUTH = ROOT / "benchmarks" / "corpus_truth.json"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from corpus_truth import lower_all  # noqa: E402
+
+
+def check(corpus: Path, jobs: int) -> tuple[list[dict[str, Any]], float]:
+    """``tilescope check CORPUS -j N --format json`` run from a scratch folder; its files and wall time."""
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as cwd:
+        done = subprocess.run(
+            [sys.executable, "-m", "tilescope", "check", str(corpus), "-j", str(jobs), "--format", "json"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    wall = time.perf_counter() - start
+    return json.loads(done.stdout)["files"], wall
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
+        return float(a) == float(b)
+    return str(a).removeprefix("T.") == str(b).removeprefix("T.")
+
+
+def _facts(model: dict[str, Any]) -> dict[str, Any]:
+    buffers = sorted({(b["name"], json.dumps(b["shape"]), b["dtype"], b["scope"]) for b in model["buffers"]})
+    launches = [
+        [(launch["grid"] + [1, 1, 1])[:3], launch["threads_after_ws"]] for launch in model.get("launches") or []
+    ]
+    layouts = {
+        x["buffer"]: {"input_shape": x["input_shape"], "index": x["index"], "thread": x.get("thread")}
+        for x in model["layouts"]
+    }
+    return {"buffers": buffers, "launches": launches, "layouts": layouts}
+
+
+def compare(truth: dict[str, Any], files: list[dict[str, Any]], corpus: Path) -> dict[str, dict[str, int]]:
+    by_file = {Path(f["path"]).resolve().relative_to(corpus).as_posix(): f for f in files}
+    table: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for entry in truth["kernels"]:
+        folder = str(Path(entry["file"]).parent)
+        row = table[folder]
+        row["truth"] += 1
+        analysis = by_file.get(entry["file"])
+        model = next((k for k in (analysis or {}).get("kernels", []) if k["kernel"] == entry["kernel"]), None)
+        if model is None or not model["passes"] or any(d["severity"] == "error" for d in model["diagnostics"]):
+            continue
+        row["analysed"] += 1
+        wanted = {**entry.get("consts", {}), **entry.get("args", {})}
+        own = all(name in model["args"] and _same(model["args"][name], v) for name, v in wanted.items())
+        row["own_sizes"] += own
+        facts, plain = _facts(model), entry["truth"]
+        plain_buffers = sorted({(b[0], json.dumps(b[1]), b[2], b[3]) for b in plain["buffers"]})
+        equal = (
+            facts["buffers"] == plain_buffers
+            and facts["launches"] == plain["launches"]
+            and facts["layouts"] == plain["layouts"]
+        )
+        row["equal"] += equal
+        row["equal_and_own"] += equal and own
+    total: dict[str, int] = defaultdict(int)
+    for row in table.values():
+        for key, value in row.items():
+            total[key] += value
+    return {**{k: dict(v) for k, v in sorted(table.items())}, "total": dict(total)}
+
+
+def _same_kernels(files: list[dict[str, Any]], corpus: Path) -> list[dict[str, Any]]:
+    """Every kernel Tilescope lowered, with the arguments it used, for plain TileLang to lower too."""
+    instances = []
+    for f in files:
+        for k in f["kernels"]:
+            if k["passes"]:
+                rel = Path(f["path"]).resolve().relative_to(corpus).as_posix()
+                instances.append({"file": rel, "kernel": k["kernel"], "args": k["args"], "consts": {}})
+    return instances
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--only", help="one folder of the corpus, e.g. examples/gemm")
+    parser.add_argument("--check-json", type=Path, help="keep check's output here; with --reuse, read it instead")
+    parser.add_argument("--reuse", action="store_true", help="compare a kept check output with the truth only")
+    args = parser.parse_args()
+    corpus = args.corpus.resolve()
+    if not corpus.is_dir():
+        print(f"no corpus at {corpus}; pass --corpus", file=sys.stderr)
+        raise SystemExit(2)
+    truth = json.loads(TRUTH.read_text())
+    if args.only:
+        truth["kernels"] = [k for k in truth["kernels"] if k["file"].startswith(args.only.rstrip("/") + "/")]
+    if args.reuse and args.check_json:
+        kept = json.loads(args.check_json.read_text())
+        files, check_s, plain_s, plain_ok = kept["files"], kept["check_s"], kept["plain_s"], kept["plain_ok"]
+    else:
+        files, check_s = check(corpus / args.only if args.only else corpus, args.jobs)
+    table = compare(truth, files, corpus)
+    same = _same_kernels(files, corpus)
+    if not args.reuse:
+        results, plain_s = lower_all(same, corpus)
+        plain_ok = sum(r["ok"] for r in results)
+        if args.check_json:
+            kept = {"files": files, "check_s": check_s, "plain_s": plain_s, "plain_ok": plain_ok}
+            args.check_json.write_text(json.dumps(kept) + "\n")
+    print(f"{'folder':<40} {'truth':>5} {'analysed':>8} {'equal':>5} {'own sizes':>9} {'both':>5}")
+    for folder, row in table.items():
+        print(
+            f"{folder:<40} {row.get('truth', 0):>5} {row.get('analysed', 0):>8} {row.get('equal', 0):>5} "
+            f"{row.get('own_sizes', 0):>9} {row.get('equal_and_own', 0):>5}"
+        )
+    total = table["total"]
+    n = max(total.get("truth", 0), 1)
+    print(
+        f"\nanalysed and equal to plain lowering: {total.get('equal', 0)}/{n} "
+        f"({100 * total.get('equal', 0) / n:.1f} %); own sizes chosen: {total.get('own_sizes', 0)}/{n} "
+        f"({100 * total.get('own_sizes', 0) / n:.1f} %)"
+    )
+    lowered = sum(1 for f in files for k in f["kernels"] if k["passes"])
+    print(
+        f"tilescope check {len(files)} files -j {args.jobs}: {check_s:.1f} s ({lowered} kernels lowered); plain "
+        f"TileLang lowering the same {len(same)} kernels one after another in one process: {plain_s:.1f} s "
+        f"({plain_ok} lowered); ratio {check_s / plain_s:.2f}"
+    )
+    if args.json:
+        figures = {"table": table, "check_s": check_s, "plain_s": plain_s, "lowered": lowered, "plain_ok": plain_ok}
+        args.json.write_text(json.dumps(figures, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

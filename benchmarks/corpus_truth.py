@@ -1,0 +1,137 @@
+"""Build ``benchmarks/corpus_truth.json``: which corpus kernels plain TileLang lowers with each file's own sizes.
+
+1. **record**: every file of ``../shared/corpus/tilelang-examples`` that mentions TileLang (tests
+   and ``conftest.py`` aside) runs as its author runs it, ``python FILE`` in its own folder (of a
+   scratch copy of the corpus, since some examples write plots next to themselves), under
+   ``tilescope record``'s hook, 90 s at most. The instances a file builds of its *own* kernels are
+   its own sizes. Without a GPU, the tensors the program asks for on the GPU are made on the CPU
+   (same shapes and dtypes: ``TILESCOPE_RECORD_CPU_TENSORS``), and the run stops at its first
+   compile, so what is recorded is the first kernel(s) each file builds.
+2. **lower**: plain TileLang (``benchmarks/plain_lowering.py``: ordinary import, the file's build,
+   ``tilelang.lower`` in ``tilelang.compile``'s pass context for sm_90 or the decorator's target) lowers
+   each recorded instance, one after another in one process, and the facts it yields (buffers,
+   launches, layouts) are the truth.
+
+    python benchmarks/corpus_truth.py [--jobs 2] [--only DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / ".." / "shared" / "corpus" / "tilelang-examples"
+TRUTH = ROOT / "benchmarks" / "corpus_truth.json"
+sys.path.insert(0, str(ROOT))
+
+from tilescope.core.record import record  # noqa: E402
+
+CPU_TENSORS = {"TILESCOPE_RECORD_CPU_TENSORS": "1"}
+
+
+def candidates(corpus: Path, only: str | None) -> list[Path]:
+    files = []
+    for path in sorted(corpus.rglob("*.py")):
+        rel = path.relative_to(corpus).as_posix()
+        if only and not rel.startswith(only):
+            continue
+        if path.name.startswith("test_") or path.name == "conftest.py":
+            continue
+        if "tilelang" in path.read_text(errors="replace"):
+            files.append(path)
+    return files
+
+
+def record_file(path: Path, corpus: Path) -> dict[str, Any]:
+    start = time.perf_counter()
+    code, lines = record([sys.executable, path.name], path.parent, timeout_s=90, env=CPU_TENSORS)
+    own = str(path.resolve())
+    kernels: dict[str, dict[str, Any]] = {}
+    for line in lines:
+        if line.get("event") == "instance" and line.get("file") == own and line.get("kernel") not in kernels:
+            kernels[line["kernel"]] = line
+    stop = next((x.get("error") for x in lines if x.get("event") == "exit" and x.get("error")), None)
+    return {
+        "file": path.relative_to(corpus).as_posix(),
+        "exit": code,
+        "stop": "timeout" if code == 124 else stop,
+        "seconds": round(time.perf_counter() - start, 1),
+        "instances": [
+            {
+                "file": path.relative_to(corpus).as_posix(),
+                **{k: v for k, v in e.items() if k in ("kernel", "line", "style", "args", "consts", "out_idx")},
+                **{k: e.get(k) for k in ("pass_configs", "target")},
+            }
+            for e in kernels.values()
+        ],
+    }
+
+
+def lower_all(instances: list[dict[str, Any]], corpus: Path) -> tuple[list[dict[str, Any]], float]:
+    """Plain lowering of every instance in one child process; the results and the wall time."""
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as cwd:  # some examples write plots where they run
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "benchmarks" / "plain_lowering.py"), str(corpus)],
+            input="".join(json.dumps(i) + "\n" for i in instances),
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            check=False,
+        )
+    wall = time.perf_counter() - start
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")], wall
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--only", help="a folder of the corpus, e.g. examples/gemm")
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="tilescope-corpus-") as scratch:
+        corpus = Path(scratch) / "corpus"
+        shutil.copytree(args.corpus.resolve(), corpus)
+        build_truth(corpus, args.only, args.jobs)
+
+
+def build_truth(corpus: Path, only: str | None, jobs: int) -> None:
+    files = candidates(corpus, only)
+    print(f"recording {len(files)} files with {jobs} at a time", file=sys.stderr)
+    with ThreadPoolExecutor(jobs) as pool:
+        runs = list(pool.map(lambda p: record_file(p, corpus), files))
+    instances = [i for run in runs for i in run["instances"]]
+    print(f"recorded {len(instances)} own-kernel instances; lowering them plainly", file=sys.stderr)
+    results, wall = lower_all(instances, corpus)
+    lowered = {(r["file"], r["kernel"]): r for r in results}
+    kernels, failed = [], []
+    for inst in instances:
+        result = lowered.get((inst["file"], inst["kernel"]), {"ok": False, "error": "no answer"})
+        if result["ok"]:
+            kernels.append({**inst, "truth": {k: v for k, v in result.items() if k not in ("ok", "file", "kernel")}})
+        else:
+            failed.append({"file": inst["file"], "kernel": inst["kernel"], "error": result["error"]})
+    truth = {
+        "how": "benchmarks/corpus_truth.py: each file run as `python FILE` under tilescope record's hook on a "
+        "machine without a GPU (up to its first device call), its own kernels' instances lowered by plain TileLang",
+        "corpus_files": len(files),
+        "plain_lowering_wall_s": round(wall, 1),
+        "kernels": kernels,
+        "not_lowered": failed,
+        "runs": [{k: v for k, v in run.items() if k != "instances"} for run in runs],
+    }
+    TRUTH.write_text(json.dumps(truth, indent=1) + "\n")
+    print(f"{len(kernels)} kernels lowered plainly, {len(failed)} did not; wrote {TRUTH}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""Problems of the analysing environment, not of the kernel: a module it lacks, a GPU it has not.
+
+Both stop a build that would succeed where the program really runs, so each says what is missing
+and what to do (install the module in the interpreter used, pick another with ``--python``, or give
+the value a GPU query would return in a ``# tilescope:`` directive) instead of a raw traceback.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import traceback
+
+from tilescope.core.model import Diagnostic, Span
+
+_GPU_MODULES = re.compile(
+    r"[/\\](torch[/\\]cuda|tilelang[/\\]carver[/\\]arch|triton[/\\]runtime|cuda[/\\]bindings)[/\\]"
+)
+_GPU_MESSAGES = re.compile(
+    r"no CUDA GPUs are available|Found no NVIDIA driver|CUDA driver|cudaGetDevice|cudaErrorNoDevice|"
+    r"Torch not compiled with CUDA|No registered target detector found an available target|"
+    r"invalid device ordinal|CUDA_ERROR_NO_DEVICE|GPU Device is not detected",
+    re.IGNORECASE,
+)
+
+
+def gpu_message(text: str) -> bool:
+    """Whether an error or a dying process's last words say there is no GPU."""
+    return bool(_GPU_MESSAGES.search(text))
+
+
+def _user_frame(err: BaseException, path: str) -> tuple[int | None, str | None]:
+    """The deepest frame in the user's file, and the function it called next."""
+    frames = traceback.extract_tb(err.__traceback__)
+    line, callee = None, None
+    for i, frame in enumerate(frames):
+        if frame.filename == path and frame.lineno:
+            line = frame.lineno
+            callee = frames[i + 1].name if i + 1 < len(frames) else None
+    return line, callee
+
+
+def missing_module(err: BaseException, path: str, python: str | None = None) -> Diagnostic | None:
+    """``import einops`` where the analysing interpreter has no einops."""
+    if not isinstance(err, ModuleNotFoundError) or not err.name:
+        return None
+    line, _ = _user_frame(err, path)
+    interpreter = python or sys.executable
+    top = err.name.split(".")[0]
+    return Diagnostic(
+        severity="warning",
+        message=f"Cannot analyse this file: it imports '{err.name}', which the analysing interpreter "
+        f"({interpreter}) does not have. Install '{top}' there, or analyse with the interpreter that runs "
+        "this program (tilescope check --python PATH, or the 'python' setting of the language server)",
+        span=Span(line=line or 1),
+        code="missing-module",
+        detail="".join(traceback.format_exception(err))[-4000:],
+    )
+
+
+def gpu_query(err: BaseException, path: str, kernel: str | None, kernel_line: int) -> Diagnostic | None:
+    """A call that asks the GPU (``driver.get_num_sms()``, ``torch.cuda...``) while the kernel is built."""
+    frames = traceback.extract_tb(err.__traceback__)
+    in_gpu_code = any(_GPU_MODULES.search(f.filename) for f in frames)
+    if not in_gpu_code and not _GPU_MESSAGES.search(str(err)):
+        return None
+    line, callee = _user_frame(err, path)
+    query = next((f.name for f in frames if _GPU_MODULES.search(f.filename)), None)
+    whose = f"Kernel '{kernel}'" if kernel else "The file"
+    if query is not None:
+        what = f"calls '{query}()', which needs a GPU"
+    elif "target detector" in str(err):
+        through = f" through '{callee}()'" if callee and callee != "<module>" else ""
+        what = f"asks TileLang to detect the GPU (target 'auto'){through}"
+    else:
+        what = f"calls '{callee}()', which needs a GPU" if callee and callee != "<module>" else "needs a GPU"
+    return Diagnostic(
+        severity="warning",
+        message=f"{whose} {what}, and analysis runs without one. Give the values it needs in a "
+        "'# tilescope: NAME=VALUE' directive above the def, or record a real run with "
+        "'tilescope record -- python FILE' on a GPU machine",
+        span=Span(line=line or kernel_line),
+        code="needs-gpu",
+        kernel=kernel,
+        detail="".join(traceback.format_exception(err))[-4000:],
+    )

@@ -1,0 +1,213 @@
+"""``tilescope record -- COMMAND ...``: run a program or a test suite and keep every kernel it builds.
+
+The command runs with ``record_hook`` loaded through a private ``sitecustomize`` on ``PYTHONPATH``;
+each instantiation it reports (file, kernel, arguments, ``T.const`` values, ``pass_configs``,
+target, ``out_idx``, the autotuner's chosen config) is merged into ``.tilescope/instances.json`` of
+the workspace, the way ``compile_commands.json`` tells clangd how each file is built. ``check`` and
+the language server read it as an argument source right after the directive
+(``recorded_arguments``). The schema is in ``tilelang_core/SCHEMA.md``.
+
+Without a GPU the program usually stops at its first device call (the first kernel compile or a
+CUDA tensor); what was instantiated up to there is kept, and the command says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+INSTANCES_VERSION = 1
+INSTANCES = Path(".tilescope") / "instances.json"
+_GPU_STOP = re.compile(r"CUDA|NVIDIA driver|No registered target detector|GPU|nvcc", re.IGNORECASE)
+_SITECUSTOMIZE = """\
+import os
+import sys
+
+import tilescope_record_hook
+
+tilescope_record_hook.install()
+
+# Python imports one sitecustomize: this one shadows any the environment had, so load that one too.
+_here = os.path.dirname(os.path.abspath(__file__))
+_saved = sys.path[:]
+del sys.modules["sitecustomize"]
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
+try:
+    import sitecustomize  # noqa: F401
+except ImportError:
+    pass
+finally:
+    sys.path[:] = _saved
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workspace", default=".", help="where .tilescope/instances.json lives (default .)")
+    parser.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND ...", help="the program to run")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    command = list(args.cmd)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if not command:
+        print("tilescope record: give the command to run after --, e.g. tilescope record -- python gemm.py")
+        return 2
+    workspace = Path(args.workspace).resolve()
+    code, lines = record(command, workspace)
+    instances = [r for r in lines if r.get("event") == "instance"]
+    added = merge(workspace, instances, [r for r in lines if r.get("event") == "autotune"], " ".join(command))
+    print(f"tilescope record: {len(instances)} kernel instantiations ({added} new) → {workspace / INSTANCES}")
+    stop = next((r["error"] for r in lines if r.get("event") == "exit" and r.get("error")), None)
+    if stop and _GPU_STOP.search(stop) and not _has_gpu():
+        print(
+            "tilescope record: no GPU here, so the program stopped at its first device call "
+            f"({stop}); kernels it would build after that point were not recorded"
+        )
+    elif code != 0:
+        print(f"tilescope record: the command exited with status {code}" + (f" ({stop})" if stop else ""))
+    return code
+
+
+def _has_gpu() -> bool:
+    return shutil.which("nvidia-smi") is not None and os.path.exists("/dev/nvidia0")
+
+
+def record(
+    command: list[str], workspace: Path, timeout_s: float | None = None, env: dict[str, str] | None = None
+) -> tuple[int, list[dict[str, Any]]]:
+    """Run ``command`` in ``workspace`` with the hook; its exit status (124 past ``timeout_s``) and the hook's lines."""
+    with tempfile.TemporaryDirectory(prefix="tilescope-record-") as folder:
+        hook_dir = Path(folder)
+        shutil.copy(Path(__file__).with_name("record_hook.py"), hook_dir / "tilescope_record_hook.py")
+        (hook_dir / "sitecustomize.py").write_text(_SITECUSTOMIZE)
+        out = hook_dir / "instances.jsonl"
+        env = {**os.environ, **(env or {})}
+        env["PYTHONPATH"] = os.pathsep.join(p for p in [str(hook_dir), env.get("PYTHONPATH", "")] if p)
+        env["TILESCOPE_RECORD"] = str(out)
+        try:
+            process = subprocess.Popen(command, cwd=workspace, env=env, start_new_session=timeout_s is not None)
+        except FileNotFoundError as err:
+            print(f"tilescope record: cannot run {command[0]!r}: {err}")
+            return 127, []
+        try:
+            code = process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            code = 124
+        lines = []
+        if out.exists():
+            for text in out.read_text().splitlines():
+                try:
+                    lines.append(json.loads(text))
+                except json.JSONDecodeError:
+                    continue
+    return code, lines
+
+
+def _key(entry: dict[str, Any]) -> str:
+    return json.dumps([entry["file"], entry["kernel"], entry.get("args"), entry.get("consts")], sort_keys=True)
+
+
+def merge(workspace: Path, instances: list[dict[str, Any]], tuned: list[dict[str, Any]], command: str) -> int:
+    """Add new instantiations to the workspace's file (most recent first); how many were new."""
+    path = workspace / INSTANCES
+    existing = load(path)
+    chosen = {(t.get("file"), t.get("kernel")): t.get("config") for t in tuned}
+    fresh = []
+    for raw in instances:
+        if not raw.get("file") or not raw.get("kernel"):
+            continue
+        entry = {
+            "file": _relative(raw["file"], workspace),
+            "kernel": raw["kernel"],
+            "line": raw.get("line"),
+            "style": raw.get("style"),
+            "args": raw.get("args") or {},
+            "consts": raw.get("consts") or {},
+            "tensors": raw.get("tensors") or {},
+            "pass_configs": raw.get("pass_configs") or {},
+            "target": raw.get("target"),
+            "out_idx": raw.get("out_idx"),
+            "autotune_config": chosen.get((raw["file"], raw["kernel"])),
+            "command": command,
+            "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        fresh.append(entry)
+    seen = {_key(e) for e in fresh}
+    new = len({_key(e) for e in fresh} - {_key(e) for e in existing})
+    kept = [*_unique(fresh), *(e for e in existing if _key(e) not in seen)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"version": INSTANCES_VERSION, "instances": kept}, indent=1) + "\n")
+    os.replace(tmp, path)
+    return new
+
+
+def _unique(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: set[str] = set()
+    result = []
+    for entry in entries:
+        if _key(entry) not in seen:
+            seen.add(_key(entry))
+            result.append(entry)
+    return result
+
+
+def _relative(file: str, workspace: Path) -> str:
+    try:
+        return Path(file).resolve().relative_to(workspace).as_posix()
+    except ValueError:
+        return Path(file).resolve().as_posix()
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return []
+    if not isinstance(data, dict) or data.get("version") != INSTANCES_VERSION:
+        return []
+    return [e for e in data.get("instances", []) if isinstance(e, dict) and "file" in e and "kernel" in e]
+
+
+def find_instances(path: str) -> Path | None:
+    """The nearest ``.tilescope/instances.json`` above a file."""
+    if path.startswith("<"):
+        return None
+    folder = Path(path).resolve().parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / INSTANCES).is_file():
+            return candidate / INSTANCES
+    return None
+
+
+def recorded_arguments(path: str, kernel: str) -> dict[str, Any] | None:
+    """The most recent recorded values for a kernel of a file: its arguments and ``T.const`` values."""
+    instances = find_instances(path)
+    if instances is None:
+        return None
+    workspace = instances.parent.parent
+    file = _relative(path, workspace)
+    for entry in load(instances):
+        if entry["file"] == file and entry["kernel"] == kernel:
+            values = {**entry.get("args", {}), **entry.get("consts", {})}
+            return {k: v for k, v in values.items() if isinstance(v, int | float | str | bool)}
+    return None
+
+
+def stamp(path: str) -> float | None:
+    """When the instances a file would read last changed (part of the compiler tier's cache key)."""
+    instances = find_instances(path)
+    return instances.stat().st_mtime if instances is not None else None

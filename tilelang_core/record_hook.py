@@ -1,0 +1,337 @@
+"""The hook ``tilescope record`` loads into the user's program: one JSON line per kernel instantiation.
+
+It is copied next to a ``sitecustomize.py`` on ``PYTHONPATH``, so it must import nothing of
+Tilescope (the program may run in an interpreter without it) and cost nothing until TileLang is
+imported. It then wraps ``T.prim_func`` (a factory building a kernel: its own arguments, read from
+the calling frame), ``JITImpl.get_tir`` (``@tilelang.jit``: arguments, ``T.const`` values read
+from the tensors passed, ``pass_configs``, ``target``, ``out_idx``) and the autotuner's result (the
+config it chose). Lines go to the file named by ``TILESCOPE_RECORD``, appended whole, so several
+processes (test workers) can share it; the last line says how the process ended.
+
+``TILESCOPE_RECORD_CPU_TENSORS=1`` (used to build the corpus ground truth on a machine without a
+GPU, never by ``tilescope record`` itself) makes tensors the program asks for on the GPU on the
+CPU instead, same shapes and dtypes, so a run reaches the kernel those tensors size before its
+first compile stops it.
+"""
+
+from __future__ import annotations
+
+import ast
+import atexit
+import contextlib
+import importlib.abc
+import inspect
+import json
+import os
+import sys
+import textwrap
+import threading
+import traceback
+from typing import Any
+
+_OUT = os.environ.get("TILESCOPE_RECORD", "")
+_state = threading.local()
+_ended: list[str] = []
+
+
+def _plain(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list | tuple) and all(isinstance(v, bool | int | float | str) for v in value):
+        return list(value)
+    if type(value).__module__.startswith(("tvm", "tilelang")) or "dtype" in type(value).__name__.lower():
+        with contextlib.suppress(Exception):
+            return str(value)
+    return None
+
+
+def _write(record: dict[str, Any]) -> None:
+    if not _OUT:
+        return
+    line = json.dumps({"pid": os.getpid(), **record}, default=str) + "\n"
+    fd = os.open(_OUT, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)
+
+
+def _tensor(value: Any) -> dict[str, Any] | None:
+    shape = getattr(value, "shape", None)
+    if shape is None or not hasattr(value, "dtype"):
+        return None
+    try:
+        return {"shape": [int(d) for d in shape], "dtype": str(value.dtype).removeprefix("torch.")}
+    except (TypeError, ValueError):
+        return None
+
+
+def _consts(func: Any, prim_func: Any) -> dict[str, int]:
+    """``T.const`` names bound by the built kernel's tensor shapes (``A: T.Tensor((M, K))`` → ``M``, ``K``)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    except (OSError, TypeError, SyntaxError):
+        return {}
+    shapes: dict[str, list[str | None]] = {}
+    for node in ast.walk(tree):
+        target, call = None, None
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            target, call = node.target.id, node.annotation
+        elif isinstance(node, ast.arg) and node.annotation is not None:
+            target, call = node.arg, node.annotation
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            target, call = node.targets[0].id, node.value
+        if isinstance(call, ast.Subscript):
+            call = ast.Call(func=call.value, args=[call.slice], keywords=[])
+        if target and isinstance(call, ast.Call) and call.args and isinstance(call.args[0], ast.Tuple | ast.List):
+            dims = call.args[0].elts
+            shapes[target] = [d.id if isinstance(d, ast.Name) else None for d in dims]
+    bound: dict[str, int] = {}
+    for param in getattr(prim_func, "params", []):
+        buffer = prim_func.buffer_map.get(param) if hasattr(prim_func, "buffer_map") else None
+        if buffer is None:
+            continue
+        names = shapes.get(str(buffer.name), [])
+        for name, extent in zip(names, buffer.shape, strict=False):
+            with contextlib.suppress(TypeError, ValueError):
+                if name is not None:
+                    bound.setdefault(name, int(extent))
+    return bound
+
+
+def _where(func: Any) -> tuple[str | None, int | None]:
+    with contextlib.suppress(TypeError, OSError):
+        return os.path.abspath(inspect.getsourcefile(func) or ""), inspect.getsourcelines(func)[1]
+    return None, None
+
+
+def _record_jit(impl: Any, args: tuple[Any, ...], kwargs: dict[str, Any], prim_func: Any) -> None:
+    jit_func = impl.func
+    func = getattr(jit_func, "orig_func", jit_func)
+    file, line = _where(func)
+    values: dict[str, Any] = {}
+    tensors: dict[str, Any] = {}
+    names: list[str] = []
+    with contextlib.suppress(TypeError, ValueError):
+        names = list(inspect.signature(func).parameters)
+    given = {**dict(zip(names, args, strict=False)), **kwargs}  # T.const values may come as keywords too
+    for name, value in given.items():
+        described = _tensor(value)
+        if described is not None:
+            tensors[name] = described
+        elif value is None or _plain(value) is not None:
+            values[name] = _plain(value)
+    configs = {str(getattr(k, "value", k)): _plain(v) for k, v in (impl.pass_configs or {}).items()}
+    out_idx = impl.out_idx
+    _write(
+        {
+            "event": "instance",
+            "file": file,
+            "line": line,
+            "kernel": getattr(func, "__name__", None),
+            "style": "jit",
+            "args": values,
+            "consts": _consts(func, prim_func),
+            "tensors": tensors,
+            "pass_configs": configs,
+            "target": _plain(impl.target) if impl.target is not None else None,
+            "out_idx": [out_idx] if isinstance(out_idx, int) else (list(out_idx) if out_idx else None),
+        }
+    )
+
+
+def _record_factory() -> None:
+    """``T.prim_func`` applied inside a function: that function is a factory; record its arguments."""
+    frame = sys._getframe(2)
+    code = frame.f_code
+    if code.co_name == "<module>" or getattr(_state, "in_jit", False) or code.co_filename.startswith(_TILELANG):
+        return
+    count = code.co_argcount + code.co_kwonlyargcount
+    names = code.co_varnames[:count]
+    values = {n: _plain(frame.f_locals.get(n)) for n in names}
+    _write(
+        {
+            "event": "instance",
+            "file": os.path.abspath(code.co_filename),
+            "line": code.co_firstlineno,
+            "kernel": code.co_name,
+            "style": "factory",
+            "args": {k: v for k, v in values.items() if v is not None or frame.f_locals.get(k) is None},
+            "consts": {},
+            "tensors": {},
+            "pass_configs": {},
+            "target": None,
+            "out_idx": None,
+        }
+    )
+
+
+_TILELANG = os.path.join(os.sep, "nonexistent", "")
+
+
+def _patch_language(module: Any) -> None:
+    global _TILELANG
+    _TILELANG = os.path.dirname(os.path.dirname(os.path.abspath(module.__file__)))
+    original = module.prim_func
+    if getattr(original, "__tilescope_recorded__", False):
+        return
+
+    def prim_func(*args: Any, **kwargs: Any) -> Any:
+        with contextlib.suppress(Exception):
+            _record_factory()
+        return original(*args, **kwargs)
+
+    prim_func.__tilescope_recorded__ = True  # type: ignore[attr-defined]
+    prim_func.__wrapped__ = original  # type: ignore[attr-defined]
+    module.prim_func = prim_func
+
+
+def _patch_jit(module: Any) -> None:
+    impl = getattr(module, "JITImpl", None)
+    if impl is None or getattr(impl.get_tir, "__tilescope_recorded__", False):
+        return
+    original = impl.get_tir
+
+    def get_tir(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _state.in_jit = True
+        try:
+            prim_func = original(self, *args, **kwargs)
+        finally:
+            _state.in_jit = False
+        with contextlib.suppress(Exception):
+            _record_jit(self, args, kwargs, prim_func)
+        return prim_func
+
+    get_tir.__tilescope_recorded__ = True  # type: ignore[attr-defined]
+    impl.get_tir = get_tir
+    infer = getattr(impl, "_infer_jit_mode", None)
+    if infer is not None:  # it calls the function once to see whether it returns a PrimFunc: not an instance
+
+        def infer_mode(self: Any, *args: Any, **kwargs: Any) -> Any:
+            _state.in_jit = True
+            try:
+                return infer(self, *args, **kwargs)
+            finally:
+                _state.in_jit = False
+
+        impl._infer_jit_mode = infer_mode
+
+
+def _patch_autotuner(module: Any) -> None:
+    tuner = getattr(module, "AutoTuner", None)
+    if tuner is None or getattr(tuner.run, "__tilescope_recorded__", False):
+        return
+    original = tuner.run
+
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = original(self, *args, **kwargs)
+        with contextlib.suppress(Exception):
+            func = getattr(self, "fn", None) or getattr(self, "jit_impl", None)
+            func = getattr(getattr(func, "func", func), "orig_func", func)
+            file, line = _where(func) if func is not None else (None, None)
+            config = getattr(result, "config", None)
+            _write(
+                {
+                    "event": "autotune",
+                    "file": file,
+                    "line": line,
+                    "kernel": getattr(func, "__name__", None),
+                    "config": {k: _plain(v) for k, v in dict(config or {}).items()},
+                }
+            )
+        return result
+
+    run.__tilescope_recorded__ = True  # type: ignore[attr-defined]
+    tuner.run = run
+
+
+def _on_cpu(value: Any) -> bool:
+    return "cuda" in str(value).lower() or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _patch_torch(torch: Any) -> None:
+    """GPU tensors made on the CPU, for ``TILESCOPE_RECORD_CPU_TENSORS``: shapes are what a recording needs."""
+
+    def factory(original: Any) -> Any:
+        def make(*args: Any, **kwargs: Any) -> Any:
+            if _on_cpu(kwargs.get("device")):
+                kwargs.pop("device")
+            return original(*args, **kwargs)
+
+        return make
+
+    for name in ("randn", "rand", "randint", "empty", "zeros", "ones", "full", "tensor", "arange", "randperm"):
+        if hasattr(torch, name):
+            setattr(torch, name, factory(getattr(torch, name)))
+    to = torch.Tensor.to
+
+    def moved(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _on_cpu(kwargs.get("device")):
+            kwargs.pop("device")
+        args = tuple(a for a in args if not (isinstance(a, str | torch.device) and _on_cpu(a)))
+        return to(self, *args, **kwargs) if args or kwargs else self
+
+    torch.Tensor.to = moved
+    torch.Tensor.cuda = lambda self, *args, **kwargs: self
+
+
+_PATCHES = {
+    "tilelang.language": _patch_language,
+    "tilelang.jit": _patch_jit,
+    "tilelang.autotuner.tuner": _patch_autotuner,
+}
+if os.environ.get("TILESCOPE_RECORD_CPU_TENSORS") == "1":
+    _PATCHES["torch"] = _patch_torch
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Patches TileLang's modules right after they are imported; costs nothing otherwise."""
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name not in _PATCHES:
+            return None
+        sys.meta_path.remove(self)
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            sys.meta_path.insert(0, self)
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        exec_module = loader.exec_module
+
+        def patched(module: Any) -> None:
+            exec_module(module)
+            with contextlib.suppress(Exception):
+                _PATCHES[name](module)
+
+        loader.exec_module = patched  # type: ignore[method-assign]
+        return spec
+
+
+def _excepthook(kind: type[BaseException], err: BaseException, tb: Any) -> None:
+    _ended.append(f"{kind.__name__}: {str(err).strip().splitlines()[0] if str(err).strip() else ''}"[:500])
+    _write({"event": "exit", "error": _ended[-1], "traceback": "".join(traceback.format_tb(tb))[-2000:]})
+    _previous_hook(kind, err, tb)
+
+
+def _at_exit() -> None:
+    if not _ended:
+        _write({"event": "exit", "error": None})
+
+
+def install() -> None:
+    if not _OUT:
+        return
+    import importlib.util  # noqa: F401  (used by the finder)
+
+    sys.meta_path.insert(0, _AfterImport())
+    for name, patch in _PATCHES.items():  # already imported (a sitecustomize of the user's own)
+        if name in sys.modules:
+            with contextlib.suppress(Exception):
+                patch(sys.modules[name])
+    sys.excepthook = _excepthook
+    atexit.register(_at_exit)
+
+
+_previous_hook = sys.excepthook
