@@ -4,7 +4,10 @@ Every request is checked as in ``tests/lsp/test_fuzz.py`` (same fuzzer): answere
 error, within 2 s, every position inside the document. Prints deaths, error responses, slow
 answers, positions outside the document and latency percentiles. Run:
 
-    python benchmarks/soak_lsp.py [--edits 10000] [--encoding utf-16|utf-8] [--seed 1]
+    python benchmarks/soak_lsp.py [--edits 10000] [--encoding utf-16|utf-8] [--seed 1] [--batch 12]
+
+With ``--batch 12`` an answer's latency includes the work queued ahead of it (a fast typist's
+editor); ``--batch 1`` waits for each edit's answers before the next edit.
 
 Needs ``../shared/corpus/tilelang-examples`` beside the repository (the bundled examples otherwise).
 """
@@ -30,7 +33,7 @@ CORPUS = ROOT / ".." / "shared" / "corpus" / "tilelang-examples"
 EDITOR = {"utf-16": "visual-studio-code", "utf-8": "neovim"}
 
 
-async def soak(edits: int, encoding: str, seed: int, corpus: Path) -> int:
+async def soak(edits: int, encoding: str, seed: int, corpus: Path, batch: int) -> int:
     paths = sorted(corpus.rglob("*.py")) if corpus.is_dir() else sorted((ROOT / "examples").glob("*.py"))
     sources = {path: path.read_text() for path in paths}
     client = LanguageClient()
@@ -41,7 +44,7 @@ async def soak(edits: int, encoding: str, seed: int, corpus: Path) -> int:
     negotiated = result.capabilities.position_encoding
     fuzzer = Fuzzer(client, sources, encoding, seed)
     start = time.perf_counter()
-    uri, text = await fuzzer.run(edits, batch=12, reset_every=60)
+    uri, text = await fuzzer.run(edits, batch=batch, reset_every=60)
     await noise(client)
     fuzzer.check_diagnostics(uri, text)
     elapsed = time.perf_counter() - start
@@ -71,8 +74,11 @@ def main() -> int:
     parser.add_argument("--encoding", choices=sorted(EDITOR), default="utf-16")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument(
+        "--batch", type=int, default=12, help="requests in flight before waiting (1: each answer's own latency)"
+    )
     args = parser.parse_args()
-    return asyncio.run(soak(args.edits, args.encoding, args.seed, args.corpus))
+    return asyncio.run(soak(args.edits, args.encoding, args.seed, args.corpus, args.batch))
 
 
 if __name__ == "__main__":
