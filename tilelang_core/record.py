@@ -38,13 +38,12 @@ tilescope_record_hook.install()
 
 # Python imports one sitecustomize: this one shadows any the environment had, so load that one too.
 _here = os.path.dirname(os.path.abspath(__file__))
-_saved = sys.path[:]
-del sys.modules["sitecustomize"]
+_saved, _self = sys.path[:], sys.modules.pop("sitecustomize")
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 try:
     import sitecustomize  # noqa: F401
 except ImportError:
-    pass
+    sys.modules["sitecustomize"] = _self  # none other: the import that is running this file must find this one
 finally:
     sys.path[:] = _saved
 """

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from tilescope.core import Analyzer
+from tilescope.core.record import record
 
 PROGRAM = """\
 from kernels import saxpy
@@ -92,6 +93,7 @@ def test_a_cpu_run_records_up_to_the_first_device_call_and_says_so(workspace: Pa
     assert done.returncode != 0
     assert "1 kernel instantiations (1 new)" in done.stdout
     assert "no GPU here, so the program stopped at its first device call" in done.stdout
+    assert "Error in sitecustomize" not in done.stderr
     (entry,) = json.loads((workspace / ".tilescope" / "instances.json").read_text())["instances"]
     assert (entry["file"], entry["kernel"], entry["style"], entry["line"]) == ("kernels.py", "saxpy", "jit", 5)
     assert entry["args"] == {"N": 2048, "alpha": 3.0} and entry["out_idx"] == [-1]
@@ -113,3 +115,15 @@ def test_factories_and_tensor_shapes_are_recorded_as_const_bindings(workspace: P
     assert entries["scale"]["consts"] == {"M": 64, "N": 32}
     assert entries["scale"]["tensors"] == {"A": {"shape": [64, 32], "dtype": "float32"}}
     assert entries["scale"]["args"] == {"factor": 2.0}
+
+
+def test_the_environments_own_sitecustomize_still_runs(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    theirs = tmp_path / "site"
+    theirs.mkdir()
+    (theirs / "sitecustomize.py").write_text("print('their sitecustomize ran')\n")
+    code, lines = record(
+        [sys.executable, "-c", "print('program ran')"], tmp_path, timeout_s=60, env={"PYTHONPATH": str(theirs)}
+    )
+    assert code == 0 and lines == [{"pid": lines[0]["pid"], "event": "exit", "error": None}]
+    out, err = capfd.readouterr()
+    assert out.splitlines() == ["their sitecustomize ran", "program ran"] and "Error in sitecustomize" not in err
