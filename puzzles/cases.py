@@ -46,18 +46,21 @@ def _draw(spec: HiddenSpec, rng: random.Random) -> dict[str, int]:
     return args
 
 
-def plan(puzzle: Puzzle, seed: int, *, timed: bool) -> list[PlannedCase]:
-    """The cases in the order they run: fixed, then hidden, then the timed shape."""
+def plan(puzzle: Puzzle, seed: int, *, timed: bool, interpret: bool = False) -> list[PlannedCase]:
+    """The cases in the order they run: fixed, then hidden, then the timed shape; ``interpret`` takes
+    the puzzle's smaller interpreter cases where it has them."""
+    fixed = puzzle.cpu_cases if interpret and puzzle.cpu_cases is not None else puzzle.cases
+    hidden = puzzle.cpu_hidden if interpret and puzzle.cpu_hidden is not None else puzzle.hidden
     cases = [
         PlannedCase(c.name, c.args, c.values, s, 1000 * s + i, "fixed")
-        for i, c in enumerate(puzzle.cases)
+        for i, c in enumerate(fixed)
         for s in range(puzzle.seeds)
     ]
-    if puzzle.hidden is not None:
+    if hidden is not None:
         rng = random.Random(seed)
-        for i in range(puzzle.hidden.count):
-            values = puzzle.hidden.values[i % len(puzzle.hidden.values)]
-            cases.append(PlannedCase(f"hidden-{i + 1}", _draw(puzzle.hidden, rng), values, seed, seed + i, "hidden"))
+        for i in range(hidden.count):
+            values = hidden.values[i % len(hidden.values)]
+            cases.append(PlannedCase(f"hidden-{i + 1}", _draw(hidden, rng), values, seed, seed + i, "hidden"))
     if timed:
         cases.append(PlannedCase(TIMED, puzzle.perf.args, "normal", 0, 7, "timed"))
     return cases

@@ -79,6 +79,8 @@ class WrongSolution:
     """The case it must fail on (``timed`` is the performance shape), where that is the point."""
     timeout_s: float | None = None
     """A shorter limit for a file that never loads, so that its test does not wait the default."""
+    gpu_only: str | None = None
+    """Why only a GPU check can catch this mistake (it lies in the GPU run itself); None when any can."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,10 @@ class Puzzle:
     """TileLang's C target can run this puzzle, so a machine without a GPU still checks values."""
     tolerance: dict[str, float] = field(default_factory=dict)
     hidden: HiddenSpec | None = None
+    cpu_cases: list[Case] | None = None
+    """Smaller cases for the tile interpreter (still ragged, every axis different); None: ``cases``."""
+    cpu_hidden: HiddenSpec | None = None
+    """Hidden-case ranges for the tile interpreter; None: ``hidden``."""
 
     @property
     def id(self) -> str:
@@ -137,6 +143,10 @@ def _hidden(meta: dict[str, Any]) -> HiddenSpec:
     return HiddenSpec(int(meta["count"]), dict(meta["ranges"]), list(meta["values"]), dict(meta.get("step", {})))
 
 
+def _cases(items: list[dict[str, Any]]) -> list[Case]:
+    return [Case(c["name"], dict(c["args"]), c.get("values", "normal")) for c in items]
+
+
 def _puzzle(folder: Path) -> Puzzle:
     meta: dict[str, Any] = json.loads((folder / "puzzle.json").read_text())
     number, slug = folder.name.split("_", 1)
@@ -150,7 +160,7 @@ def _puzzle(folder: Path) -> Puzzle:
         topic=meta["topic"],
         outputs=list(meta["outputs"]),
         hints=list(meta["hints"]),
-        cases=[Case(c["name"], dict(c["args"]), c.get("values", "normal")) for c in meta["cases"]],
+        cases=_cases(meta["cases"]),
         perf=PerfSpec(
             dict(perf["args"]),
             perf["bound"],
@@ -160,13 +170,15 @@ def _puzzle(folder: Path) -> Puzzle:
             perf.get("requires"),
         ),
         wrong=[
-            WrongSolution(w["file"], w["mistake"], w["expect"], w.get("case"), w.get("timeout_s"))
+            WrongSolution(w["file"], w["mistake"], w["expect"], w.get("case"), w.get("timeout_s"), w.get("gpu_only"))
             for w in meta["wrong"]
         ],
         seeds=int(meta.get("seeds", 2)),
         cpu=bool(meta.get("cpu", False)),
         tolerance=dict(meta.get("tolerance", {})),
         hidden=None if hidden is None else _hidden(hidden),
+        cpu_cases=_cases(meta["cpu_cases"]) if "cpu_cases" in meta else None,
+        cpu_hidden=_hidden(meta["cpu_hidden"]) if "cpu_hidden" in meta else None,
     )
 
 

@@ -1,9 +1,11 @@
 """The process that compiles and runs kernels; it runs no learner Python.
 
-It receives PrimFuncs as TVM JSON (built elsewhere), compiles them with the real TileLang, and runs
-them on tensors the grader lent it (``buffers``): upload, launch, synchronise, write every byte
-back. It reports only what it did and, when asked to time, the raw CUDA-event times; the grader
-judges everything from its own buffers. Kept warm between checks, restarted after any failure.
+It receives PrimFuncs as TVM JSON (built elsewhere), compiles them with the real TileLang (or, for
+``device="interpret"``, translates them for the core's tile interpreter), and runs them on tensors
+the grader lent it (``buffers``): upload, launch, synchronise, write every byte back. It reports only
+what it did: the raw CUDA-event times when asked to time, the interpreter's access findings after an
+interpreted run; the grader judges everything from its own buffers. Kept warm between checks,
+restarted after any failure.
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ class Executor:
         except Exception as err:
             return {"op": "compile-error", "diagnostic": None, "message": f"not a kernel: {type(err).__name__}"}
         scopes = runner.storage_scopes(func)
+        params = [{"name": p.name, "shape": list(p.shape), "dtype": p.dtype} for p in runner.params(func)]
+        if request["device"] == "interpret":
+            return self._translate(request["key"], func, path, params, scopes)
         flags = ["-lineinfo"] if request.get("lineinfo") else None
         try:
             kernel = runner.compile_kernel(func, request["device"], path, source, flags)
@@ -62,8 +67,24 @@ class Executor:
             return {"op": "compile-error", "diagnostic": to_json(failure.diagnostic)}
         self.kernels[request["key"]] = kernel
         self.resident.clear()
-        params = [{"name": p.name, "shape": list(p.shape), "dtype": p.dtype} for p in runner.params(func)]
         return {"op": "compiled", "key": request["key"], "params": params, "scopes": scopes}
+
+    def _translate(
+        self, key: str, func: Any, path: str, params: list[dict[str, Any]], scopes: list[str]
+    ) -> dict[str, Any]:
+        """Translate for the tile interpreter; what it cannot run exactly is a compile error with its line."""
+        from tilescope.core.interpret import NotInterpretable, compile_kernel
+        from tilescope.core.model import Diagnostic, Span, to_json
+
+        try:
+            self.kernels[key] = compile_kernel(func, path)
+        except NotInterpretable as err:
+            diagnostic = Diagnostic("error", str(err), Span(max(err.line, 1)), "not-interpretable")
+            return {"op": "compile-error", "diagnostic": to_json(diagnostic)}
+        except Exception as err:
+            return {"op": "compile-error", "diagnostic": None, "message": f"not a kernel: {type(err).__name__}: {err}"}
+        self.resident.clear()
+        return {"op": "compiled", "key": key, "params": params, "scopes": scopes}
 
     def run(self, request: dict[str, Any]) -> dict[str, Any]:
         import torch
@@ -72,6 +93,8 @@ class Executor:
 
         device = request["device"]
         kernel = self.kernels[request["key"]]
+        if device == "interpret":
+            return self._interpret(request, kernel)
         lent = [open_lent(spec, device) for spec in request["buffers"]]
         try:
             if device == "cuda":
@@ -86,6 +109,20 @@ class Executor:
                 host.copy_(whole)
         self.resident = {request["key"]: lent}
         return {"op": "ran"}
+
+    def _interpret(self, request: dict[str, Any], kernel: Any) -> dict[str, Any]:
+        """One interpreted launch on the lent files themselves; out-of-bounds stores are not made but
+        reported, with every other access finding, for the grader to judge."""
+        from tilescope.core.errors import first_message
+        from tilescope.core.model import to_json
+        from tilescope.puzzles.buffers import open_lent
+
+        bodies = [open_lent(spec, "cpu")[2] for spec in request["buffers"]]
+        try:
+            run = kernel(*bodies, outputs={str(n) for n in request["outputs"]})
+        except Exception as err:
+            return {"op": "run-error", "message": first_message(err)}
+        return {"op": "ran", "findings": [to_json(f) for f in run.findings]}
 
     def time(self, request: dict[str, Any]) -> dict[str, Any]:
         from tilescope.puzzles.timing import time_cuda_runs

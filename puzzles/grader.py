@@ -1,9 +1,10 @@
 """Grade a puzzle solution: on a GPU through ``judge`` (loader, kernel process, verdict here); without
 one through ``grade_cpu``, the single entry of the CPU path.
 
-Without a GPU, the puzzles TileLang's C target can run are run and judged exactly as on a GPU; the
-others are lowered for sm_90 by the core's analyzer (and assembled by ptxas when it is installed),
-and the report lists what could not be checked.
+Without a GPU, every puzzle is lowered for sm_90 by the core's analyzer (and assembled by ptxas
+when it is installed), then run through the core's tile interpreter in the kernel process on
+tensors this process owns and judged here exactly as on a GPU (guards, poison, inputs), with the
+interpreter's out-of-bounds findings as well; the report lists what could not be checked.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from tilescope.puzzles.session import Session
 from tilescope.puzzles.verdict import Param, signature_problem
 
 ProgressFn = Callable[[str], None]
+LOADER_FAILURES = {"compile-error", "protocol-violation", "child-exit", "out-of-memory", "timeout"}
+"""Failures met before any kernel ran (the file did not load, build or translate)."""
 
 
 def _quiet(_: str) -> None:
@@ -77,12 +80,11 @@ def grade_cpu(
     session: Session | None = None,
     analyzer: Any = None,
     ptxas: bool | None = None,
-    run_cpu: bool = True,
     timeout_s: float = judge.DEFAULT_TIMEOUT_S,
     seed: int | None = None,
     progress: ProgressFn = _quiet,
 ) -> Report:
-    """Check a solution without a GPU: lower it for sm_90, then run and judge it where the C target can."""
+    """Check a solution without a GPU: lower it for sm_90, then run and judge it through the interpreter."""
     from tilescope.core import Analyzer
     from tilescope.core.ptxas import find_nvcc
 
@@ -93,10 +95,11 @@ def grade_cpu(
     own_session = session is None
     session = session or Session(cpu_only=True, keep_spare=False)
     try:
-        progress("loading the file")
-        failed = judge.load_check(puzzle, path, session, timeout_s)  # the same reasons as on a GPU
-        if failed is not None:
-            return failed
+        report = judge.check(
+            puzzle, path, session, device="interpret", perf=False, timeout_s=timeout_s, seed=seed, progress=progress
+        )
+        if report.failure in LOADER_FAILURES:  # the same reasons as on a GPU: nothing was lowered or run
+            return report
         own = analyzer is None
         analyzer = analyzer or Analyzer(timeout_s=timeout_s)
         try:
@@ -104,28 +107,21 @@ def grade_cpu(
         finally:
             if own:
                 analyzer.close()
-        return _cpu_report(
-            puzzle, path, base, session, diagnostics, warnings, problems, have_ptxas, run_cpu, timeout_s, seed, progress
-        )
+        return _cpu_report(report, base, diagnostics, warnings, problems, have_ptxas)
     finally:
         if own_session:
             session.close()
 
 
 def _cpu_report(
-    puzzle: Puzzle,
-    path: str,
+    report: Report,
     base: dict[str, Any],
-    session: Session,
     diagnostics: list[Diagnostic],
     warnings: list[str],
     problems: list[str],
     have_ptxas: bool,
-    run_cpu: bool,
-    timeout_s: float,
-    seed: int | None,
-    progress: ProgressFn,
 ) -> Report:
+    """The interpreter's report, unless lowering for sm_90 failed: a GPU would then not run it at all."""
     checked = ["lowered for sm_90 for every test shape"]
     if have_ptxas:
         checked.append("ptxas assembled the device code (registers and spills)")
@@ -139,13 +135,9 @@ def _cpu_report(
         return Report(**base, passed=False, failure="compile-error", diagnostics=diagnostics, summary=summary, **common)
     if problems:
         return Report(**base, passed=False, failure="signature", summary=problems[0], **common)
-    if not (puzzle.cpu and run_cpu):
-        not_checked.insert(0, "values: this puzzle needs a CUDA GPU to run (TileLang's C target cannot run it)")
-        return Report(**base, passed=False, summary="compiles for sm_90; values not checked without a GPU", **common)
-    report = judge.check(puzzle, path, session, device="cpu", timeout_s=timeout_s, seed=seed, progress=progress)
-    not_checked.insert(0, "values on a GPU: the C target runs the same kernel through a different code path")
+    not_checked.insert(0, "values on a GPU: the interpreter runs TileLang's front-end output, not the generated CUDA")
     return dataclasses.replace(
         report,
-        summary=report.summary + " (CPU, C target)",
+        summary=report.summary + " (CPU, tile interpreter)",
         **{k: list(dict.fromkeys([*v, *getattr(report, k)])) for k, v in common.items()},
     )

@@ -26,7 +26,16 @@ from tilescope.puzzles.children import Child, ChildGone
 from tilescope.puzzles.report import CaseResult, ChildExit, FailureKind, PerfResult, Report
 from tilescope.puzzles.session import Session
 from tilescope.puzzles.timing import datasheet_roofline, stars
-from tilescope.puzzles.verdict import Param, check_output, first_failure, judge_inputs, judge_output, signature_problem
+from tilescope.puzzles.verdict import (
+    Param,
+    bounds_verdict,
+    check_output,
+    first_failure,
+    judge_inputs,
+    judge_output,
+    parse_findings,
+    signature_problem,
+)
 
 ProgressFn = Callable[[str], None]
 DEFAULT_TIMEOUT_S = 60.0
@@ -127,7 +136,8 @@ def run_case(
     on_gpu = case.kind == "timed" and device == "cuda"  # the timed shape's inputs are large: make them there
     gen = torch.Generator(device="cuda" if on_gpu else "cpu").manual_seed(case.data_seed)
     inputs = ref.inputs(case.args, gen, case.values, device if on_gpu else "cpu")
-    expected = list(ref.reference(*[t.clone().to(device) for t in inputs]))
+    host = "cpu" if device == "interpret" else device
+    expected = list(ref.reference(*[t.clone().to(host) for t in inputs]))
     problem = signature_problem(params, [*inputs, *expected])
     if problem:
         return _result(case, passed=False, failure="signature", problem=problem)
@@ -146,12 +156,22 @@ def run_case(
         buf.poison_body()
     specs = [b.spec.to_json() for b in (*in_bufs, *out_bufs)]
     request = {"op": "run", "key": case.key, "buffers": specs, "device": device}
+    if device == "interpret":
+        request["outputs"] = names[len(inputs) :]
     reply = _call(executor, request, timeout_s, {"ran", "run-error"})
     if reply["op"] == "run-error":
         problem = f"The kernel failed: {reply.get('message')}"
         return _result(case, passed=False, failure="runtime-error", problem=problem)
     for buf in (*in_bufs, *out_bufs):
-        buf.load(device)
+        buf.load(host)
+    if device == "interpret":
+        try:
+            findings = parse_findings(reply.get("findings"))
+        except (ValueError, TypeError, KeyError) as err:
+            raise Violation(f"an interpreted run's answer with {err}") from err
+        verdict = bounds_verdict(findings, set(names))
+        if verdict:
+            return _result(case, passed=False, failure=verdict[0], problem=verdict[1])
     checks = [
         check_output(n, e, b, puzzle.tolerance) for n, e, b in zip(puzzle.outputs, expected, out_bufs, strict=True)
     ]
@@ -285,10 +305,10 @@ def check(
     except ChildGone as gone:
         builder.close()
         return exit_report({"puzzle": puzzle.id, "path": path, "device": "?", "seed": seed}, gone, "starting", [])
-    device = device or ("cuda" if hello.get("cuda") else "cpu")
+    device = device or ("cuda" if hello.get("cuda") else "interpret")
     gpu = str(hello.get("gpu")) if device == "cuda" else "cpu"
     base: dict[str, Any] = {"puzzle": puzzle.id, "path": path, "device": gpu, "seed": seed}
-    planned = plan(puzzle, seed, timed=perf and device == "cuda")
+    planned = plan(puzzle, seed, timed=perf and device == "cuda", interpret=device == "interpret")
     keys = list(dict.fromkeys(c.key for c in planned))
     arg_sets = [next(c.args for c in planned if c.key == k) for k in keys]
     progress("loading the file")
@@ -320,20 +340,6 @@ def _load(
         return _void(base, "loader", violation, [])
     finally:
         builder.close()
-
-
-def load_check(
-    puzzle: Puzzle, path: str | Path, session: Session, timeout_s: float = DEFAULT_TIMEOUT_S
-) -> Report | None:
-    """Only load the file and build its kernels in a fresh loader: the report of what went wrong, or None."""
-    path = str(Path(path).resolve())
-    planned = plan(puzzle, 0, timed=False)
-    keys = list(dict.fromkeys(c.key for c in planned if c.kind == "fixed"))
-    arg_sets = [next(c.args for c in planned if c.key == k) for k in keys]
-    loaded = _load(
-        session.take_builder(), path, keys, arg_sets, {"puzzle": puzzle.id, "path": path, "device": "cpu"}, timeout_s
-    )
-    return loaded if isinstance(loaded, Report) else None
 
 
 def _precompile(session: Session, planned: list[PlannedCase], funcs: dict[str, str], path: str, device: str) -> None:
@@ -495,7 +501,9 @@ def _summarise(
 ) -> Report:
     bad = next((r for r in results if not r.passed), None)
     hidden = sum(1 for r in results if r.name.startswith("hidden"))
-    where = "on the GPU" if device == "cuda" else "on the CPU through TileLang's C target"
+    where = {"cuda": "on the GPU", "interpret": "on the CPU through the tile interpreter, every access checked"}.get(
+        device, "on the CPU through TileLang's C target"
+    )
     checked = [f"{len(results)} case runs {where} against the torch reference ({hidden} hidden), guarded"]
     if bad is not None:
         summary = f"case {bad.name} ({_describe(bad.args)}, {bad.values} values, seed {bad.seed}): {bad.problem}"

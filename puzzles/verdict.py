@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
+from tilescope.core.model import Finding, from_json
 from tilescope.puzzles.buffers import GuardReport, SharedBuffer
 from tilescope.puzzles.compare import compare, default_tolerance
 from tilescope.puzzles.report import FailureKind, OutputCheck
@@ -105,3 +106,24 @@ def judge_inputs(
 
 def first_failure(verdicts: Sequence[tuple[FailureKind, str]]) -> tuple[FailureKind, str] | None:
     return min(verdicts, key=lambda v: ORDER.index(v[0])) if verdicts else None
+
+
+def parse_findings(data: object) -> list[Finding]:
+    """The interpreter's findings from the kernel process's answer; ValueError for anything malformed."""
+    if not isinstance(data, list):
+        raise ValueError("findings that are no list")
+    findings = [from_json(Finding, item) for item in data]
+    if not all(isinstance(f, Finding) and isinstance(f.buffer, str) and isinstance(f.index, list) for f in findings):
+        raise ValueError("a malformed finding")
+    return findings
+
+
+def bounds_verdict(findings: Sequence[Finding], params: set[str]) -> tuple[FailureKind, str] | None:
+    """An interpreted run's access outside a buffer: past a parameter it is what a guard region
+    would have caught (``out-of-bounds``); past a shared or fragment tile, what on a GPU corrupts
+    another tile or faults (``runtime-error``). Findings can only fail a check, never pass one."""
+    for f in findings:
+        if f.kind.startswith("out-of-bounds"):
+            kind: FailureKind = "out-of-bounds" if f.buffer in params else "runtime-error"
+            return kind, f"The interpreter saw an {f.describe()}."
+    return None
