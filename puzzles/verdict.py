@@ -125,5 +125,5 @@ def bounds_verdict(findings: Sequence[Finding], params: set[str]) -> tuple[Failu
     for f in findings:
         if f.kind.startswith("out-of-bounds"):
             kind: FailureKind = "out-of-bounds" if f.buffer in params else "runtime-error"
-            return kind, f"The interpreter saw an {f.describe()}."
+            return kind, f"The interpreter checked every access: {f.describe()}."
     return None

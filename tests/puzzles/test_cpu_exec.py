@@ -1,38 +1,45 @@
-"""Without a GPU, TileLang's C target runs the element-wise puzzles: a reference passes, and
-wrong solutions fail for the right reason (a write past the end, a dropped ragged tail)."""
+"""Without a GPU, the kernel process runs the loader's PrimFunc through the tile interpreter on the
+grader's buffers: a reference passes, and wrong solutions fail for the right reason (a store past
+an output, a read past a shared tile, a dropped ragged tail, an accumulator never cleared)."""
 
 from __future__ import annotations
 
 import dataclasses
 
 from tilescope.core import Analyzer
-from tilescope.puzzles import catalog, grader
+from tilescope.puzzles import catalog, grader, judge
+from tilescope.puzzles.session import Session
 
 
 def _only(p: catalog.Puzzle, case: str) -> catalog.Puzzle:
-    return dataclasses.replace(p, cases=[c for c in p.cases if c.name == case], seeds=1, hidden=None)
+    cases = [c for c in (p.cpu_cases or p.cases) if c.name == case]
+    return dataclasses.replace(p, cases=cases, cpu_cases=None, seeds=1, hidden=None, cpu_hidden=None)
 
 
-def test_cpu_puzzles_are_marked_for_the_c_target() -> None:
-    assert {p.id for p in catalog.puzzles() if p.cpu} == {"01", "02", "03", "04", "05"}
-
-
-def test_reference_passes_on_the_c_target(analyzer: Analyzer) -> None:
-    p = _only(catalog.get(5), "tiny")
+def test_a_reduction_reference_passes_through_the_interpreter(analyzer: Analyzer) -> None:
+    p = _only(catalog.get(7), "ragged")
     report = grader.grade_cpu(p, p.solution_path, analyzer=analyzer, ptxas=False)
     assert report.passed, report.summary
     assert report.cases and all(c.passed for c in report.cases)
-    assert any("C target" in item for item in report.checked)
+    assert any("tile interpreter" in item for item in report.checked)
     assert any("performance" in item for item in report.not_checked)
 
 
-def test_unmasked_store_is_caught_by_the_guard_region(analyzer: Analyzer) -> None:
+def test_unmasked_store_is_reported_by_the_interpreter_at_its_line(analyzer: Analyzer) -> None:
     p = _only(catalog.get(1), "odd")
-    report = grader.grade_cpu(p, p.folder / "wrong" / "unmasked.py", analyzer=analyzer, ptxas=False)
+    path = p.folder / "wrong" / "unmasked.py"
+    report = grader.grade_cpu(p, path, analyzer=analyzer, ptxas=False)
     assert report.failure == "out-of-bounds"
-    guard = report.cases[0].outputs[0].guard
-    assert guard.after == 256 - 37 and guard.first_after == 0
-    assert "wrote outside B" in report.summary
+    assert "line 12: out-of-bounds read of A[37] (shape 37), 219 elements" in report.summary
+    line = int(report.summary.split("line ")[1].split(":")[0])
+    assert "B[i] = A[i]" in path.read_text().splitlines()[line - 1]
+
+
+def test_a_read_past_a_shared_tile_is_a_runtime_error(analyzer: Analyzer) -> None:
+    p = catalog.get(15)
+    report = grader.grade_cpu(_only(p, "short"), p.folder / "wrong" / "no_halo.py", analyzer=analyzer, ptxas=False)
+    assert report.failure == "runtime-error", report.summary
+    assert "out-of-bounds read of" in report.summary
 
 
 def test_dropped_tail_names_the_first_unwritten_element(analyzer: Analyzer) -> None:
@@ -43,3 +50,20 @@ def test_dropped_tail_names_the_first_unwritten_element(analyzer: Analyzer) -> N
     assert check.comparison.first_wrong == [2048]
     assert check.comparison.wrong == 1 and check.unwritten == 1
     assert "B[2048]" in report.summary and "never written" in report.summary
+
+
+def test_an_accumulator_never_cleared_gives_wrong_values(analyzer: Analyzer) -> None:
+    p = _only(catalog.get(12), "tall")
+    report = grader.grade_cpu(p, p.folder / "wrong" / "no_clear.py", analyzer=analyzer, ptxas=False)
+    assert report.failure == "wrong-values", report.summary
+
+
+def test_a_machine_without_a_gpu_interprets_by_default() -> None:
+    p = _only(catalog.get(4), "ragged")
+    session = Session(cpu_only=True, keep_spare=False)
+    try:
+        report = judge.check(p, p.solution_path, session, perf=False)
+    finally:
+        session.close()
+    assert report.passed, report.summary
+    assert any("tile interpreter" in item for item in report.checked)
