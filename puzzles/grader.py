@@ -33,9 +33,9 @@ def _quiet(_: str) -> None:
 
 
 def _groups(puzzle: Puzzle) -> list[tuple[dict[str, int], str]]:
-    """Distinct factory arguments of the fixed cases, with the first case's value kind."""
+    """Distinct factory arguments of the fixed cases the interpreter runs, with the first case's value kind."""
     seen: dict[str, tuple[dict[str, int], str]] = {}
-    for case in puzzle.cases:
+    for case in puzzle.cpu_cases or puzzle.cases:
         seen.setdefault(repr(sorted(case.args.items())), (case.args, case.values))
     return list(seen.values())
 
