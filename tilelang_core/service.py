@@ -236,7 +236,8 @@ class Analyzer:
         }
         timeout = timeout_s or self.timeout_s
         try:
-            return from_json(RunReport, self._call(payload, timeout))
+            data, _ = self._call(payload, timeout)
+            return from_json(RunReport, data)
         except (WorkerError, RuntimeError) as err:
             return _run_failure(err, kernel, args, timeout)
 
