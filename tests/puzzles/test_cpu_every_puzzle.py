@@ -1,0 +1,50 @@
+"""Without a GPU, every puzzle through ``grade_cpu`` (the tile interpreter): the reference passes,
+each wrong solution not marked ``gpu_only`` fails with its declared kind, the untouched starter
+fails, and each check takes at most 30 s (printed with ``-s``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tilescope.core import Analyzer
+from tilescope.puzzles import catalog, grader
+from tilescope.puzzles.report import Report
+from tilescope.puzzles.session import Session
+
+PUZZLES = catalog.puzzles()
+LIMIT_S = 30.0
+
+
+@pytest.fixture(scope="module")
+def session() -> Iterator[Session]:
+    s = Session(cpu_only=True)
+    yield s
+    s.close()
+
+
+def _grade(
+    p: catalog.Puzzle, path: Path, session: Session, analyzer: Analyzer, timeout_s: float | None = None
+) -> Report:
+    start = time.perf_counter()
+    report = grader.grade_cpu(
+        p, path, session=session, analyzer=analyzer, ptxas=False, seed=1, timeout_s=timeout_s or 60.0
+    )
+    seconds = time.perf_counter() - start
+    print(f"{p.id} {path.relative_to(p.folder)}: {report.failure or 'passed'} in {seconds:.1f} s")
+    assert seconds <= LIMIT_S, report.summary
+    return report
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("p", PUZZLES, ids=[p.folder.name for p in PUZZLES])
+def test_every_verdict_on_the_cpu(p: catalog.Puzzle, session: Session, analyzer: Analyzer) -> None:
+    report = _grade(p, p.solution_path, session, analyzer)
+    assert report.passed, report.summary
+    assert not _grade(p, p.starter_path, session, analyzer).passed
+    for wrong in p.wrong:
+        if wrong.gpu_only is None:
+            report = _grade(p, p.folder / wrong.file, session, analyzer, wrong.timeout_s)
+            assert report.failure == wrong.expect, (wrong.file, report.summary)
