@@ -35,7 +35,8 @@ def _gen() -> torch.Generator:
 
 
 def _only(p: catalog.Puzzle, case: str) -> catalog.Puzzle:
-    return dataclasses.replace(p, cases=[c for c in p.cases if c.name == case], hidden=None)
+    cases = [c for c in p.cases if c.name == case]
+    return dataclasses.replace(p, cases=cases, hidden=None, cpu_cases=None, cpu_hidden=None)
 
 
 def test_compile_error_is_reported_at_the_learners_line(analyzer: Analyzer) -> None:
