@@ -78,7 +78,10 @@ def compare(truth: dict[str, Any], files: list[dict[str, Any]], corpus: Path) ->
         if model is None or not model["passes"] or any(d["severity"] == "error" for d in model["diagnostics"]):
             continue
         row["analysed"] += 1
-        wanted = {**entry.get("consts", {}), **entry.get("args", {})}
+        # Arguments as called, and T.const values the tensors bound; a name the hook read off a
+        # tensor annotation that is no parameter of the kernel (a factory's local) is not a size to choose.
+        consts = {k: v for k, v in entry.get("consts", {}).items() if k in model["args"]}
+        wanted = {**consts, **entry.get("args", {})}
         own = all(name in model["args"] and _same(model["args"][name], v) for name, v in wanted.items())
         row["own_sizes"] += own
         facts, plain = _facts(model), entry["truth"]
