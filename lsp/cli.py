@@ -14,7 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tilescope.lsp.server import create_server
+    from tilescope.lsp.features import create_server
 
     server = create_server()
     if args.tcp:

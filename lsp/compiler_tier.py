@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import Any
 
 from tilescope.core import Analyzer, FileAnalysis, IRText
 from tilescope.core.model import Diagnostic, Span
 from tilescope.core.static.merge import CompiledSnapshot
-
-if TYPE_CHECKING:
-    from tilescope.lsp.server import TilescopeServer
+from tilescope.lsp.documents import Documents
+from tilescope.lsp.settings import Settings
 
 log = logging.getLogger(__name__)
 _CATCH_UP_ROUNDS = 3
@@ -30,8 +31,20 @@ STATUS_NOTIFICATION = "tilescope/status"
 
 
 class CompilerTier:
-    def __init__(self, server: TilescopeServer) -> None:
-        self._server = server
+    """Given only what it needs: the current settings, the documents, a way to send a status
+    notification, and where to hand a finished analysis."""
+
+    def __init__(
+        self,
+        settings: Callable[[], Settings],
+        documents: Documents,
+        status: Callable[[str, dict[str, Any]], None],
+        on_result: Callable[[str, CompiledSnapshot], None],
+    ) -> None:
+        self._settings = settings
+        self._documents = documents
+        self._notify = status
+        self._on_result = on_result
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tilescope-compiler")
         self._analyzer: Analyzer | None = None
         self._analyzer_python: str | None = None
@@ -48,11 +61,11 @@ class CompilerTier:
 
     @property
     def enabled(self) -> bool:
-        return self._server.settings.trusted
+        return self._settings().trusted
 
     def analyzer(self) -> Analyzer:
         """The core's analyzer for the configured interpreter (recreated when that changes)."""
-        settings = self._server.settings
+        settings = self._settings()
         if self._analyzer is None or self._analyzer_python != settings.python:
             if self._analyzer is not None:
                 self._executor.submit(self._analyzer.close)
@@ -74,7 +87,7 @@ class CompilerTier:
         timer = self._timers.pop(uri, None)
         if timer is not None:
             timer.cancel()
-        wait = self._server.settings.idle_s if delay is None else delay
+        wait = self._settings().idle_s if delay is None else delay
         self._timers[uri] = loop.call_later(wait, lambda: self._spawn(uri))
 
     def cancel(self, uri: str) -> None:
@@ -82,6 +95,17 @@ class CompilerTier:
         if timer is not None:
             timer.cancel()
         self._pending.discard(uri)
+
+    def stop(self) -> None:
+        """Trust was revoked: drop every timer and request, and end the worker now, even mid-build
+        (the analysing thread then sees the worker gone, and its result is dropped)."""
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+        self._pending.clear()
+        analyzer, self._analyzer, self._analyzer_python = self._analyzer, None, None
+        if analyzer is not None:
+            threading.Thread(target=analyzer.stop, name="tilescope-stop-worker", daemon=True).start()
 
     async def run(self, uri: str) -> None:
         """Analyse the current text of ``uri`` and publish the result if it is still current."""
@@ -97,6 +121,8 @@ class CompilerTier:
             snapshot = await self._analyse(uri)
         finally:
             self._running.discard(uri)
+        if not self.enabled or not self._documents.is_open(uri):
+            snapshot = None
         if snapshot is not None:
             failed = not snapshot.analysis.ok
             self._status(uri, "error" if failed else "ready", "compiler errors" if failed else None)
@@ -104,7 +130,7 @@ class CompilerTier:
             if not waiter.done():
                 waiter.set_result(snapshot)
         if snapshot is not None:
-            self._server.compiled_ready(uri, snapshot)
+            self._on_result(uri, snapshot)
         if uri in self._pending:
             self._pending.discard(uri)
             self._spawn(uri)
@@ -112,17 +138,16 @@ class CompilerTier:
     def _status(self, uri: str, state: str, message: str | None = None) -> None:
         """Tell the client what the compiler tier is doing (``tilescope/status``), for a status bar."""
         params = {"state": state, "uri": uri, **({"message": message} if message else {})}
-        self._server.protocol.notify(STATUS_NOTIFICATION, params)
+        self._notify(STATUS_NOTIFICATION, params)
 
     async def _analyse(self, uri: str) -> CompiledSnapshot | None:
-        server = self._server
+        settings = self._settings()
         try:
-            state = server.documents.state(uri, server.settings.target)
+            state = self._documents.state(uri, settings.target)
+            path = self._documents.path(uri)
         except KeyError:
             return None
-        settings = server.settings
         analyzer = self.analyzer()
-        path = server.documents.path(uri)
         loop = asyncio.get_running_loop()
         analysis = await loop.run_in_executor(
             self._executor, _analyze, analyzer, path, state.source, settings.target, settings.timeout, settings.ptxas
@@ -131,7 +156,7 @@ class CompilerTier:
 
     async def current(self, uri: str) -> CompiledSnapshot | None:
         """A snapshot of the document's current version, analysing it now if needed."""
-        documents, settings = self._server.documents, self._server.settings
+        documents, settings = self._documents, self._settings()
         for _ in range(_CATCH_UP_ROUNDS):
             snapshot = documents.current_compiled(uri, settings.target)
             if snapshot is not None or not self.enabled:
@@ -146,26 +171,23 @@ class CompilerTier:
         return documents.current_compiled(uri, settings.target)
 
     async def pass_ir(self, uri: str, kernel: str, index: int) -> IRText:
-        server = self._server
-        state = server.documents.state(uri, server.settings.target)
+        settings = self._settings()
+        state = self._documents.state(uri, settings.target)
+        path = self._documents.path(uri)
         analyzer = self.analyzer()
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
             self._executor,
-            lambda: analyzer.pass_ir(
-                server.documents.path(uri),
-                state.source,
-                kernel=kernel,
-                index=index,
-                target=server.settings.target,
-            ),
+            lambda: analyzer.pass_ir(path, state.source, kernel=kernel, index=index, target=settings.target),
         )
 
     def close(self) -> None:
+        """Shutdown: end the worker's whole process tree without waiting for a build in progress."""
         for timer in self._timers.values():
             timer.cancel()
         if self._analyzer is not None:
-            self._analyzer.close()
+            self._analyzer.stop()
+            self._analyzer = None
         self._executor.shutdown(wait=False, cancel_futures=True)
 
 

@@ -6,27 +6,29 @@ for; ``tilescope.core.static.merge.diagnostics`` decides which static estimates 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lsprotocol import types
 from tilescope.core.static.merge import diagnostics as merged_diagnostics
 from tilescope.lsp.convert import diagnostic
-
-if TYPE_CHECKING:
-    from tilescope.lsp.server import TilescopeServer
+from tilescope.lsp.server import TilescopeServer
 
 
-def publish(server: TilescopeServer, uri: str) -> None:
-    state = server.documents.state(uri, server.settings.target)
-    snapshot = server.documents.current_compiled(uri, server.settings.target)
+def publish(ls: TilescopeServer, uri: str) -> None:
+    if not ls.documents.is_open(uri):
+        return
+    state = ls.documents.state(uri, ls.settings.target)
+    snapshot = ls.documents.current_compiled(uri, ls.settings.target) if ls.settings.trusted else None
     found = merged_diagnostics(state.static, snapshot.analysis if snapshot else None)
-    lines = server.lines(uri)
-    server.text_document_publish_diagnostics(
-        types.PublishDiagnosticsParams(
-            uri=uri, version=state.version, diagnostics=[diagnostic(lines, d) for d in found]
-        )
+    text = ls.text(uri)
+    converted: list[types.Diagnostic] = []
+    for d in found:
+        item = diagnostic(text, d)
+        if all(_key(item) != _key(seen) for seen in converted):
+            converted.append(item)
+    ls.text_document_publish_diagnostics(
+        types.PublishDiagnosticsParams(uri=uri, version=state.version, diagnostics=converted)
     )
 
 
-def register(server: TilescopeServer) -> None:
-    """Diagnostics are pushed from ``sync`` and the compiler tier; nothing to register."""
+def _key(item: types.Diagnostic) -> tuple[object, ...]:
+    r = item.range
+    return (r.start.line, r.start.character, r.end.line, r.end.character, item.severity, item.code, item.message)

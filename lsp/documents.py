@@ -3,12 +3,17 @@ compiler-tier snapshot, joined into the ``Facts`` every feature reads."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from urllib.parse import unquote
 
-from pygls.workspace import Workspace
+from pygls.workspace import TextDocument, Workspace
 from tilescope.core.static import StaticFile, analyze_source
 from tilescope.core.static.merge import CompiledSnapshot, Facts, facts, fingerprints
+
+
+class DocumentNotOpen(KeyError):
+    """A request named a document the client has not opened (or has closed)."""
 
 
 @dataclass
@@ -34,9 +39,21 @@ class Documents:
         self._workspace_of = workspace
         self._states: dict[str, DocumentState] = {}
         self.compiled: dict[str, CompiledSnapshot] = {}
+        self._lines: dict[str, tuple[str, Sequence[str]]] = {}
+
+    def is_open(self, uri: str) -> bool:
+        return unquote(uri) in self._workspace_of().text_documents
+
+    def _document(self, uri: str) -> TextDocument:
+        """The open document; ``DocumentNotOpen`` for any other (pygls would read it from disk)."""
+        document = self._workspace_of().text_documents.get(unquote(uri))
+        if document is None:
+            raise DocumentNotOpen(uri)
+        return document
 
     def state(self, uri: str, target: str) -> DocumentState:
-        document = self._workspace_of().get_text_document(uri)
+        """The static analysis of the open document ``uri`` (``DocumentNotOpen`` otherwise)."""
+        document = self._document(uri)
         source = document.source
         cached = self._states.get(uri)
         if (
@@ -53,10 +70,17 @@ class Documents:
 
     def path(self, uri: str) -> str:
         """The file system path the compiler should see for ``uri``."""
-        return self._workspace_of().get_text_document(uri).path or uri
+        return self._document(uri).path or uri
 
-    def lines(self, uri: str) -> list[str]:
-        return list(self._workspace_of().get_text_document(uri).lines)
+    def lines(self, uri: str) -> Sequence[str]:
+        """The document's LSP lines, split once per text (features ask for them on every request)."""
+        document = self._document(uri)
+        source = document.source
+        cached = self._lines.get(uri)
+        if cached is None or cached[0] is not source:
+            cached = (source, document.lines)
+            self._lines[uri] = cached
+        return cached[1]
 
     def facts(self, uri: str, target: str) -> Facts:
         state = self.state(uri, target)
@@ -75,4 +99,5 @@ class Documents:
 
     def forget(self, uri: str) -> None:
         self._states.pop(uri, None)
+        self._lines.pop(uri, None)
         self.compiled.pop(uri, None)

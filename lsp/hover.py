@@ -4,28 +4,22 @@ primitive's signature and docstring (text from ``tilescope.core.static.describe`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lsprotocol import types
 from tilescope.core.ide.autotune_view import autotune_hover
 from tilescope.core.static.describe import hover as describe
 from tilescope.lsp.convert import core_position, span_range
-
-if TYPE_CHECKING:
-    from tilescope.lsp.server import TilescopeServer
+from tilescope.lsp.server import TilescopeServer
 
 
-def register(server: TilescopeServer) -> None:
-    @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(ls: TilescopeServer, params: types.HoverParams) -> types.Hover | None:
-        uri = params.text_document.uri
-        lines = ls.lines(uri)
-        line, column = core_position(lines, params.position)
-        facts = ls.facts(uri)
-        found = describe(facts, line, column) or autotune_hover(facts, line)
-        if found is None:
-            return None
-        return types.Hover(
-            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=found.markdown),
-            range=span_range(lines, found.span),
-        )
+def hover(ls: TilescopeServer, params: types.HoverParams) -> types.Hover | None:
+    uri = params.text_document.uri
+    text = ls.text(uri)
+    line, column = core_position(text, params.position)
+    facts = ls.facts(uri)
+    found = describe(facts, line, column) or autotune_hover(facts, line)
+    if found is None:
+        return None
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=found.markdown),
+        range=span_range(text, found.span),
+    )

@@ -2,32 +2,35 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lsprotocol import types
 from tilescope.core.static.navigate import OutlineNode, outline
 from tilescope.lsp.convert import span_range
-
-if TYPE_CHECKING:
-    from tilescope.lsp.server import TilescopeServer
+from tilescope.lsp.server import TilescopeServer
+from tilescope.lsp.text import Text
 
 _KIND = {"kernel": types.SymbolKind.Function, "buffer": types.SymbolKind.Variable}
 
 
-def _symbol(lines: list[str], node: OutlineNode) -> types.DocumentSymbol:
+def _symbol(text: Text, node: OutlineNode) -> types.DocumentSymbol:
+    whole = span_range(text, node.span)
+    selection = span_range(text, node.selection)
+    if not (_le(whole.start, selection.start) and _le(selection.end, whole.end)):
+        selection = types.Range(start=whole.start, end=whole.start)
     return types.DocumentSymbol(
-        name=node.name,
+        name=node.name or "?",
         kind=_KIND[node.kind],
         detail=node.detail,
-        range=span_range(lines, node.span),
-        selection_range=span_range(lines, node.selection),
-        children=[_symbol(lines, child) for child in node.children],
+        range=whole,
+        selection_range=selection,
+        children=[_symbol(text, child) for child in node.children],
     )
 
 
-def register(server: TilescopeServer) -> None:
-    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    def document_symbol(ls: TilescopeServer, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
-        uri = params.text_document.uri
-        lines = ls.lines(uri)
-        return [_symbol(lines, node) for node in outline(ls.facts(uri))]
+def _le(a: types.Position, b: types.Position) -> bool:
+    return (a.line, a.character) <= (b.line, b.character)
+
+
+def document_symbol(ls: TilescopeServer, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
+    uri = params.text_document.uri
+    text = ls.text(uri)
+    return [_symbol(text, node) for node in outline(ls.facts(uri))]

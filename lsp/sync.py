@@ -1,39 +1,53 @@
-"""``textDocument/didOpen``, ``didChange``, ``didSave``, ``didClose``: keep the analyses current.
+"""``textDocument/didOpen``, ``didChange``, ``didSave``, ``didClose`` and finished compiler results:
+keep the analyses current.
 
 Every change re-runs the static tier and publishes its diagnostics at once, then (re)arms the
-compiler tier's idle timer; a save analyses with the compiler right away.
+compiler tier's idle timer; a save analyses with the compiler right away. Closing a document drops
+everything kept for it; a compiler result for a closed document is dropped by the compiler tier.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lsprotocol import types
+from tilescope.core.static.merge import CompiledSnapshot
 from tilescope.lsp import diagnostics
-
-if TYPE_CHECKING:
-    from tilescope.lsp.server import TilescopeServer
+from tilescope.lsp.server import TilescopeServer
 
 
-def register(server: TilescopeServer) -> None:
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: TilescopeServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.notify_untrusted_once()
-        diagnostics.publish(ls, params.text_document.uri)
-        ls.compiler.schedule(params.text_document.uri, delay=0)
+def did_open(ls: TilescopeServer, params: types.DidOpenTextDocumentParams) -> None:
+    ls.notify_untrusted_once()
+    diagnostics.publish(ls, params.text_document.uri)
+    ls.compiler.schedule(params.text_document.uri, delay=0)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: TilescopeServer, params: types.DidChangeTextDocumentParams) -> None:
-        diagnostics.publish(ls, params.text_document.uri)
-        ls.compiler.schedule(params.text_document.uri)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(ls: TilescopeServer, params: types.DidSaveTextDocumentParams) -> None:
-        ls.compiler.schedule(params.text_document.uri, delay=0)
+def did_change(ls: TilescopeServer, params: types.DidChangeTextDocumentParams) -> None:
+    diagnostics.publish(ls, params.text_document.uri)
+    ls.compiler.schedule(params.text_document.uri)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: TilescopeServer, params: types.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        ls.compiler.cancel(uri)
-        ls.documents.forget(uri)
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+def did_save(ls: TilescopeServer, params: types.DidSaveTextDocumentParams) -> None:
+    ls.compiler.schedule(params.text_document.uri, delay=0)
+
+
+def did_close(ls: TilescopeServer, params: types.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    ls.compiler.cancel(uri)
+    ls.documents.forget(uri)
+    ls.hint_answers.pop(uri, None)
+    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+def compiled_ready(ls: TilescopeServer, uri: str, snapshot: CompiledSnapshot) -> None:
+    """A compiler-tier result arrived: keep it, and publish it if the document has not moved on."""
+    if not ls.documents.is_open(uri):
+        return
+    ls.documents.compiled[uri] = snapshot
+    state = ls.documents.state(uri, ls.settings.target)
+    if snapshot.version != state.version:
+        return
+    diagnostics.publish(ls, uri)
+    capabilities = ls.client_capabilities.workspace
+    if capabilities and capabilities.inlay_hint and capabilities.inlay_hint.refresh_support:
+        ls.workspace_inlay_hint_refresh(None)
+    if capabilities and capabilities.code_lens and capabilities.code_lens.refresh_support:
+        ls.workspace_code_lens_refresh(None)

@@ -55,7 +55,7 @@ class PuzzlesApp(App[None]):
         self.checking = False
         self._mtime: float | None = None
         self._reveal_armed: str | None = None
-        self._grader = IsolatedGrader()
+        self._grader = IsolatedGrader(cpu_only=device == "cpu")
 
     def compose(self) -> ComposeResult:
         yield OptionList(*(Option(_row(p, self.store.status(p.id)), id=p.id) for p in self.puzzles), id="puzzle-list")

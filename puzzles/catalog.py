@@ -53,6 +53,8 @@ class PerfSpec:
     """A naive solution (file in the puzzle's folder) timed in the same run; the target is then a speed-up."""
     speedup: float | None = None
     """How many times faster than ``baseline`` earns three stars."""
+    requires: str | None = None
+    """A storage scope the lesson's technique allocates in (``shared``): without it, at most two stars."""
 
 
 @dataclass(frozen=True)
@@ -150,7 +152,12 @@ def _puzzle(folder: Path) -> Puzzle:
         hints=list(meta["hints"]),
         cases=[Case(c["name"], dict(c["args"]), c.get("values", "normal")) for c in meta["cases"]],
         perf=PerfSpec(
-            dict(perf["args"]), perf["bound"], float(perf["target"]), perf.get("baseline"), perf.get("speedup")
+            dict(perf["args"]),
+            perf["bound"],
+            float(perf["target"]),
+            perf.get("baseline"),
+            perf.get("speedup"),
+            perf.get("requires"),
         ),
         wrong=[
             WrongSolution(w["file"], w["mistake"], w["expect"], w.get("case"), w.get("timeout_s"))

@@ -34,6 +34,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--seed", type=int, help="seed for the hidden cases (default: a fresh one)")
     p.add_argument("--sanitize", action="store_true", help="also run one small case under compute-sanitizer")
+    p.add_argument(
+        "--service",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="check through the warm per-user grading service (default: on when there is a GPU)",
+    )
     p.set_defaults(func=_check)
     p = verbs.add_parser("hint", help="unlock the next hint")
     p.add_argument("puzzle")
@@ -118,9 +124,9 @@ def _start(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    import os
     from pathlib import Path
 
-    from tilescope.puzzles.isolated import IsolatedGrader
     from tilescope.puzzles.workspace import learner_path
 
     p = _puzzle(args)
@@ -128,14 +134,22 @@ def _check(args: argparse.Namespace) -> int:
     if not path.exists():
         print(f"{path} does not exist; `tilescope puzzles start {p.id}` creates it", file=sys.stderr)
         return 2
-    # The helper processes start now, so that their imports overlap this process's own.
-    with IsolatedGrader(args.timeout, keep_spare=False, cpu_only=args.cpu) as grader:
-        from tilescope.core.model import to_json
-        from tilescope.puzzles.progress import ProgressStore
-        from tilescope.puzzles.render import report_lines
+    device = "cpu" if args.cpu else None
+    options = {"device": device, "perf": not args.no_perf, "seed": args.seed, "sanitize": args.sanitize}
+    if args.service is True or (args.service is None and not args.cpu and os.path.exists("/dev/nvidiactl")):
+        from tilescope.puzzles import service
 
-        device = "cpu" if args.cpu else None
-        report = grader.grade(p.id, path, device=device, perf=not args.no_perf, seed=args.seed, sanitize=args.sanitize)
+        report = service.check(p.id, str(path), timeout_s=args.timeout, **options)
+    else:
+        from tilescope.puzzles.isolated import IsolatedGrader
+
+        # The helper processes start now, so that their imports overlap this process's own.
+        with IsolatedGrader(args.timeout, keep_spare=False, cpu_only=args.cpu) as grader:
+            report = grader.grade(p.id, path, **options)
+    from tilescope.core.model import to_json
+    from tilescope.puzzles.progress import ProgressStore
+    from tilescope.puzzles.render import report_lines
+
     store = ProgressStore()
     store.record(report)
     store.close()

@@ -54,6 +54,7 @@ class Executor:
             return {"op": "compile-error", "diagnostic": to_json(failure.diagnostic)}
         except Exception as err:
             return {"op": "compile-error", "diagnostic": None, "message": f"not a kernel: {type(err).__name__}"}
+        scopes = runner.storage_scopes(func)
         flags = ["-lineinfo"] if request.get("lineinfo") else None
         try:
             kernel = runner.compile_kernel(func, request["device"], path, source, flags)
@@ -62,7 +63,7 @@ class Executor:
         self.kernels[request["key"]] = kernel
         self.resident.clear()
         params = [{"name": p.name, "shape": list(p.shape), "dtype": p.dtype} for p in runner.params(func)]
-        return {"op": "compiled", "key": request["key"], "params": params}
+        return {"op": "compiled", "key": request["key"], "params": params, "scopes": scopes}
 
     def run(self, request: dict[str, Any]) -> dict[str, Any]:
         import torch

@@ -44,11 +44,15 @@ class IsolatedGrader:
     ) -> Report:
         """Check ``path`` for ``puzzle``: on the GPU if there is one (``device=None``), else the CPU path."""
         from tilescope.puzzles import catalog, grader, judge
+        from tilescope.puzzles.children import ChildGone
 
         p = catalog.get(puzzle)
         with self._lock:
             if device is None:
-                _, hello = self.session.executor()
+                try:
+                    _, hello = self.session.executor()
+                except ChildGone as gone:
+                    return judge.exit_report({"puzzle": p.id, "path": str(path), "device": "?"}, gone, "starting", [])
                 device = "cuda" if hello.get("cuda") else "cpu"
             if device == "cpu":
                 return grader.grade_cpu(p, path, session=self.session, timeout_s=self.timeout_s, seed=seed)

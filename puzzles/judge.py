@@ -175,9 +175,16 @@ def _times(executor: Child, key: str, timeout_s: float) -> float:
 
 
 def perf_result(
-    puzzle: Puzzle, args: dict[str, int], time_us: float, n_bytes: int, gpu: str, baseline_us: float | None
+    puzzle: Puzzle,
+    args: dict[str, int],
+    time_us: float,
+    n_bytes: int,
+    gpu: str,
+    baseline_us: float | None,
+    scopes: list[str] | None = None,
 ) -> PerfResult:
-    """Grade a time; a figure above the roofline is a measurement error and earns nothing."""
+    """Grade a time; a figure above the roofline is a measurement error and earns nothing, and a kernel
+    that does not use the lesson's technique (``requires``) earns at most two stars."""
     spec, ref = puzzle.perf, puzzle.reference()
     flops = int(ref.flops(args)) if hasattr(ref, "flops") else 0
     peak = datasheet_roofline(gpu)
@@ -193,6 +200,9 @@ def perf_result(
             if percent > 100.0:
                 error = f"{percent:.0f}% of the {spec.bound} roofline cannot be: a measurement error, not graded"
     speedup = None if baseline_us is None else round(baseline_us / time_us, 2)
+    capped = None
+    if spec.requires and scopes is not None and not any(s.startswith(spec.requires) for s in scopes):
+        capped = f"the kernel allocates no {spec.requires} memory, the technique this puzzle teaches"
     if speedup is not None and spec.speedup:
         score = speedup / spec.speedup
     elif spec.bound == "latency":
@@ -209,12 +219,13 @@ def perf_result(
         roofline=ceiling,
         percent=percent,
         target=spec.speedup if speedup is not None and spec.speedup else spec.target,
-        stars=0 if error else stars(score),
+        stars=0 if error else min(stars(score), 2) if capped else stars(score),
         gpu=gpu,
         roofline_source="datasheet" if peak else "none",
         error=error,
         baseline_us=None if baseline_us is None else round(baseline_us, 2),
         speedup=speedup,
+        capped=capped,
     )
 
 
@@ -232,7 +243,7 @@ def _baseline_time(puzzle: Puzzle, executor: Child, ws: Workspace, timeout_s: fl
     return _times(executor, case.key, timeout_s)
 
 
-def _exit_report(base: dict[str, Any], gone: ChildGone, doing: str, cases: list[CaseResult]) -> Report:
+def exit_report(base: dict[str, Any], gone: ChildGone, doing: str, cases: list[CaseResult]) -> Report:
     failure: FailureKind = "timeout" if gone.timed_out else "child-exit"
     who = "The loader (it runs your file's Python)" if gone.role == "loader" else "The kernel process"
     summary = f"{who} {gone.reason} while {doing}."
@@ -273,7 +284,7 @@ def check(
         executor, hello = session.executor()
     except ChildGone as gone:
         builder.close()
-        return _exit_report({"puzzle": puzzle.id, "path": path, "device": "?", "seed": seed}, gone, "starting", [])
+        return exit_report({"puzzle": puzzle.id, "path": path, "device": "?", "seed": seed}, gone, "starting", [])
     device = device or ("cuda" if hello.get("cuda") else "cpu")
     gpu = str(hello.get("gpu")) if device == "cuda" else "cpu"
     base: dict[str, Any] = {"puzzle": puzzle.id, "path": path, "device": gpu, "seed": seed}
@@ -304,7 +315,7 @@ def _load(
         kind: FailureKind = "out-of-memory" if d.code == "out-of-memory" else "compile-error"
         return Report(**base, passed=False, failure=kind, diagnostics=[d], summary=f"line {d.span.line}: {d.message}")
     except ChildGone as gone:
-        return _exit_report(base, gone, "loading the file", [])
+        return exit_report(base, gone, "loading the file", [])
     except Violation as violation:
         return _void(base, "loader", violation, [])
     finally:
@@ -342,6 +353,22 @@ def _precompile(session: Session, planned: list[PlannedCase], funcs: dict[str, s
             return
 
 
+def _run_once(
+    puzzle: Puzzle, case: PlannedCase, prim_func: str, path: str, child: Child, ws: Workspace, timeout_s: float
+) -> None:
+    """Compile and run ``case`` once in a fresh executor ``child`` (one a sanitizer wraps)."""
+    from tilescope.puzzles.session import READY_S
+
+    hello = child.receive(READY_S)
+    if not isinstance(hello, dict) or hello.get("op") != "ready":
+        raise Violation("no greeting")
+    request = {"op": "compile", "key": case.key, "prim_func": prim_func, "path": path, "lineinfo": True}
+    reply = _call(child, {**request, "device": "cuda"}, timeout_s, {"compiled", "compile-error"})
+    if reply["op"] == "compiled":
+        params = [Param(p["name"], tuple(p["shape"]), p["dtype"]) for p in reply["params"]]
+        run_case(puzzle, case, params, child, ws, "cuda", timeout_s, guarded=False)
+
+
 def _sanitized(
     puzzle: Puzzle,
     path: str,
@@ -361,11 +388,14 @@ def _sanitized(
         missing = "memcheck and racecheck: compute-sanitizer is not installed on this machine"
         return dataclasses.replace(report, not_checked=[*report.not_checked, missing])
     case = sanitizer.small_case(planned)
+    budget = max(timeout_s, 120.0)
     findings, checked, not_checked = [], list(report.checked), list(report.not_checked)
     for tool in sanitizer.TOOLS:
         progress(f"{tool} on case {case.name}")
         try:
-            finding = sanitizer.run_tool(tool, exe, puzzle, case, funcs[case.key], path, max(timeout_s, 120.0))
+            finding = sanitizer.run_tool(
+                tool, exe, lambda child, ws: _run_once(puzzle, case, funcs[case.key], path, child, ws, budget)
+            )
         except (ChildGone, Violation) as err:
             not_checked.append(f"{tool} on case {case.name}: the tool's run did not finish ({err})")
             continue
@@ -395,6 +425,7 @@ def _run(
 ) -> Report:
     results: list[CaseResult] = []
     params: dict[str, list[Param]] = {}
+    scopes: dict[str, list[str]] = {}
     perf_out: PerfResult | None = None
     not_checked: list[str] = []
     ws = Workspace()
@@ -412,6 +443,7 @@ def _run(
                     summary = f"line {d.span.line}: {d.message}"
                     return Report(**base, passed=False, failure="compile-error", diagnostics=[d], summary=summary)
                 params[case.key] = [Param(p["name"], tuple(p["shape"]), p["dtype"]) for p in reply["params"]]
+                scopes[case.key] = [str(x) for x in reply.get("scopes") or []]
             doing = f"running case {case.name} ({_describe(case.args)})"
             progress(doing)
             result = run_case(puzzle, case, params[case.key], executor, ws, device, timeout_s)
@@ -432,10 +464,12 @@ def _run(
                         baseline_us = _baseline_time(puzzle, executor, ws, timeout_s)
                     except (RuntimeError, KeyError) as err:
                         not_checked.append(f"the speed-up over the naive version ({err})")
-                perf_out = perf_result(puzzle, case.args, learner_us, n_bytes, base["device"], baseline_us)
+                perf_out = perf_result(
+                    puzzle, case.args, learner_us, n_bytes, base["device"], baseline_us, scopes[case.key]
+                )
     except ChildGone as gone:
         session.drop_executor()
-        return _exit_report(base, gone, doing, results)
+        return exit_report(base, gone, doing, results)
     except Violation as violation:
         session.drop_executor()
         return _void(base, "kernel process", violation, results)
@@ -482,7 +516,7 @@ def _summarise(
 def perf_words(p: PerfResult) -> str:
     if p.error:
         return f"{p.time_us:.1f} µs: {p.error}"
-    text = "★" * p.stars + "☆" * (3 - p.stars)
+    text = "★" * p.stars + "☆" * (3 - p.stars) + (f" ({p.capped})" if p.capped else "")
     if p.speedup is not None:
         return f"{p.time_us:.1f} µs, {p.speedup:.2f}× the naive version's speed (target {p.target:g}×) {text}"
     if p.percent is None:

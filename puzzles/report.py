@@ -69,6 +69,8 @@ class PerfResult:
     baseline_us: float | None = None
     """The naive version's time in the same run, for puzzles whose target is a speed-up over it."""
     speedup: float | None = None
+    capped: str | None = None
+    """Why the stars were held below three although the time met the target."""
 
 
 @dataclass(frozen=True)

@@ -101,3 +101,18 @@ def signature_problem(declared: Sequence[Param], tensors: Sequence[torch.Tensor]
         if -1 not in p.shape and p.shape != tuple(t.shape):
             return f"Parameter {p.name} is declared with shape {p.shape}; the puzzle passes {tuple(t.shape)}."
     return None
+
+
+def storage_scopes(prim_func: Any) -> list[str]:
+    """The storage scopes the kernel allocates in (``shared.dyn``, ``local.fragment``...), for targets that
+    reward a technique: a transpose that allocates no shared memory has not used the lesson."""
+    from tilelang import tvm
+
+    scopes: set[str] = set()
+
+    def visit(node: Any) -> None:
+        for buf in getattr(node, "alloc_buffers", None) or []:
+            scopes.add(str(buf.scope()))
+
+    tvm.tirx.stmt_functor.post_order_visit(prim_func.body, visit)
+    return sorted(scopes)

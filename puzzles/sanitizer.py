@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from tilescope.puzzles.buffers import Workspace
 from tilescope.puzzles.cases import PlannedCase
-from tilescope.puzzles.catalog import Puzzle
 from tilescope.puzzles.children import Child, ChildGone
 from tilescope.puzzles.report import SanitizerFinding as Finding
 
@@ -62,27 +62,15 @@ def parse(tool: str, log: str) -> Finding:
     return Finding(tool, errors, first if errors else [])
 
 
-def run_tool(
-    tool: str, exe: str, puzzle: Puzzle, case: PlannedCase, prim_func: str, path: str, timeout_s: float
-) -> Finding:
-    """Compile and run ``case`` once under ``tool``; raises ChildGone if the process does not finish."""
-    from tilescope.puzzles import judge
-    from tilescope.puzzles.session import READY_S
-    from tilescope.puzzles.verdict import Param
-
+def run_tool(tool: str, exe: str, run_once: Callable[[Child, Workspace], None]) -> Finding:
+    """Run an executor child under ``tool``, in which ``run_once`` compiles and runs one case (the judge
+    passes it, so this module needs nothing of the judge's); raises ChildGone if the process does not finish."""
     ws = Workspace()
     log = Path(ws.path) / f"{tool}.log"
     prefix = [exe, "--tool", tool, "--log-file", str(log), "--print-limit", "3"]
     child = Child("kernel", "tilescope.puzzles.executor", prefix=prefix, env={"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"})
     try:
-        hello = child.receive(READY_S)
-        if not isinstance(hello, dict) or hello.get("op") != "ready":
-            raise judge.Violation("no greeting")
-        request = {"op": "compile", "key": case.key, "prim_func": prim_func, "path": path, "lineinfo": True}
-        reply = judge._call(child, {**request, "device": "cuda"}, timeout_s, {"compiled", "compile-error"})
-        if reply["op"] == "compiled":
-            params = [Param(p["name"], tuple(p["shape"]), p["dtype"]) for p in reply["params"]]
-            judge.run_case(puzzle, case, params, child, ws, "cuda", timeout_s, guarded=False)
+        run_once(child, ws)
         child.close(wait_s=60.0)
         return parse(tool, log.read_text() if log.exists() else "")
     except ChildGone:

@@ -7,6 +7,7 @@ kernel process compiles the hidden shapes ahead.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from tilescope.puzzles.builder import ADDRESS_SPACE
@@ -19,7 +20,8 @@ READY_S = 120.0
 class Session:
     def __init__(self, *, cpu_only: bool = False, keep_spare: bool = True, precompile: bool | None = None) -> None:
         self.keep_spare = keep_spare
-        self.precompile = not cpu_only if precompile is None else precompile
+        maybe_gpu = not cpu_only and os.path.exists("/dev/nvidiactl")  # no torch import just to ask
+        self.precompile = maybe_gpu if precompile is None else precompile
         self._helper: Child | None = None
         self.env = {"CUDA_VISIBLE_DEVICES": ""} if cpu_only else {}
         self._builder: Child | None = None

@@ -86,6 +86,12 @@ def register_record(subparsers: argparse._SubParsersAction) -> None:
     )
 
 
+def register_run(subparsers: argparse._SubParsersAction) -> None:
+    from tilescope.core.run_cmd import add_arguments as add_run_arguments
+
+    add_run_arguments(subparsers.add_parser("run", help="run a kernel on the CPU with the tile interpreter"))
+
+
 def register_variants(subparsers: argparse._SubParsersAction) -> None:
     from tilescope.core.variants_cmd import add_arguments
 

@@ -15,7 +15,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from tilescope.core.errors import syntax_error
+from tilescope.core.errors import surrogate_error, syntax_error
 from tilescope.core.model import Diagnostic, KernelRef
 from tilescope.core.record import recorded_arguments
 from tilescope.core.static import analyze_source
@@ -39,6 +39,9 @@ class Instantiation:
 
 def syntax_diagnostic(source: str, path: str = "<string>") -> Diagnostic | None:
     """The first syntax error of the whole file: the compiler tier needs a file Python can import."""
+    surrogate = surrogate_error(source)
+    if surrogate is not None:
+        return surrogate
     try:
         ast.parse(source, filename=path)
     except SyntaxError as err:

@@ -10,6 +10,7 @@ import traceback
 from collections.abc import Iterable
 
 from tilescope.core.environment import gpu_query, missing_module
+from tilescope.core.lines import lone_surrogate
 from tilescope.core.model import Access, Buffer, Diagnostic, Span
 
 _TVM_NOISE = re.compile(r"^\s*(Traceback|File \"|  File|\d+: |During handling|The above exception)")
@@ -45,6 +46,20 @@ def syntax_error(err: SyntaxError) -> Diagnostic:
         severity="error",
         message=f"Syntax error: {err.msg}",
         span=Span(line=line, column=column, end_line=err.end_lineno or line, end_column=err.end_offset),
+        code="syntax-error",
+    )
+
+
+def surrogate_error(text: str) -> Diagnostic | None:
+    """A lone surrogate in the text: Python cannot compile it (no UTF-8 file can hold one)."""
+    found = lone_surrogate(text)
+    if found is None:
+        return None
+    line, column, name = found
+    return Diagnostic(
+        severity="error",
+        message=f"Syntax error: lone surrogate {name} (not valid in UTF-8 source)",
+        span=Span(line=line, column=column, end_line=line, end_column=column + 3),
         code="syntax-error",
     )
 

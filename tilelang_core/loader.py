@@ -18,6 +18,7 @@ import types
 from typing import Any
 
 from tilescope.core.discovery import Instantiation
+from tilescope.core.lines import source_lines
 
 MODULE_NAME = "__tilescope_kernel__"
 _SAFE_CALLS = {
@@ -119,7 +120,7 @@ def load_module(source: str, path: str) -> dict[str, Any]:
     under ``path``: unsaved editor buffers build exactly as they read. The last file loaded is
     kept, so its kernels (one request each) share one load, as they share one import in a program.
     """
-    lines = source.splitlines(keepends=True)
+    lines = source_lines(source)
     linecache.cache[path] = (len(source), None, lines, path)
     key = (path, source)
     if key in _last:

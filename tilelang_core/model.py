@@ -270,6 +270,88 @@ class FileAnalysis:
         return next((k for k in self.kernels if k.kernel == name), None)
 
 
+# Records of ``tilescope run``: one interpreted launch of a kernel on the CPU.
+
+FindingKind = Literal["out-of-bounds-read", "out-of-bounds-write", "uninitialised-read", "input-write"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Every access of one kind, to one buffer, from one source line; the first is kept exactly."""
+
+    kind: FindingKind
+    buffer: str
+    index: list[int]
+    """The first offending element, one index per dimension."""
+    shape: list[int]
+    line: int
+    """The kernel-file line of the statement or tile operation that made the access (0: unknown)."""
+    count: int
+    """How many element accesses of this kind the line made."""
+
+    def describe(self) -> str:
+        """``line 20: out-of-bounds read of window[1024] (shape 1024), 7 elements``."""
+        what = {
+            "out-of-bounds-read": "out-of-bounds read of",
+            "out-of-bounds-write": "out-of-bounds write to",
+            "uninitialised-read": "read of never-written",
+            "input-write": "write to input",
+        }[self.kind]
+        index = ", ".join(str(i) for i in self.index)
+        shape = "×".join(str(s) for s in self.shape)
+        where = f"line {self.line}: " if self.line else ""
+        many = f", {self.count} elements" if self.count > 1 else ""
+        return f"{where}{what} {self.buffer}[{index}] (shape {shape}){many}"
+
+
+@dataclass(frozen=True)
+class OutputStats:
+    """Summary of one buffer after the run."""
+
+    name: str
+    shape: list[int]
+    dtype: str
+    finite: int
+    nan: int
+    inf: int
+    minimum: float | None
+    maximum: float | None
+    mean: float | None
+    unwritten: int
+    """Elements the kernel never wrote (outputs only)."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The outputs against a reference: the worst element and how many fall outside tolerance."""
+
+    name: str
+    wrong: int
+    total: int
+    max_abs_error: float
+    first_wrong: list[int] | None
+    atol: float
+    rtol: float
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """One interpreted launch of a kernel (``tilescope run``)."""
+
+    kernel: str
+    args: dict[str, int | float | str | bool]
+    grid: list[int]
+    threads: list[int]
+    seconds: float
+    outputs: list[OutputStats] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
+    error: str | None = None
+    """Why the kernel could not be interpreted or stopped (with its line), else ``None``."""
+    line: int | None = None
+    schema_version: int = SCHEMA_VERSION
+
+
 @dataclass(frozen=True)
 class Variant:
     """One kernel lowered for one target and one autotune config: a row of ``tilescope variants``."""

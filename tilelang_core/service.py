@@ -8,120 +8,20 @@ Results are cached by (source hash, path, kernel, arguments, target).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import resource
-import selectors
-import subprocess
 import sys
 import threading
-import time
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 from tilescope.core.discovery import discover, instantiations, syntax_diagnostic
 from tilescope.core.environment import gpu_message
-from tilescope.core.model import Diagnostic, FileAnalysis, IRText, KernelModel, KernelRef, Span, from_json
+from tilescope.core.model import Diagnostic, FileAnalysis, IRText, KernelModel, KernelRef, RunReport, Span, from_json
 from tilescope.core.record import stamp
-from tilescope.core.spawn import worker_command, worker_env
 from tilescope.core.targets import target_error
-
-START_TIMEOUT_S = 120.0
-
-
-class WorkerError(Exception):
-    """The worker died or stopped answering; ``code`` names which for the diagnostic."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def _limit_memory(megabytes: int) -> None:
-    limit = megabytes * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-
-class _Worker:
-    """One worker process and its pipes; not thread-safe (``Analyzer`` serialises access)."""
-
-    def __init__(self, python: str, memory_mb: int) -> None:
-        env = {**worker_env(os.environ), "PYTHONUNBUFFERED": "1", "TILELANG_ENABLE_IR_SPAN": "1"}
-        self.process = subprocess.Popen(
-            worker_command(python),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            preexec_fn=(lambda: _limit_memory(memory_mb)) if memory_mb > 0 else None,
-            start_new_session=True,
-        )
-        self.stderr_tail: deque[str] = deque(maxlen=60)
-        self._drainer = threading.Thread(target=self._drain, daemon=True)
-        self._drainer.start()
-        self._selector = selectors.DefaultSelector()
-        assert self.process.stdout is not None
-        self._selector.register(self.process.stdout, selectors.EVENT_READ)
-        self._buffer = b""
-        try:
-            ready = self.read(START_TIMEOUT_S)
-        except WorkerError as err:
-            self.kill()
-            self._drainer.join(timeout=2)
-            tail = [ln for ln in self.stderr_tail if ln.strip()][-3:]
-            printed = f"; it printed: {' / '.join(tail)}" if tail else ""
-            raise WorkerError(
-                "worker-start", f"The compiler worker could not start in {python} ({err}){printed}"
-            ) from None
-        if not ready.get("ready"):
-            self.kill()
-            raise WorkerError(ready.get("code", "worker-start"), f"{ready.get('error')} (interpreter {python})")
-
-    def _drain(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.stderr_tail.append(line.decode(errors="replace").rstrip())
-
-    def read(self, timeout: float) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        assert self.process.stdout is not None
-        fd = self.process.stdout.fileno()
-        while b"\n" not in self._buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise WorkerError("timeout", f"no answer within {timeout:g} s")
-            if not self._selector.select(remaining):
-                continue
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                code = self.process.wait(timeout=5)
-                raise WorkerError("worker-crash", f"the worker process exited with code {code}")
-            self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        return json.loads(line)
-
-    def request(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
-        assert self.process.stdin is not None
-        try:
-            self.process.stdin.write((json.dumps(payload) + "\n").encode())
-            self.process.stdin.flush()
-        except (BrokenPipeError, OSError) as err:
-            raise WorkerError("worker-crash", f"the worker process is gone ({err})") from err
-        return self.read(timeout)
-
-    def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, 9)
-        with contextlib.suppress(Exception):
-            self.process.wait(timeout=5)
-        self._selector.close()
-
-    @property
-    def alive(self) -> bool:
-        return self.process.poll() is None
+from tilescope.core.worker_link import WorkerError, WorkerLink
 
 
 class Analyzer:
@@ -138,9 +38,12 @@ class Analyzer:
         self.memory_mb = memory_mb
         self.python = python or sys.executable
         self._lock = threading.Lock()
-        self._worker: _Worker | None = None
+        self._worker: WorkerLink | None = None
         self._cache: OrderedDict[str, KernelModel] = OrderedDict()
         self._cache_size = cache_size
+        self._stopped = False
+        self._state_lock = threading.Lock()
+        """Guards ``_worker`` and ``_stopped`` for ``stop``, which does not wait for ``_lock``."""
         self.restarts = 0
 
     def __enter__(self) -> Analyzer:
@@ -155,27 +58,51 @@ class Analyzer:
                 self._worker.kill()
                 self._worker = None
 
+    def stop(self) -> None:
+        """End the worker and every process it started now, even while a request is running (that
+        request then ends as a crash diagnostic); later requests start a new worker."""
+        with self._state_lock:
+            self._stopped = True
+            worker = self._worker
+        if worker is not None:
+            worker.process.kill()
+        self.close()
+
     def warm(self) -> None:
         """Start the worker now rather than on the first request (it imports TileLang: seconds)."""
         with self._lock:
             self._ensure_worker()
 
-    def _ensure_worker(self) -> _Worker:
+    def _ensure_worker(self) -> WorkerLink:
+        if self._stopped:
+            raise WorkerError("stopped", "the compiler tier was stopped")
         if self._worker is None or not self._worker.alive:
             if self._worker is not None:
                 self._worker.kill()
                 self.restarts += 1
-            self._worker = _Worker(self.python, self.memory_mb)
+            worker = WorkerLink(self.python, self.memory_mb)
+            with self._state_lock:
+                if self._stopped:
+                    worker.kill()
+                    raise WorkerError("stopped", "the compiler tier was stopped")
+                self._worker = worker
+            try:
+                worker.wait_ready()
+            except WorkerError:
+                worker.kill()
+                self._worker = None
+                raise
         return self._worker
 
-    def _call(self, payload: dict[str, Any], timeout: float) -> Any:
+    def _call(self, payload: dict[str, Any], timeout: float) -> tuple[Any, list[str]]:
+        """The worker's result and notes on what user code did to the process meanwhile."""
         with self._lock:
             worker = self._ensure_worker()
             try:
-                answer = worker.request(payload, timeout)
+                answer, notes = worker.request(payload, timeout)
             except WorkerError as err:
                 if err.code == "worker-crash":
-                    worker._drainer.join(timeout=2)  # its last words may still be in the pipe
+                    worker.finish_stderr()
                     tail = [ln for ln in worker.stderr_tail if ln.strip()][-3:]
                     if tail:
                         err = WorkerError(err.code, f"{err} after printing: {' / '.join(tail)}")
@@ -185,7 +112,7 @@ class Analyzer:
                 raise err from None
         if not answer.get("ok"):
             raise RuntimeError(answer.get("error", "worker error"))
-        return answer["result"]
+        return answer["result"], notes
 
     @staticmethod
     def _key(*parts: Any) -> str:
@@ -258,7 +185,7 @@ class Analyzer:
             return FileAnalysis(payload["path"], payload["target"], [cached], discovered, [])
         timeout = timeout_s or self.timeout_s
         try:
-            result = from_json(FileAnalysis, self._call(payload, timeout))
+            data, notes = self._call(payload, timeout)
         except WorkerError as err:
             return _file_only(payload["path"], payload["target"], discovered, _worker_diagnostic(err, ref, timeout))
         except RuntimeError as err:
@@ -269,11 +196,50 @@ class Analyzer:
                 discovered,
                 Diagnostic("error", str(err), Span(line), "internal-error"),
             )
+        result = from_json(FileAnalysis, data)
+        line, column = (ref.span.line, ref.span.column) if ref else (1, 0)
+        for note in notes:
+            where = Span(line, column)
+            kernel = ref.name if ref else None
+            message = f"While kernel '{kernel}' was built, {note}" if kernel else f"While this file was built, {note}"
+            result.diagnostics.append(Diagnostic("warning", message, where, "supervised", kernel=kernel))
         if len(result.kernels) == 1 and not result.diagnostics:
             self._cache[key] = result.kernels[0]
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
         return result
+
+    def run(
+        self,
+        path: str,
+        source: str | None = None,
+        *,
+        kernel: str | None = None,
+        args: dict[str, Any] | None = None,
+        inputs: str | None = None,
+        compare: str | None = None,
+        seed: int = 0,
+        timeout_s: float | None = None,
+    ) -> RunReport:
+        """Interpret one kernel of a file on the CPU in the worker (``tilescope.core.interpret``)."""
+        path = str(Path(path).resolve()) if not path.startswith("<") else path
+        source = Path(path).read_text() if source is None else source
+        payload = {
+            "op": "run",
+            "path": path,
+            "source": source,
+            "kernel": kernel,
+            "args": args,
+            "inputs": inputs,
+            "compare": compare,
+            "seed": seed,
+        }
+        timeout = timeout_s or self.timeout_s
+        try:
+            data, _ = self._call(payload, timeout)
+            return from_json(RunReport, data)
+        except (WorkerError, RuntimeError) as err:
+            return _run_failure(err, kernel, args, timeout)
 
     def pass_ir(
         self,
@@ -297,8 +263,16 @@ class Analyzer:
             "args": args,
             "index": index,
         }
-        data = self._call(payload, self.timeout_s)
+        data, _ = self._call(payload, self.timeout_s)
         return IRText(text=data["text"], source_lines=data["source_lines"])
+
+
+def _run_failure(err: Exception, kernel: str | None, args: dict[str, Any] | None, timeout: float) -> RunReport:
+    if isinstance(err, WorkerError) and err.code == "timeout":
+        message = f"the run did not finish within {timeout:g} s (the worker was stopped and restarted)"
+    else:
+        message = f"the worker died while running the kernel ({err}); it was restarted"
+    return RunReport(kernel or "", dict(args or {}), [], [], 0.0, error=message)
 
 
 def _file_only(path: str, target: str, discovered: list[KernelRef], diagnostic: Diagnostic) -> FileAnalysis:
@@ -324,6 +298,13 @@ def _worker_diagnostic(err: WorkerError, ref: KernelRef | None, timeout: float) 
         message = (
             f"Analysing kernel '{name}' did not finish within {timeout:g} s: building it may loop forever "
             "(the analysis was stopped and the worker restarted)"
+        )
+    elif err.code == "worker-channel":
+        message = f"Building kernel '{name}' broke the compiler worker's protocol ({err}); the worker was restarted"
+    elif err.code == "supervisor-lost":
+        message = (
+            f"Building kernel '{name}' stopped or ended the compiler worker's supervisor ({err}); the worker and "
+            "every process it started were ended and the worker restarted"
         )
     else:
         message = (

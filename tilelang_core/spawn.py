@@ -15,6 +15,8 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from tilescope.core.frames import MARKER
+
 CORE_DIR = Path(__file__).resolve().parent
 
 _SAFE_PATH = "import sys\nif sys.path and sys.path[0] == '': del sys.path[0]\n"
@@ -24,6 +26,12 @@ _MODULE = _SAFE_PATH + "import runpy\nrunpy.run_module(sys.argv.pop(1), run_name
 # The core's package shell is registered without running its __init__: the worker imports only the
 # modules it needs (stdlib, TileLang and their dependencies), never Tilescope's own requirements.
 _WORKER = _SAFE_PATH + (
+    "if sys.version_info < (3, 10):\n"
+    "    import json\n"
+    "    error = 'the compiler tier needs Python 3.10 or newer; this interpreter is %d.%d' % sys.version_info[:2]\n"
+    "    body = json.dumps({'ready': False, 'code': 'python-version', 'error': error}).encode()\n"
+    f"    sys.stdout.buffer.write({MARKER!r} + b'- %d\\n' % len(body) + body + b'\\n')\n"
+    "    sys.exit(0)\n"
     "import importlib.util, types\n"
     "core = sys.argv.pop(1)\n"
     "root = types.ModuleType('tilescope')\n"

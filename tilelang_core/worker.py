@@ -1,8 +1,10 @@
-"""The worker process: owns TileLang, runs user code, answers JSON requests one line at a time.
+"""The worker process: owns TileLang, runs user code, answers framed JSON requests one at a time.
 
-It is started and supervised by ``tilescope.core.service.Analyzer``. Requests arrive on stdin; answers
-leave on a private copy of the original stdout, while fd 1 is pointed at stderr so that whatever
-user code or TVM prints can never corrupt the protocol.
+It is started by ``tilescope.core.service.Analyzer`` behind ``tilescope.core.supervise``. Requests
+arrive as JSON lines on a private copy of stdin; answers leave as frames (``tilescope.core.frames``)
+on a private copy of stdout. Fd 0 is then pointed at ``/dev/null`` and fd 1 at stderr, so whatever
+user code reads, prints or closes there can never reach the protocol; if user code damages the
+private channels themselves, the answer says so (or the worker exits) before another file is blamed.
 """
 
 from __future__ import annotations
@@ -13,19 +15,26 @@ import os
 import sys
 import traceback
 from collections import OrderedDict
-from typing import Any, TextIO
+from typing import Any, BinaryIO
 
 from tilescope.core.compat import releases
+from tilescope.core.frames import CHANNEL_DAMAGED_EXIT, channel_damage, channel_fingerprint, encode, write_all
 from tilescope.core.model import to_json
 
 _CACHE_SIZE = 8
 
 
-def _channel() -> TextIO:
-    protocol = os.fdopen(os.dup(1), "w", buffering=1)
+def _channels() -> tuple[BinaryIO, int]:
+    """Private copies of stdin and stdout for the protocol; fds 0 and 1 are left to user code."""
+    requests = os.fdopen(os.dup(0), "rb")
+    replies = os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
     os.dup2(2, 1)
+    sys.stdin = open(os.devnull)  # noqa: SIM115  (lives as long as the process)
     sys.stdout = sys.stderr
-    return protocol
+    return requests, replies
 
 
 class Worker:
@@ -84,10 +93,27 @@ class Worker:
             raise IndexError(f"pass index {index} out of range (0..{len(lowered.modules) - 1})")
         return to_json(self._ir_text.render(mod, request["path"]))
 
+    def run(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Interpret one kernel on the CPU (``tilescope run``)."""
+        from tilescope.core.interpret.launch import run_file
+
+        report = run_file(
+            request["path"],
+            request["source"],
+            kernel=request.get("kernel"),
+            args=request.get("args"),
+            inputs=request.get("inputs"),
+            compare=request.get("compare"),
+            seed=int(request.get("seed", 0)),
+        )
+        return to_json(report)
+
     def handle(self, request: dict[str, Any]) -> Any:
         op = request.get("op")
         if op == "ping":
             return {"pid": os.getpid()}
+        if op == "run":
+            return self.run(request)
         if op == "analyze":
             return self.analyze(request)
         if op == "pass_ir":
@@ -110,12 +136,14 @@ def _start() -> tuple[Worker | None, dict[str, Any]]:
 
 
 def main() -> None:
-    protocol = _channel()
+    requests, replies = _channels()
+    channels = (requests.fileno(), replies)
+    fingerprint = channel_fingerprint(channels)
     worker, hello = _start()
-    protocol.write(json.dumps(hello) + "\n")
+    write_all(replies, encode(None, hello))
     if worker is None:
         return
-    for line in sys.stdin:
+    for line in requests:
         request = json.loads(line)
         try:
             answer = {"id": request.get("id"), "ok": True, "result": worker.handle(request)}
@@ -126,7 +154,16 @@ def main() -> None:
                 "error": f"{type(err).__name__}: {err}",
                 "detail": traceback.format_exc()[-4000:],
             }
-        protocol.write(json.dumps(answer) + "\n")
+        damage = channel_damage(channels, fingerprint)
+        if damage is not None:
+            print(f"tilescope worker: {damage}", file=sys.stderr, flush=True)
+            answer["fatal"] = damage
+        try:
+            write_all(replies, encode(request.get("id"), answer))
+        except OSError:
+            os._exit(CHANNEL_DAMAGED_EXIT)
+        if damage is not None:
+            os._exit(CHANNEL_DAMAGED_EXIT)
 
 
 if __name__ == "__main__":

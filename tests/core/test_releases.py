@@ -7,6 +7,7 @@ apache-tvm-ffi it imports with), no Tilescope. A release absent locally is skipp
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -78,6 +79,22 @@ def test_diagnostics_at_the_users_line(release: tuple[str, Analyzer]) -> None:
     assert (layout.code, layout.span.line) == ("layout-inference", 11)
 
 
+def test_the_command_line_analyses_with_another_interpreter(tmp_path: Path) -> None:
+    """``--version`` and ``check --python`` name and use that interpreter's TileLang."""
+    python = _python("0.1.14")
+    tilescope = [sys.executable, "-m", "tilescope"]
+    run = {"cwd": tmp_path, "capture_output": True, "text": True, "timeout": 600, "check": False}
+    version = subprocess.run([*tilescope, "--python", python, "--version"], **run)
+    assert version.stdout.splitlines()[1] == f"TileLang 0.1.14 ({python})"
+    check = subprocess.run([*tilescope, "check", str(EXAMPLES / "gemm.py"), "--python", python], **run)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "  compile  78 passes" in check.stdout
+    assert (
+        "C_local   128×128        float32  local.fragment     65536 B  line 18  fragment: 128 threads" in check.stdout
+    )
+    assert "A_shared  128×32         float16  shared.dyn          8192 B  line 16  layout 3×128×32" in check.stdout
+
+
 def test_a_release_outside_the_range_is_a_diagnostic(tmp_path: Path) -> None:
     """An interpreter whose TileLang says 0.1.9: named and refused before TileLang is imported."""
     dist = tmp_path / "site" / "tilelang-0.1.9.dist-info"
@@ -100,6 +117,23 @@ def test_a_worker_on_another_release_ignores_what_this_process_imported() -> Non
     with Analyzer(python=_python("0.1.12")) as analyzer:
         (kernel,) = analyzer.analyze(str(EXAMPLES / "gemm.py")).kernels
     assert not kernel.diagnostics and len(kernel.passes) == 70
+
+
+def _old_python() -> str | None:
+    for name in ("python3.9", "python3.8"):
+        found = shutil.which(name)
+        if found and subprocess.run([found, "-c", ""], capture_output=True, check=False).returncode == 0:
+            return found
+    return None
+
+
+def test_an_interpreter_older_than_3_10_is_a_diagnostic() -> None:
+    python = _old_python()
+    if python is None:
+        pytest.skip("no Python 3.9 or 3.8 on PATH")
+    with Analyzer(python=python) as analyzer:
+        (diagnostic,) = analyzer.analyze(str(EXAMPLES / "gemm.py")).all_diagnostics()
+    assert diagnostic.code == "python-version" and "needs Python 3.10 or newer" in diagnostic.message
 
 
 def test_children_ignore_the_working_directory(tmp_path: Path) -> None:

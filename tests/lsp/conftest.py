@@ -18,14 +18,15 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "tilescope.lsp", "--stdio"], server_env=None)
 
 
-async def start(client: LanguageClient, **options: Any) -> None:
-    """Initialise a session; the client answers the refresh requests an editor would."""
+async def start(client: LanguageClient, editor: str = "visual-studio-code", **options: Any) -> None:
+    """Initialise a session as ``editor`` would (its recorded capabilities, position encodings
+    included); the client answers the refresh requests an editor would."""
     for method in (types.WORKSPACE_CODE_LENS_REFRESH, types.WORKSPACE_INLAY_HINT_REFRESH):
         if method not in client.protocol.fm.features:
             client.feature(method)(_refreshed)
     await client.initialize_session(
         types.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"),
+            capabilities=client_capabilities(editor),
             root_uri=ROOT.as_uri(),
             initialization_options=options,
         )

@@ -127,8 +127,22 @@ def test_the_transpose_target_is_a_speedup_over_the_naive_version() -> None:
     n_bytes = 2 * 4 * args["M"] * args["N"]
     as_fast = judge.perf_result(p, args, 300.0, n_bytes, "NVIDIA H200", baseline_us=300.0)
     assert as_fast.speedup == 1.0 and as_fast.stars < 3
-    faster = judge.perf_result(p, args, 200.0, n_bytes, "NVIDIA H200", baseline_us=300.0 * p.perf.speedup)
-    assert faster.stars == 3
+    quick = 300.0 * (p.perf.speedup or 1.0)
+    faster = judge.perf_result(p, args, 200.0, n_bytes, "NVIDIA H200", quick, scopes=["local.fragment", "shared.dyn"])
+    assert faster.stars == 3 and faster.capped is None
+    no_lesson = judge.perf_result(p, args, 200.0, n_bytes, "NVIDIA H200", quick, scopes=["local.fragment"])
+    assert no_lesson.stars == 2 and no_lesson.capped and "shared" in no_lesson.capped
+
+
+def test_the_transpose_lesson_is_seen_in_the_kernels_allocations() -> None:
+    from tilescope.puzzles import runner
+
+    p = catalog.get(10)
+    scopes = {}
+    for path in (p.solution_path, p.folder / str(p.perf.baseline)):
+        func = runner.build(str(path), path.read_text(), {"M": 100, "N": 150})
+        scopes[path.name] = runner.storage_scopes(func)
+    assert "shared.dyn" in scopes["solution.py"] and not any(s.startswith("shared") for s in scopes["baseline.py"])
 
 
 def test_a_message_that_answers_nothing_is_a_violation() -> None:

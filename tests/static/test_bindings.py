@@ -99,3 +99,23 @@ def test_a_directive_placeholder_is_no_value() -> None:
     source = GEMM.replace("# tilescope: M=1024 N=1024 K=1024", "# tilescope: M=? N=2048 K=1024")
     found = bound(source)
     assert found["M"][:2] == (1024, "call") and found["N"][:2] == (2048, "directive")
+
+
+def test_parameters_an_autotuner_chooses_stay_unknown() -> None:
+    source = GEMM.replace(
+        "# tilescope: M=1024 N=1024 K=1024\n",
+        "# tilescope: M=1024 N=1024 K=1024\n@tilelang.autotune(configs=[{'block_M': 64, 'block_N': 64}])\n",
+    )
+    found = bound(source)
+    assert found["block_M"][:2] == (None, "autotune") and found["block_N"][:2] == (None, "autotune")
+    assert found["block_K"][:2] == (32, "default")
+    computed = GEMM.replace("# tilescope: M=1024 N=1024 K=1024\n", "@tilelang.autotune(configs=get_configs())\n")
+    found = bound(computed)
+    assert {v[1] for k, v in found.items() if k.startswith("block_")} == {"autotune"}
+    assert found["dtype"][:2] == ("float16", "default")
+
+
+def test_t_empty_takes_a_shape_held_in_a_variable() -> None:
+    source = EAGER.replace("Y = T.empty((M, N), T.float16)", "shape = [M, N]\n    Y = T.empty(shape, T.float16)")
+    (kernel,) = analyze_source(source).kernels
+    assert (kernel.buffer("Y").buffer.shape, kernel.buffer("Y").buffer.dtype) == ([528, 256], "float16")

@@ -137,3 +137,27 @@ def dyn(block=128):
     (kernel,) = analyze_source(source).kernels
     assert [shape_text(d.buffer.shape) for d in kernel.buffers] == ["M×64", "128×64"]
     assert kernel.launch is not None and kernel.launch.grid == ["ceildiv(M, 128)"]
+
+
+def test_every_launch_of_a_prim_func_is_read_and_hinted() -> None:
+    from tilescope.core.static.hints import inlay_hints
+    from tilescope.core.static.merge import Facts
+
+    source = (
+        "import tilelang.language as T\n\n\n@T.prim_func\n"
+        'def two(A: T.Tensor((1024,), "float32"), B: T.Tensor((1024,), "float32")):\n'
+        "    with T.Kernel(8, threads=128) as bx:\n"
+        '        A_local = T.alloc_fragment((128,), "float32")\n'
+        "        T.copy(A[bx * 128], A_local)\n"
+        "    with T.Kernel(4) as bx:\n"
+        '        B_local = T.alloc_fragment((256,), "float32")\n'
+        "        T.copy(B[bx * 256], B_local)\n"
+    )
+    static = analyze_source(source)
+    (kernel,) = static.kernels
+    assert [(launch.grid, launch.threads, launch.span.line) for launch in kernel.launches] == [
+        ([8], 128, 6),
+        ([4], 128, 9),
+    ]
+    labels = [(h.line, h.label) for h in inlay_hints(Facts(static)) if h.kind == "launch"]
+    assert labels == [(6, "grid 8 · 128 threads"), (9, "grid 4 · 128 threads")]

@@ -11,11 +11,13 @@ import ast
 import re
 from dataclasses import replace
 
+from tilescope.core.errors import surrogate_error
+from tilescope.core.lines import without_surrogates
 from tilescope.core.model import Diagnostic, KernelRef, Span
 from tilescope.core.static import catalog
 from tilescope.core.static.bindings import bindings
 from tilescope.core.static.context import ModuleContext, bind_assignment, module_context
-from tilescope.core.static.discover import discover_block, returned_prim_func, tilelang_names
+from tilescope.core.static.discover import discover_block, returned_prim_func
 from tilescope.core.static.evaluate import Sym
 from tilescope.core.static.primitive_checks import check_primitives
 from tilescope.core.static.reader import KernelReader
@@ -32,15 +34,16 @@ def analyze_source(
 ) -> StaticFile:
     """Kernels, primitive uses, diagnostics and quick fixes of ``source`` (file lines)."""
     table = table if table is not None else catalog.default()
+    surrogate = surrogate_error(source)
+    source = without_surrogates(source) if surrogate is not None else source
     parsed = parse_tolerant(source)
     context = module_context(parsed.blocks, parsed.lines, target)
-    names = tilelang_names([s for p in parsed.blocks for s in p.block.statements])
-    diagnostics = list(parsed.errors)
+    diagnostics = list(parsed.errors) + ([surrogate] if surrogate is not None else [])
     fixes: list[QuickFix] = []
     kernels = []
     uses: list[PrimitiveUse] = []
     for placed in parsed.blocks:
-        for ref, outer, body in discover_block(placed.block, context.aliases, names):
+        for ref, outer, body in discover_block(placed.block, context.aliases, context.tilelang):
             kernel, found, fixed = read_kernel(ref, outer, body, context, placed)
             kernels.append(kernel)
             diagnostics.extend(found)
@@ -76,7 +79,7 @@ def read_kernel(
     cached = block.memo.get(key)
     if cached is None:
         cached = _read(ref, outer, body_def, context, placed.delta, block.nodes, bound, target)
-        block.memo[key] = cached
+        block.keep(key, cached)
     kernel, found, fixes = placed.place(key, cached)  # type: ignore[misc]
     kernel = replace(kernel, bindings=bound)
     missing = _missing_values(kernel, outer, placed.delta, context)

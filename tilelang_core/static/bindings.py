@@ -13,7 +13,7 @@ import re
 
 from tilescope.core.model import KernelRef
 from tilescope.core.static.context import ModuleContext, bind_assignment
-from tilescope.core.static.discover import default_nodes
+from tilescope.core.static.discover import default_nodes, tuned_names
 from tilescope.core.static.evaluate import Shaped, Sym, Value, evaluate
 from tilescope.core.static.records import Binding
 from tilescope.core.static.recover import ParsedBlock, PlacedBlock
@@ -54,13 +54,23 @@ def _directive_value(text: str) -> Value:
 def call_sites(context: ModuleContext, name: str) -> list[Call]:
     """Calls of ``name(...)`` / ``name.compile(...)`` in the file, in file order, each with its env."""
     found: list[Call] = []
-    for placed in context.blocks:
-        calls = _block_calls(placed.block).get(name)
-        if calls:
-            env = _block_env(placed, context)
-            found.extend((call, env, placed.delta) for call in calls)
+    for placed in _calling_blocks(context).get(name, ()):
+        env = _block_env(placed, context)
+        found.extend((call, env, placed.delta) for call in _block_calls(placed.block)[name])
     found.sort(key=lambda item: (item[2] + item[0].lineno, item[0].col_offset))
     return found
+
+
+def _calling_blocks(context: ModuleContext) -> dict[str, list[PlacedBlock]]:
+    """For each called name, the blocks that call it (computed once per analysis)."""
+    index = context.memo.get("calling-blocks")
+    if index is None:
+        index = {}
+        for placed in context.blocks:
+            for name in _block_calls(placed.block):
+                index.setdefault(name, []).append(placed)
+        context.memo["calling-blocks"] = index
+    return index  # type: ignore[return-value]
 
 
 def _block_calls(block: ParsedBlock) -> dict[str, list[ast.Call]]:
@@ -79,7 +89,7 @@ def _block_calls(block: ParsedBlock) -> dict[str, list[ast.Call]]:
                 calls.setdefault(func.value.id, []).append(node)
             elif isinstance(func, ast.Name):
                 calls.setdefault(func.id, []).append(node)
-        block.memo["calls"] = calls
+        block.keep("calls", calls)
     return calls  # type: ignore[return-value]
 
 
@@ -99,7 +109,7 @@ def _block_env(placed: PlacedBlock, context: ModuleContext) -> dict[str, Value]:
     for node in block.nodes:
         if isinstance(node, ast.Assign):
             bind_assignment(node, env, context.aliases)
-    block.memo[key] = env
+    block.keep(key, env)
     return env
 
 
@@ -112,16 +122,16 @@ def _plain_env(placed: PlacedBlock, context: ModuleContext) -> dict[str, Value]:
         for node in placed.block.nodes:
             if isinstance(node, ast.Assign):
                 bind_assignment(node, cached, context.aliases)
-        placed.block.memo[key] = cached
+        placed.block.keep(key, cached)
     return cached  # type: ignore[return-value]
 
 
 def _callers(func: str, placed: PlacedBlock, context: ModuleContext) -> list[tuple[ast.Call, dict[str, Value]]]:
     return [
         (call, _plain_env(other, context))
-        for other in context.blocks
+        for other in _calling_blocks(context).get(func, ())
         if other is not placed
-        for call in _block_calls(other.block).get(func, [])
+        for call in _block_calls(other.block)[func]
     ]
 
 
@@ -131,11 +141,8 @@ def _caller_key(placed: PlacedBlock, context: ModuleContext) -> tuple[int, ...]:
     names = {s.name for s in placed.block.statements if isinstance(s, ast.FunctionDef)}
     if not names:
         return ()
-    return tuple(
-        id(other.block)
-        for other in context.blocks
-        if other is not placed and not names.isdisjoint(_block_calls(other.block))
-    )
+    index = _calling_blocks(context)
+    return tuple(id(other.block) for name in sorted(names) for other in index.get(name, ()) if other is not placed)
 
 
 def _parameter_values(
@@ -160,6 +167,7 @@ def bindings(ref: KernelRef, outer: ast.FunctionDef, offset: int, context: Modul
     result: list[Binding] = []
     positional = [a.arg for a in [*outer.args.posonlyargs, *outer.args.args]]
     defaults = default_nodes(outer)
+    tuned = tuned_names(outer, context.tilelang)
     for param in ref.params:
         if param.name in written:
             result.append(Binding(param.name, _directive_value(written[param.name]), "directive", directive_line))
@@ -169,6 +177,8 @@ def bindings(ref: KernelRef, outer: ast.FunctionDef, offset: int, context: Modul
             value, line = _from_tensors(param.name, outer, calls, context.aliases)
         if value is not None:
             result.append(Binding(param.name, value, "call", line))
+        elif param.name in defaults and _tuned(param.name, defaults[param.name], tuned):
+            result.append(Binding(param.name, None, "autotune", offset + defaults[param.name].lineno))
         elif param.name in defaults:
             default = evaluate(defaults[param.name], context.env, context.aliases)
             known = None if isinstance(default, Sym | tuple) else default
@@ -180,6 +190,14 @@ def bindings(ref: KernelRef, outer: ast.FunctionDef, offset: int, context: Modul
         if name not in {p.name for p in ref.params}:
             result.append(Binding(name, _directive_value(text), "directive", directive_line))
     return result, target
+
+
+def _tuned(name: str, default: ast.expr, tuned: frozenset[str] | None) -> bool:
+    """Whether the autotuner picks ``name``: listed in literal configs, or, when the configs are
+    computed, any parameter with a number for default (tile sizes, stages, threads; not dtypes)."""
+    if tuned is not None:
+        return name in tuned
+    return isinstance(default, ast.Constant) and isinstance(default.value, int | float)
 
 
 def _from_calls(

@@ -7,6 +7,7 @@ import ast
 import functools
 from dataclasses import dataclass, field
 
+from tilescope.core.static.discover import tilelang_names
 from tilescope.core.static.evaluate import Sym, Value, evaluate
 from tilescope.core.static.recover import ParsedBlock, PlacedBlock
 
@@ -18,6 +19,10 @@ class ModuleContext:
     lines: list[str]
     target: str
     blocks: list[PlacedBlock] = field(default_factory=list)
+    tilelang: dict[str, str] = field(default_factory=dict)
+    """Local names bound to TileLang objects (``discover.tilelang_names``)."""
+    memo: dict[str, object] = field(default_factory=dict)
+    """Indexes over the whole file, built once per analysis."""
 
     @functools.cached_property
     def env_key(self) -> tuple[object, ...]:
@@ -44,7 +49,8 @@ def module_context(blocks: list[PlacedBlock], lines: list[str], target: str) -> 
     for placed in blocks:
         for stmt in placed.block.statements:
             bind_assignment(stmt, env, frozen_aliases)
-    return ModuleContext(frozen_aliases, env, lines, target, blocks)
+    names = tilelang_names([s for p in blocks for s in p.block.statements])
+    return ModuleContext(frozen_aliases, env, lines, target, blocks, names)
 
 
 def argparse_defaults(block: ParsedBlock, aliases: frozenset[str]) -> dict[str, Value]:
@@ -67,7 +73,7 @@ def argparse_defaults(block: ParsedBlock, aliases: frozenset[str]) -> dict[str, 
             if not isinstance(value, Sym) and isinstance(name, str):
                 for prefix in ("args", "opts", "options", "cfg", "config"):
                     found[f"{prefix}.{name}"] = value
-        block.memo["argparse"] = found
+        block.keep("argparse", found)
     return found  # type: ignore[return-value]
 
 

@@ -47,6 +47,10 @@ def primitive_markdown(name: str) -> str | None:
 
 
 def buffer_markdown(decl: BufferDecl, kernel: StaticKernel, model: KernelModel | None) -> str:
+    """The facts and which tier they come from: a model whose build failed contributes only that."""
+    failure = next((d for d in model.diagnostics if d.severity == "error"), None) if model else None
+    if failure is not None:
+        model = None
     buffer = buffer_facts(decl, model)
     tier = "compiled" if model is not None else "static"
     lines = [
@@ -55,6 +59,8 @@ def buffer_markdown(decl: BufferDecl, kernel: StaticKernel, model: KernelModel |
         "```",
         f"- declared at line {decl.name_span.line} with `T.{decl.allocator}` ({tier} facts)",
     ]
+    if failure is not None:
+        lines.append(f"- the compiler's build failed (line {failure.span.line}: {failure.message.splitlines()[0]})")
     origins = _origins(decl, kernel)
     if decl.written and origins:
         lines.append(f"- shape `{decl.written}` with {origins}")
@@ -86,7 +92,7 @@ def _origins(decl: BufferDecl, kernel: StaticKernel) -> str:
 def _origin(binding: Binding) -> str:
     """``M=1024 (call, line 120)``: the value and where it was found."""
     if binding.value is None:
-        return f"{binding.name} unknown"
+        return f"{binding.name} chosen by the autotuner" if binding.origin == "autotune" else f"{binding.name} unknown"
     where = f", line {binding.line}" if binding.line is not None else ""
     return f"{binding.name}={binding.value} ({binding.origin}{where})"
 

@@ -70,7 +70,7 @@ def discover_block(block: ParsedBlock, aliases: frozenset[str], names: dict[str,
     found = block.memo.get(key)
     if found is None:
         found = list(_discover(block, aliases, names))
-        block.memo[key] = found
+        block.keep(key, found)
     return found  # type: ignore[return-value]
 
 
@@ -137,6 +137,25 @@ def _inner_prim_func(func: ast.FunctionDef, nodes: list[ast.AST], names: dict[st
         n.value.id for n in nodes if isinstance(n, ast.Return) and isinstance(n.value, ast.Name) and within(n, func)
     }
     return next((f for f in found if f.name in returned), found[-1])
+
+
+def tuned_names(func: ast.FunctionDef, names: dict[str, str]) -> frozenset[str] | None:
+    """Parameters an ``@autotune`` decorator chooses: the keys of a literal ``configs=[{...}]``;
+    every parameter (``None``) when the configs are computed; empty when it is not autotuned."""
+    found: set[str] = set()
+    for decorator in func.decorator_list:
+        if not qualified(decorator, names).endswith(".autotune"):
+            continue
+        configs = None
+        if isinstance(decorator, ast.Call):
+            configs = next((k.value for k in decorator.keywords if k.arg == "configs"), None)
+            configs = configs if configs is not None or not decorator.args else decorator.args[0]
+        if not isinstance(configs, ast.List | ast.Tuple) or not all(isinstance(e, ast.Dict) for e in configs.elts):
+            return None
+        for config in configs.elts:
+            assert isinstance(config, ast.Dict)
+            found.update(k.value for k in config.keys if isinstance(k, ast.Constant) and isinstance(k.value, str))
+    return frozenset(found)
 
 
 def returned_prim_func(

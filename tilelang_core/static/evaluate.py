@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tilescope.core.dtypes import dtype_bits
+
 _DTYPE_ALIASES = {
     "float": "float32",
     "half": "float16",
@@ -103,6 +105,11 @@ def dtype_name(value: Value) -> str | None:
     return None
 
 
+def dotted_name(node: ast.AST) -> str:
+    """The last name of ``tvm.DataType`` / ``DataType``."""
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
 def _small_power(base: object, exponent: object) -> bool:
     """Whether ``base ** exponent`` stays within ``LIMIT`` (checked before computing it)."""
     if not (isinstance(base, int | float) and isinstance(exponent, int | float)):
@@ -180,6 +187,10 @@ def _eval(node: ast.expr, env: Mapping[str, Value], aliases: frozenset[str]) -> 
     if isinstance(node, ast.Tuple | ast.List):
         return tuple(_eval(e, env, aliases) for e in node.elts)
     if isinstance(node, ast.Attribute):
+        if node.attr == "bits" and isinstance(node.value, ast.Call) and dotted_name(node.value.func) == "DataType":
+            dtype = dtype_name(_eval(node.value.args[0], env, aliases)) if node.value.args else None
+            bits = dtype_bits(dtype) if dtype else None
+            return bits if bits is not None else Sym(_text(node))
         if node.attr in ("shape", "T"):
             base = _eval(node.value, env, aliases)
             if isinstance(base, Shaped):
@@ -299,7 +310,7 @@ def _call(node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> 
         base = _eval(func.value, env, aliases)
         if isinstance(base, Shaped):
             return Shaped(tuple(reversed(base.shape))) if name == "t" else base
-    known = name in ("ceildiv", "cdiv", "min", "max", "int", "dynamic", "symbolic") or dtype_name(name)
+    known = name in ("ceildiv", "cdiv", "min", "max", "int", "gcd", "lcm", "dynamic", "symbolic") or dtype_name(name)
     args = [_eval(a, env, aliases) for a in node.args if not isinstance(a, ast.Starred)] if known else []
     if name in ("ceildiv", "cdiv") and len(args) == 2:
         a, b = args
@@ -310,6 +321,8 @@ def _call(node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> 
         if all(_numeric(a) for a in args):
             return min(args) if name == "min" else max(args)
         return _sym(f"{name}({', '.join(map(str, args))})")
+    if name in ("gcd", "lcm") and len(args) >= 2 and all(is_known_int(a) for a in args):
+        return _bounded((math.gcd if name == "gcd" else math.lcm)(*args))
     if name == "int" and len(args) == 1 and _numeric(args[0]):
         return int(args[0])
     if name in ("dynamic", "symbolic") and args and isinstance(args[0], str):

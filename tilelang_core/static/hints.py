@@ -14,10 +14,13 @@ from tilescope.core.ide.layout_text import layout_label
 from tilescope.core.model import Buffer, KernelModel
 from tilescope.core.static.checks import kib, shape_text
 from tilescope.core.static.merge import Facts
-from tilescope.core.static.records import BufferDecl, StaticKernel
+from tilescope.core.static.records import BufferDecl, LaunchDecl, StaticKernel
 
 HintKind = Literal["buffers", "parameters", "launch", "layouts", "pipelines"]
 HINT_KINDS: tuple[HintKind, ...] = ("buffers", "parameters", "launch", "layouts", "pipelines")
+LINE_END = 1 << 30
+"""A hint column meaning "after everything on the line": the launch hint follows the whole
+``with T.Kernel(...) as (bx, by):`` header rather than splitting it (editors clamp to the end)."""
 
 
 @dataclass(frozen=True)
@@ -73,17 +76,26 @@ def _kernel_hints(kernel: StaticKernel, model: KernelModel | None, wanted: set[s
             label = layout_label(layout)
             if label:
                 hints.append(Hint(end_line, end_column, label, "layouts", layout.text or None))
-    if "launch" in wanted and kernel.launch is not None:
-        span = kernel.launch.span
-        hints.append(Hint(span.end_line or span.line, span.end_column or 0, launch_label(kernel, model), "launch"))
+    if "launch" in wanted:
+        for index, launch in enumerate(kernel.launches or ([kernel.launch] if kernel.launch else [])):
+            span = launch.span
+            label = launch_label(kernel, model) if index == 0 else _static_launch_label(launch)
+            hints.append(Hint(span.end_line or span.line, LINE_END, label, "launch"))
     if "pipelines" in wanted:
         compiled = model.pipelines if model else []
         for index, pipeline in enumerate(kernel.pipelines):
             stages = compiled[index].num_stages if index < len(compiled) else pipeline.num_stages
+            if pipeline.literal and stages == pipeline.num_stages:
+                continue
             span = pipeline.span
             label = f"{stages} stages" if stages != 1 else "1 stage"
             hints.append(Hint(span.end_line or span.line, span.end_column or 0, label, "pipelines"))
     return hints
+
+
+def _static_launch_label(launch: LaunchDecl) -> str:
+    """A second ``T.Kernel`` of the same prim_func: its own grid and threads as written."""
+    return f"grid {shape_text(launch.grid)} · {launch.threads} threads"
 
 
 def launch_label(kernel: StaticKernel, model: KernelModel | None) -> str:

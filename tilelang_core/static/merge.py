@@ -11,21 +11,27 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+from tilescope.core.lines import source_lines
 from tilescope.core.model import Diagnostic, FileAnalysis, KernelModel
 from tilescope.core.static.records import StaticFile, StaticKernel
 
 COMPILER_KNOWS_BETTER = frozenset({"shared-memory", "fragment-threads"})
 """Static estimates dropped once the compiler has built the kernel without error."""
+SETTLED_BY = {"shared-memory": "shared-memory-overflow"}
+"""Static estimates dropped when the compiler reports the same fact for the kernel itself: one
+diagnostic per fact, the compiler's."""
 
 
 def fingerprints(static: StaticFile, source: str) -> dict[str, str]:
     """Per kernel: a digest of its text, its bindings and its target."""
-    lines = source.splitlines()
+    lines = [line.rstrip("\r\n") for line in source_lines(source)]
     found: dict[str, str] = {}
     for kernel in static.kernels:
         end = kernel.span.end_line or kernel.span.line
         text = "\n".join(lines[kernel.span.line - 1 : end])
-        digest = hashlib.sha1(f"{text}\0{kernel.bindings!r}\0{kernel.target}".encode()).hexdigest()
+        digest = hashlib.sha1(
+            f"{text}\0{kernel.bindings!r}\0{kernel.target}".encode("utf-8", "surrogatepass")
+        ).hexdigest()
         found[kernel.ref.name] = digest
     return found
 
@@ -71,10 +77,12 @@ def diagnostics(static: StaticFile, compiled: FileAnalysis | None) -> list[Diagn
     found = compiled.all_diagnostics()
     built = {k.kernel for k in compiled.kernels if not any(d.severity == "error" for d in k.diagnostics)}
     error_lines = {d.span.line for d in found if d.severity == "error"}
+    reported = {(d.code, d.kernel) for d in found}
     kept = [
         d
         for d in static.diagnostics
         if not (d.code in COMPILER_KNOWS_BETTER and d.kernel in built)
+        and (SETTLED_BY.get(d.code), d.kernel) not in reported
         and not (d.severity == "error" and d.code != "syntax-error" and d.span.line in error_lines)
     ]
     syntax_seen = any(d.code == "syntax-error" for d in static.diagnostics)

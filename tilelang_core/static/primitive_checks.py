@@ -27,7 +27,7 @@ def check_primitives(
     cached = block.memo.get(key)
     if cached is None:
         cached = _check_primitives(block.nodes, aliases, table)
-        block.memo[key] = cached
+        block.keep(key, cached)
     return cached  # type: ignore[return-value]
 
 

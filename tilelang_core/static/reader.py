@@ -55,6 +55,7 @@ class KernelReader:
         self.buffers: dict[str, BufferDecl] = {}
         self.stage_of: dict[str, int] = {}
         self.launch: LaunchDecl | None = None
+        self.launches: list[LaunchDecl] = []
         self.pipelines: list[PipelineDecl] = []
         self.accesses: list[Access] = []
         self.diagnostics: list[Diagnostic] = []
@@ -176,8 +177,9 @@ class KernelReader:
         shape_nodes = list(call.args)
         keywords = {k.arg: k.value for k in call.keywords}
         dtype_node = keywords.get("dtype")
-        if shape_nodes and isinstance(shape_nodes[0], ast.Tuple | ast.List):
-            shape = self._shape(shape_nodes[0])
+        first = evaluate(shape_nodes[0], self.env, self.aliases) if shape_nodes else None
+        if shape_nodes and (isinstance(shape_nodes[0], ast.Tuple | ast.List) or isinstance(first, tuple)):
+            shape = list(first) if isinstance(first, tuple) else self._shape(shape_nodes[0])
             dtype_node = shape_nodes[1] if len(shape_nodes) > 1 else dtype_node
         else:
             shape = [evaluate(n, self.env, self.aliases) for n in shape_nodes]
@@ -214,8 +216,9 @@ class KernelReader:
             for item in threads_value:
                 product = product * item if is_known_int(item) and is_known_int(product) else Sym(str(threads_value))
             threads_value = product
+        self.launches.append(LaunchDecl(grid, as_dim(threads_value), span_of(call)))
         if self.launch is None:
-            self.launch = LaunchDecl(grid, as_dim(threads_value), span_of(call))
+            self.launch = self.launches[0]
             self.kernel_depth = len(self.stack)
         if names is not None:
             for node in ast.walk(names):
@@ -231,7 +234,8 @@ class KernelReader:
         if name == "Pipelined" and isinstance(stmt.iter, ast.Call):
             args = arguments(stmt.iter, ["start", "stop", "num_stages"])
             stages = evaluate(args["num_stages"], self.env, self.aliases) if "num_stages" in args else 0
-            pipeline = PipelineDecl(loop_var, as_dim(stages), span_of(stmt.iter))
+            literal = isinstance(args.get("num_stages"), ast.Constant)
+            pipeline = PipelineDecl(loop_var, as_dim(stages), span_of(stmt.iter), literal)
             self.pipelines.append(pipeline)
         if name == "Parallel":
             self._parallel(stmt)
@@ -332,6 +336,7 @@ class KernelReader:
             bindings=bound,
             buffers=buffers,
             launch=self.launch,
+            launches=self.launches,
             pipelines=self.pipelines,
             accesses=self.accesses,
             occurrences=self._occurrences(body_def, nodes),

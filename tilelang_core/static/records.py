@@ -13,7 +13,8 @@ from typing import Literal
 
 from tilescope.core.model import Access, Buffer, Diagnostic, Dim, KernelRef, Span
 
-BindingOrigin = Literal["directive", "call", "default", "const", "unknown"]
+BindingOrigin = Literal["directive", "call", "default", "autotune", "const", "unknown"]
+"""``autotune``: a parameter an ``@autotune`` decorator chooses, unknown before tuning."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,8 @@ class PipelineDecl:
     num_stages: Dim
     span: Span
     """The ``T.Pipelined(...)`` call."""
+    literal: bool = False
+    """``num_stages`` is written as a number in the call, so a hint would only repeat it."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,8 @@ class StaticKernel:
     target: str
     name_span: Span | None = None
     """The kernel's name on its ``def`` line."""
+    launches: list[LaunchDecl] = field(default_factory=list)
+    """Every ``T.Kernel`` of the prim_func, in order; ``launch`` is the first."""
     shared_floor: SharedFloor | None = None
     """Shared memory the kernel needs at least, whatever TileLang merges (``checks.shared_floor``)."""
 

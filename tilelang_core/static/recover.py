@@ -22,12 +22,13 @@ from collections import OrderedDict
 from dataclasses import dataclass, field, fields, is_dataclass
 
 from tilescope.core.model import Diagnostic, Span
-from tilescope.core.static.split import source_lines, split_blocks
+from tilescope.core.static.split import forget_lexed, source_lines, split_blocks
 
 _HEADER = re.compile(r"(async\s+)?(for|while|if|elif|else|with|def|try|except|finally|class|match|case)\b")
 _INDENTED_AFTER = re.compile(r"expected an indented block after .* on line (\d+)")
 _MAX_REPAIRS = 40
 _CACHE_SIZE = 2048
+_MEMO_SIZE = 64
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,16 @@ class ParsedBlock:
     repaired_lines: frozenset[int]
     memo: dict[object, object] = field(default_factory=dict, compare=False, repr=False)
     """Facts derived from this block alone (at its ``base``), kept as long as the block is cached."""
+
+    def keep(self, key: object, value: object) -> None:
+        """Remember a derived fact; past ``_MEMO_SIZE`` entries (one per module env or placement
+        seen while editing) the facts are forgotten, the walked nodes kept."""
+        if len(self.memo) >= _MEMO_SIZE:
+            nodes = self.memo.get("nodes")
+            self.memo.clear()
+            if nodes is not None:
+                self.memo["nodes"] = nodes
+        self.memo[key] = value
 
     @property
     def nodes(self) -> list[ast.AST]:
@@ -78,7 +89,7 @@ class PlacedBlock:
         if found is not None and found[0] == delta and found[1] is value:  # type: ignore[index]
             return found[2]  # type: ignore[index]
         moved = shifted(value, delta)
-        self.block.memo[memo_key] = (delta, value, moved)
+        self.block.keep(memo_key, (delta, value, moved))
         return moved
 
     @property
@@ -175,8 +186,9 @@ def _may_hold_records(kind: object) -> bool:
 
 
 def clear_cache() -> None:
-    """Forget every parsed block (for measuring cold parses, and for tests)."""
+    """Forget every parsed block and lexed text (for measuring cold parses, and for tests)."""
     _cache.clear()
+    forget_lexed()
 
 
 def _walk(statements: list[ast.stmt]) -> list[ast.AST]:

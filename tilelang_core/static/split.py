@@ -14,24 +14,14 @@ import re
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from tilescope.core.lines import source_lines as source_lines  # the one line splitter, re-exported
+
 _CONTINUATION = re.compile(r"(else|elif|except|finally)\b")
 _RESTART = re.compile(r"(def|class)\s|async\s+def\s|@[A-Za-z_][\w.]*\s*(\(|$)")
 """A line at column 0 that starts a definition: inside an unclosed bracket, the bracket was a typo."""
 _TOKEN = re.compile(
     r"""\"\"\"|'''|"(?:[^"\\\r\n]|\\.)*("|\\?(?=[\r\n]|$))|'(?:[^'\\\r\n]|\\.)*('|\\?(?=[\r\n]|$))|\#|[()\[\]{}]"""
 )
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
-
-
-def source_lines(source: str) -> list[str]:
-    """Lines as Python and LSP count them (ends ``\\n``, ``\\r\\n``, ``\\r`` only), ends kept.
-
-    ``str.splitlines`` also splits on form feeds, ``\\x1c``-``\\x1e``, ``\\x85`` and U+2028, which
-    Python reads as ordinary characters: a string holding one would shift every line after it.
-    """
-    return _LINE.findall(source)
-
-
 _State = tuple[int, "str | None", bool, bool]
 """The lexer between two lines: bracket depth, open string, backslash continuation, decorator seen."""
 _START: _State = (0, None, False, False)
@@ -47,6 +37,11 @@ class _Lexed:
 
 _lexed: OrderedDict[int, _Lexed] = OrderedDict()
 _LEXED_KEPT = 8
+
+
+def forget_lexed() -> None:
+    """Drop the kept lexer states (for measuring a cold split, and for tests)."""
+    _lexed.clear()
 
 
 def split_blocks(lines: list[str]) -> list[tuple[int, int]]:
@@ -67,11 +62,13 @@ def split_blocks(lines: list[str]) -> list[tuple[int, int]]:
 
 def _lex(lines: list[str]) -> _Lexed:
     best: tuple[int, int, _Lexed] | None = None
-    for old in _lexed.values():
+    for old in reversed(_lexed.values()):
         prefix = _common_prefix(old.lines, lines)
         suffix = _common_suffix(old.lines, lines, prefix)
         if best is None or prefix + suffix > best[0] + best[1]:
             best = (prefix, suffix, old)
+        if prefix + suffix >= len(lines) - 1:
+            break
     states: list[_State] = [_START]
     starts: list[bool] = []
     begin = 0

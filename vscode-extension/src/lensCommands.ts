@@ -1,7 +1,8 @@
 /**
- * The server's code lenses name its own `workspace/executeCommand` commands, whose answers are
- * JSON for an editor to render. The client rewrites them to the commands that open the views,
- * which in turn ask the server for that JSON.
+ * The server's code lenses name `tilescope.show.*` commands, which the server carries out itself
+ * for editors without Tilescope's views (it writes a file and asks the editor to open it). This
+ * client rewrites them to the commands that open its own views, which in turn ask the server for
+ * the JSON of the data commands below.
  */
 
 export const SERVER_COMMANDS = {
@@ -19,11 +20,18 @@ export const VIEW_COMMANDS = {
   openVariants: "tilescope.openVariants",
 } as const;
 
+export const LENS_COMMANDS = {
+  passes: "tilescope.show.passes",
+  layout: "tilescope.show.layout",
+  cuda: "tilescope.show.cuda",
+  autotune: "tilescope.show.autotune",
+} as const;
+
 const LENS_TO_VIEW: Record<string, string> = {
-  [SERVER_COMMANDS.tracePasses]: VIEW_COMMANDS.openTrace,
-  [SERVER_COMMANDS.plotLayout]: VIEW_COMMANDS.openLayout,
-  [SERVER_COMMANDS.showCuda]: VIEW_COMMANDS.openCuda,
-  [SERVER_COMMANDS.autotuneConfigs]: VIEW_COMMANDS.openVariants,
+  [LENS_COMMANDS.passes]: VIEW_COMMANDS.openTrace,
+  [LENS_COMMANDS.layout]: VIEW_COMMANDS.openLayout,
+  [LENS_COMMANDS.cuda]: VIEW_COMMANDS.openCuda,
+  [LENS_COMMANDS.autotune]: VIEW_COMMANDS.openVariants,
 };
 
 /** The view command for a server command, or the command unchanged when no view renders it. */

@@ -3,10 +3,10 @@ import { test } from "node:test";
 import { viewCommandFor } from "../src/lensCommands";
 
 test("code lenses open views instead of discarding the server's JSON", () => {
-  assert.equal(viewCommandFor("tilescope.tracePasses"), "tilescope.openTrace");
-  assert.equal(viewCommandFor("tilescope.plotLayout"), "tilescope.openLayout");
-  assert.equal(viewCommandFor("tilescope.showCuda"), "tilescope.openCuda");
-  assert.equal(viewCommandFor("tilescope.autotuneConfigs"), "tilescope.openVariants");
+  assert.equal(viewCommandFor("tilescope.show.passes"), "tilescope.openTrace");
+  assert.equal(viewCommandFor("tilescope.show.layout"), "tilescope.openLayout");
+  assert.equal(viewCommandFor("tilescope.show.cuda"), "tilescope.openCuda");
+  assert.equal(viewCommandFor("tilescope.show.autotune"), "tilescope.openVariants");
 });
 
 test("other commands pass through unchanged", () => {

@@ -1,0 +1,129 @@
+"""The one registration table: which handler answers which LSP method, and the server built from it.
+
+Handlers are plain functions ``(ls: TilescopeServer, params) -> answer`` in their feature modules,
+importable and callable directly in tests. Registration wraps each so that a request never ends in
+an error response: a document that is not open gets the method's empty answer, and an unexpected
+exception is logged to the client (``window/logMessage``, type Error) and answered empty as well.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from lsprotocol import types
+from tilescope.lsp import (
+    code_actions,
+    code_lens,
+    commands,
+    completion,
+    configuration,
+    hover,
+    inlay_hints,
+    navigation,
+    show,
+    signature_help,
+    symbols,
+    sync,
+)
+from tilescope.lsp.documents import DocumentNotOpen
+from tilescope.lsp.server import TilescopeServer
+
+log = logging.getLogger(__name__)
+
+
+def _none() -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Feature:
+    method: str
+    handler: Callable[..., Any]
+    empty: Callable[[], Any] = _none
+    """The answer when the document is not open or the handler failed."""
+    options: Any = None
+
+
+FEATURES: tuple[Feature, ...] = (
+    Feature(types.INITIALIZE, configuration.initialize),
+    Feature(types.INITIALIZED, configuration.initialized),
+    Feature(types.SHUTDOWN, configuration.shutdown),
+    Feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION, configuration.did_change_configuration),
+    Feature(types.TEXT_DOCUMENT_DID_OPEN, sync.did_open),
+    Feature(types.TEXT_DOCUMENT_DID_CHANGE, sync.did_change),
+    Feature(types.TEXT_DOCUMENT_DID_SAVE, sync.did_save),
+    Feature(types.TEXT_DOCUMENT_DID_CLOSE, sync.did_close),
+    Feature(types.TEXT_DOCUMENT_INLAY_HINT, inlay_hints.inlay_hint, list, inlay_hints.OPTIONS),
+    Feature(types.TEXT_DOCUMENT_HOVER, hover.hover),
+    Feature(
+        types.TEXT_DOCUMENT_COMPLETION,
+        completion.completion,
+        lambda: types.CompletionList(is_incomplete=False, items=[]),
+        types.CompletionOptions(trigger_characters=[".", "(", ","]),
+    ),
+    Feature(
+        types.TEXT_DOCUMENT_SIGNATURE_HELP,
+        signature_help.signature_help,
+        _none,
+        types.SignatureHelpOptions(trigger_characters=["(", ","]),
+    ),
+    Feature(types.TEXT_DOCUMENT_DEFINITION, navigation.goto_definition),
+    Feature(types.TEXT_DOCUMENT_REFERENCES, navigation.find_references, list),
+    Feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, symbols.document_symbol, list),
+    Feature(types.TEXT_DOCUMENT_CODE_LENS, code_lens.code_lens, list),
+    Feature(types.TEXT_DOCUMENT_CODE_ACTION, code_actions.code_actions, list, code_actions.OPTIONS),
+)
+COMMANDS: dict[str, Callable[..., Any]] = {
+    show.SHOW_PASSES: show.show_passes,
+    show.SHOW_LAYOUT: show.show_layout,
+    show.SHOW_CUDA: show.show_cuda,
+    show.SHOW_AUTOTUNE: show.show_autotune,
+}
+
+
+def _failed(ls: TilescopeServer, feature: Feature) -> Any:
+    log.exception("%s failed", feature.method)
+    message = f"Tilescope: {feature.method} failed: {traceback.format_exc(limit=-4)}"
+    ls.window_log_message(types.LogMessageParams(type=types.MessageType.Error, message=message))
+    return feature.empty()
+
+
+def guarded(feature: Feature) -> Callable[..., Any]:
+    """``feature.handler`` answering ``feature.empty()`` instead of failing."""
+    handler = feature.handler
+    if asyncio.iscoroutinefunction(handler):
+
+        async def run_async(ls: TilescopeServer, params: Any) -> Any:
+            try:
+                return await handler(ls, params)
+            except DocumentNotOpen:
+                return feature.empty()
+            except Exception:
+                return _failed(ls, feature)
+
+        return run_async
+
+    def run(ls: TilescopeServer, params: Any) -> Any:
+        try:
+            return handler(ls, params)
+        except DocumentNotOpen:
+            return feature.empty()
+        except Exception:
+            return _failed(ls, feature)
+
+    return run
+
+
+def create_server() -> TilescopeServer:
+    server = TilescopeServer(on_compiled=sync.compiled_ready)
+    for feature in FEATURES:
+        server.feature(feature.method, feature.options)(guarded(feature))
+    for name, command in COMMANDS.items():
+        server.command(name)(command)
+    commands.register(server)
+    return server

@@ -1,0 +1,379 @@
+"""Statements of the front-end PrimFunc, compiled once into closures.
+
+The grid runs block after block. A block is the tile-level program as one sequence: at this point
+of the pipeline TileLang has not yet split work among threads, so the block's threads are implicit
+(a fragment is its whole logical tile). A block whose code names ``threadIdx.x``
+(``T.get_thread_binding``) runs in per-thread mode instead: every thread is a lane, all in
+lockstep (so ``T.sync_threads`` holds by construction), ``local`` buffers get one copy per
+thread, warp shuffles exchange lanes, and a tile operation runs once for the block where every
+thread reaches it alike. What that cannot express exactly (``T.Parallel`` or fragment elements in
+per-thread code, a tile operation under a thread-dependent branch, ``threadIdx.y``/``z``) is
+refused with its line. ``T.Parallel`` and vectorised loops become lane axes (all iterations
+at once, which is what their independence allows); serial, unrolled and pipelined loops run in
+order (pipelining reorders only asynchronous copies, whose results it must not change).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from tilelang import tvm
+from tilelang.ir import get_stmt_span
+from tilescope.core.interpret.context import Context, Frame, Run, key
+from tilescope.core.interpret.expr import compile_expr, thread_index
+from tilescope.core.interpret.memory import Memory, NotInterpretable, np_dtype
+from tilescope.core.interpret.tileops import compile_tileop
+
+tirx = tvm.tirx
+_NO_OPS = {"tirx.tvm_storage_sync", "tirx.assume", "tl.sync_threads", "tl.sync_warp", "tirx.tvm_thread_invariant"}
+
+
+def _line(ctx: Context, node: Any) -> int:
+    span = get_stmt_span(node)
+    if span is None or span.source_name is None:
+        return ctx.line
+    if ctx.path is not None and str(span.source_name.name) != ctx.path:
+        return ctx.line
+    return int(span.line)
+
+
+def compile_stmt(ctx: Context, node: Any) -> Run:
+    outer = ctx.line
+    ctx.line = _line(ctx, node)
+    try:
+        return _compile(ctx, node)
+    finally:
+        ctx.line = outer
+
+
+def _compile(ctx: Context, node: Any) -> Run:
+    kind = type(node)
+    handler = _HANDLERS.get(kind)
+    if handler is None:
+        raise ctx.fail(f"the statement {kind.__name__}")
+    return handler(ctx, node)
+
+
+def _seq(ctx: Context, node: Any) -> Run:
+    runs = [compile_stmt(ctx, s) for s in node.seq]
+
+    def seq(f: Frame) -> None:
+        for r in runs:
+            r(f)
+
+    return seq
+
+
+def _bind(ctx: Context, node: Any) -> Run:
+    k = ctx.slot(node.var)
+    value = compile_expr(ctx, node.value)
+
+    def bind(f: Frame) -> None:
+        f.values[k] = value(f)
+
+    return bind
+
+
+def _attr(ctx: Context, node: Any) -> Run:
+    if node.attr_key != "thread_extent":
+        return compile_stmt(ctx, node.body)
+    iv = node.node
+    tag = str(iv.thread_tag)
+    if tag.startswith("threadIdx"):
+        count = int(node.value)
+        ctx.threads.append(count)
+        if tag != "threadIdx.x" or not _names(node.body, iv.var):
+            if count == 1:
+                k = ctx.slot(iv.var)
+                body = compile_stmt(ctx, node.body)
+                return lambda f: _zero_then(f, k, body)
+            ctx.thread_vars[key(iv.var)] = tag
+            return compile_stmt(ctx, node.body)
+        return _per_thread(ctx, iv.var, count, node.body)
+    k = ctx.slot(iv.var)
+    extent = int(node.value)
+    ctx.grid.append(extent)
+    body = compile_stmt(ctx, node.body)
+
+    def grid(f: Frame) -> None:
+        for b in range(extent):
+            f.values[k] = b
+            body(f)
+
+    return grid
+
+
+def _names(body: Any, var: Any) -> bool:
+    found = []
+
+    def visit(n: Any) -> None:
+        if isinstance(n, tirx.Var) and n.same_as(var):
+            found.append(n)
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    return bool(found)
+
+
+def _zero_then(f: Frame, k: int, body: Run) -> None:
+    f.values[k] = 0
+    body(f)
+
+
+def _per_thread(ctx: Context, var: Any, count: int, body_node: Any) -> Run:
+    k = ctx.slot(var)
+    ctx.thread_slot, ctx.thread_count = k, count
+    try:
+        body = compile_stmt(ctx, body_node)
+    finally:
+        ctx.thread_slot = None
+    lanes = np.arange(count, dtype=np.int32)
+
+    def threads(f: Frame) -> None:
+        f.values[k] = lanes
+        f.lanes = 1
+        try:
+            body(f)
+        finally:
+            f.lanes = 0
+
+    return threads
+
+
+def _for(ctx: Context, node: Any) -> Run:
+    k = ctx.slot(node.loop_var)
+    lo, extent = compile_expr(ctx, node.min), compile_expr(ctx, node.extent)
+    body = compile_stmt(ctx, node.body)
+    kind = node.kind
+    if kind == tirx.ForKind.THREAD_BINDING:
+        raise ctx.fail(f"a loop bound to {node.thread_binding.thread_tag}")
+    if kind in (tirx.ForKind.PARALLEL, tirx.ForKind.VECTORIZED):
+        if ctx.thread_slot is not None:
+            raise ctx.fail("a T.Parallel or vectorised loop in per-thread code (code that names threadIdx.x)")
+        return _lanes(k, lo, extent, body, np_dtype(node.loop_var.dtype))
+    return _serial(k, lo, extent, body)
+
+
+def _serial(k: int, lo: Callable[[Frame], Any], extent: Callable[[Frame], Any], body: Run) -> Run:
+    def serial(f: Frame) -> None:
+        start, count = lo(f), extent(f)
+        if isinstance(start, np.ndarray) or isinstance(count, np.ndarray):
+            return _serial_lanes(f, k, start, count, body)
+        for i in range(int(start), int(start) + int(count)):
+            f.values[k] = i
+            body(f)
+        return None
+
+    return serial
+
+
+def _serial_lanes(f: Frame, k: int, start: Any, count: Any, body: Run) -> None:
+    """A serial loop whose bounds differ across lanes: run to the longest, masking finished lanes."""
+    saved = f.mask
+    for step in range(int(np.max(count)) if np.size(count) else 0):
+        live = step < count
+        f.mask = live if saved is None else saved & live
+        f.values[k] = start + step
+        body(f)
+    f.mask = saved
+
+
+def _lanes(k: int, lo: Callable[[Frame], Any], extent: Callable[[Frame], Any], body: Run, dtype: np.dtype) -> Run:
+    def parallel(f: Frame) -> None:
+        start, count = lo(f), extent(f)
+        if isinstance(count, np.ndarray):
+            raise NotInterpretable("not interpretable: a T.Parallel extent that differs across lanes")
+        count = int(count)
+        if count <= 0:
+            return
+        saved = f.lanes
+        f.values[k] = (np.arange(count, dtype=dtype) + start).reshape((count,) + (1,) * saved)
+        f.lanes = saved + 1
+        try:
+            body(f)
+        finally:
+            f.lanes = saved
+
+    return parallel
+
+
+def _if(ctx: Context, node: Any) -> Run:
+    cond = compile_expr(ctx, node.condition)
+    then = compile_stmt(ctx, node.then_case)
+    other = compile_stmt(ctx, node.else_case) if node.else_case is not None else None
+
+    def branch(f: Frame) -> None:
+        c = cond(f)
+        if not isinstance(c, np.ndarray):
+            if c:
+                then(f)
+            elif other is not None:
+                other(f)
+            return
+        saved = f.mask
+        live = c if saved is None else saved & c
+        if live.any():
+            f.mask = live
+            then(f)
+        if other is not None:
+            rest = ~c if saved is None else saved & ~c
+            if rest.any():
+                f.mask = rest
+                other(f)
+        f.mask = saved
+
+    return branch
+
+
+def _store(ctx: Context, node: Any) -> Run:
+    b = ctx.buffer_slot(node.buffer)
+    index = thread_index(ctx, node.buffer) + [compile_expr(ctx, i) for i in node.indices]
+    value = compile_expr(ctx, node.value)
+    guard = ctx.guard(node.buffer, list(node.indices))
+    guard = (False, *guard) if guard is not None and ctx.per_thread(node.buffer) else guard
+    line = ctx.line
+
+    def store(f: Frame) -> None:
+        f.values[b].store(tuple(i(f) for i in index), value(f), f.mask, line, guard)
+
+    return store
+
+
+def _evaluate(ctx: Context, node: Any) -> Run:
+    call = node.value
+    if isinstance(call, tirx.Call):
+        name = str(getattr(call.op, "name", call.op))
+        if name.startswith("tl.tileop."):
+            return compile_tileop(ctx, call, name)
+        if name in _NO_OPS:
+            return lambda f: None
+        if name in _ATOMICS:
+            return _atomic(ctx, call, _ATOMICS[name])
+    value = compile_expr(ctx, call)
+    return lambda f: value(f) and None
+
+
+_ATOMICS = {"tl.atomic_add_elem_op": np.add, "tl.atomic_max_elem_op": np.fmax, "tl.atomic_min_elem_op": np.fmin}
+
+
+def _atomic(ctx: Context, call: Any, op: Any) -> Run:
+    """An element atomic: ``T.atomic_add(dst[i], v)`` is ``atomic_add_elem_op(access_ptr(dst[i]), v)``;
+    TileLang's safe-memory pass guards it like a store."""
+    pointer = call.args[0]
+    if not (isinstance(pointer, tirx.Call) and str(pointer.op.name) == "tl.access_ptr"):
+        raise ctx.fail(f"an atomic on {pointer}")
+    load = pointer.args[0]
+    b = ctx.buffer_slot(load.buffer)
+    index = thread_index(ctx, load.buffer) + [compile_expr(ctx, i) for i in load.indices]
+    guard = ctx.guard(load.buffer, list(load.indices))
+    guard = (False, *guard) if guard is not None and ctx.per_thread(load.buffer) else guard
+    value = compile_expr(ctx, call.args[1])
+    line = ctx.line
+
+    def atomic(f: Frame) -> None:
+        f.values[b].atomic(tuple(i(f) for i in index), value(f), f.mask, line, guard, op)
+
+    return atomic
+
+
+def allocate(ctx: Context, buffer: Any) -> Run:
+    """A fresh buffer on every execution: block-local memory starts unwritten in each block."""
+    k = ctx.buffer_slot(buffer)
+    name, scope = str(buffer.name), str(buffer.scope())
+    dtype = np_dtype(buffer.dtype)
+    shape = [compile_expr(ctx, s) for s in buffer.shape]
+    if ctx.per_thread(buffer):
+        count = ctx.thread_count
+        shape = [lambda f: count, *shape]
+    seed = sum(name.encode())
+
+    def alloc(f: Frame) -> None:
+        dims = tuple(int(s(f)) for s in shape)
+        f.values[k] = Memory(name, garbage(dims, dtype, seed), f.findings, scope=scope, initialised=False)
+
+    return alloc
+
+
+def garbage(shape: tuple[int, ...], dtype: np.dtype, seed: int) -> np.ndarray:
+    """What uninitialised memory holds here: finite, fixed junk (the GPU's is finite junk too, and
+    ``uninitialised-read`` findings say where it was read)."""
+    rng = np.random.default_rng(seed)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, shape).astype(bool)
+    if dtype.kind in "iu":
+        return rng.integers(0, 100, shape).astype(dtype)
+    return rng.uniform(-100.0, 100.0, shape).astype(np.float32).astype(dtype)
+
+
+def _block_realize(ctx: Context, node: Any) -> Run:
+    predicate = compile_expr(ctx, node.predicate)
+    block = node.block
+    if block.init is not None:
+        raise ctx.fail("a block init statement")
+    if "safe_value_map" in block.annotations:
+        raise ctx.fail("T.annotate_safe_value (a safe-value map)")
+    allocs = [allocate(ctx, b) for b in block.alloc_buffers]
+    body = compile_stmt(ctx, block.body)
+
+    def realize(f: Frame) -> None:
+        if not predicate(f):
+            return
+        for a in allocs:
+            a(f)
+        body(f)
+
+    return realize
+
+
+def _alloc_buffer(ctx: Context, node: Any) -> Run:
+    return allocate(ctx, node.buffer)
+
+
+def _decl_buffer(ctx: Context, node: Any) -> Run:
+    ctx.buffer_slot(node.buffer)
+    return lambda f: None
+
+
+def _assert(ctx: Context, node: Any) -> Run:
+    cond = compile_expr(ctx, node.condition)
+    message = " ".join(str(p) for p in node.message_parts)
+    line = ctx.line
+
+    def check(f: Frame) -> None:
+        if not np.all(cond(f)):
+            raise AssertionError(f"kernel assertion failed at line {line}: {message}")
+
+    return check
+
+
+def _while(ctx: Context, node: Any) -> Run:
+    cond = compile_expr(ctx, node.condition)
+    body = compile_stmt(ctx, node.body)
+
+    def loop(f: Frame) -> None:
+        while True:
+            c = cond(f)
+            if isinstance(c, np.ndarray):
+                raise NotInterpretable("not interpretable: a while condition that differs across lanes")
+            if not c:
+                return
+            body(f)
+
+    return loop
+
+
+_HANDLERS: dict[type, Callable[[Context, Any], Run]] = {
+    tirx.SeqStmt: _seq,
+    tirx.Bind: _bind,
+    tirx.AttrStmt: _attr,
+    tirx.For: _for,
+    tirx.IfThenElse: _if,
+    tirx.BufferStore: _store,
+    tirx.Evaluate: _evaluate,
+    tirx.SBlockRealize: _block_realize,
+    tirx.AllocBuffer: _alloc_buffer,
+    tirx.DeclBuffer: _decl_buffer,
+    tirx.AssertStmt: _assert,
+    tirx.While: _while,
+}

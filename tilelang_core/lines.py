@@ -1,0 +1,42 @@
+"""Lines as Python's tokenizer and LSP count them: broken at ``\\n``, ``\\r\\n`` and ``\\r`` only.
+
+``str.splitlines`` also breaks at form feed, vertical tab, ``\\x1c``-``\\x1e``, NEL, U+2028 and
+U+2029, which shifts every line number below such a character away from ``ast``'s and the
+editor's. Every tier splits source text with ``source_lines`` instead (the static tier's
+``split`` module re-exports it).
+"""
+
+from __future__ import annotations
+
+import re
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def source_lines(text: str) -> list[str]:
+    """``text.splitlines(keepends=True)`` with only ``\\n``, ``\\r\\n`` and ``\\r`` as line breaks."""
+    return _LINE.findall(text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(text: str) -> tuple[int, int, str] | None:
+    """The first lone surrogate as (1-based line, UTF-8 byte column, ``U+XXXX``), if any.
+
+    An editor buffer can hold one (a JSON ``\\ud800`` escape); no UTF-8 file can, so Python
+    cannot compile such text.
+    """
+    found = _SURROGATE.search(text)
+    if found is None:
+        return None
+    before = text[: found.start()]
+    line_start = max(before.rfind("\n"), before.rfind("\r")) + 1
+    column = len(before[line_start:].encode("utf-8", "surrogatepass"))
+    return len(source_lines(before + "x")), column, f"U+{ord(found.group()):04X}"
+
+
+def without_surrogates(text: str) -> str:
+    """``text`` with lone surrogates replaced by U+FFFD: the same code points and UTF-8 widths
+    (three bytes each), so every position stays where it was."""
+    return _SURROGATE.sub("\ufffd", text)

@@ -1,0 +1,339 @@
+"""One supervisor for every child process that runs user code.
+
+``Supervised(argv)`` starts a small supervisor process (this file, run as a script, standard library
+only), which starts ``argv`` in a session of its own with resource limits applied in the child
+between ``fork`` and ``exec``. So:
+
+- user code's parent is the supervisor, not the caller: ``os.kill(os.getppid(), SIGTERM)`` reaches a
+  process that records the signal and carries on, and the caller's process group and session are
+  out of reach of ``killpg(0, ...)``;
+- the supervisor is a child subreaper, so processes the child starts stay in its tree even after a
+  double fork or ``setsid``; ``sweep()`` ends all of them but the child, and ``kill()`` ends the
+  whole tree (the caller going away ends it too: the control pipe closes);
+- no ``preexec_fn`` runs in the caller, which may have threads.
+
+Control protocol (one line each way): the caller writes ``sweep``; the supervisor answers
+``swept <ended> <signal names or ->``. Closing the control pipe means: end everything and exit.
+The supervisor first writes ``pid <child pid>``, and exits with the child's code (``128 + n``
+for a child ended by signal ``n``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO
+
+_KILL_ROUNDS = 200
+_EXIT_GRACE_S = 3.0
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for the supervised child (0: none)."""
+
+    memory_mb: int = 0
+    """Address space (``RLIMIT_AS``): allocations beyond it fail in the child instead of swapping."""
+    cpu_s: int = 0
+    """CPU seconds (``RLIMIT_CPU``): the kernel ends the child with SIGXCPU past it."""
+
+    def arguments(self) -> list[str]:
+        return ["--memory-mb", str(self.memory_mb), "--cpu-s", str(self.cpu_s)]
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """What ``sweep()`` found: processes ended, and signals user code sent to the supervisor."""
+
+    ended: int
+    signals: tuple[str, ...]
+
+
+class SupervisorLost(Exception):
+    """The supervisor stopped answering (user code stopped or killed it); ``kill()`` still cleans up."""
+
+
+class Supervised:
+    """A command running behind the supervisor; ``stdin``/``stdout``/``stderr`` are the command's."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        limits: Limits = Limits(),
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        stdin: int | IO[bytes] | None = subprocess.PIPE,
+        stdout: int | IO[bytes] | None = subprocess.PIPE,
+        stderr: int | IO[bytes] | None = subprocess.PIPE,
+        start_timeout_s: float = 30.0,
+    ) -> None:
+        self._closing = threading.Lock()
+        control_read, self._control = os.pipe()
+        self._replies, reply_write = os.pipe()
+        command = [sys.executable, "-I", __file__, "--control", str(control_read), "--reply", str(reply_write)]
+        try:
+            self.process = subprocess.Popen(
+                [*command, *limits.arguments(), "--", *argv],
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                env=None if env is None else dict(env),
+                cwd=cwd,
+                pass_fds=(control_read, reply_write),
+                start_new_session=True,
+            )
+        finally:
+            os.close(control_read)
+            os.close(reply_write)
+        self._buffer = b""
+        first = self._line(start_timeout_s)
+        if not first.startswith("pid "):
+            self.kill()
+            raise SupervisorLost(f"the supervisor did not start the command ({first or 'no answer'})")
+        self.pid = int(first.split()[1])
+        """The supervised command's pid (also its process group and session id)."""
+
+    @property
+    def stdin(self) -> IO[bytes] | None:
+        return self.process.stdin
+
+    @property
+    def stdout(self) -> IO[bytes] | None:
+        return self.process.stdout
+
+    @property
+    def stderr(self) -> IO[bytes] | None:
+        return self.process.stderr
+
+    def poll(self) -> int | None:
+        """The command's exit code once it and the supervisor are gone, else ``None``."""
+        return self.process.poll()
+
+    def wait(self, timeout: float | None = None) -> int:
+        return self.process.wait(timeout)
+
+    def sweep(self, timeout: float = 5.0) -> Sweep:
+        """End every process of the tree except the command itself; report signals sent upwards."""
+        try:
+            os.write(self._control, b"sweep\n")
+        except OSError as err:
+            raise SupervisorLost(f"the supervisor is gone ({err})") from err
+        answer = self._line(timeout).split()
+        if len(answer) != 3 or answer[0] != "swept":
+            raise SupervisorLost("the supervisor stopped answering")
+        return Sweep(int(answer[1]), tuple(answer[2].split(",")) if answer[2] != "-" else ())
+
+    def kill(self) -> int | None:
+        """End the whole tree and wait for it; safe to call more than once, from any thread."""
+        with self._closing:
+            return self._kill()
+
+    def _kill(self) -> int | None:
+        if self._control >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._control)
+            self._control = -1
+        try:
+            code: int | None = self.process.wait(_EXIT_GRACE_S)
+        except subprocess.TimeoutExpired:
+            code = None
+        if code is None or _alive(getattr(self, "pid", 0)):
+            with contextlib.suppress(OSError):
+                self.process.kill()
+            with contextlib.suppress(OSError):
+                os.killpg(getattr(self, "pid", 0) or self.process.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                code = self.process.wait(_EXIT_GRACE_S)
+        if self._replies >= 0:
+            os.close(self._replies)
+            self._replies = -1
+        return code
+
+    def _line(self, timeout: float) -> str:
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self._replies < 0:
+                return ""
+            try:
+                readable, _, _ = select.select([self._replies], [], [], remaining)
+                chunk = os.read(self._replies, 4096) if readable else None
+            except (OSError, ValueError):
+                return ""
+            if chunk is None:
+                continue
+            if not chunk:
+                return ""
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line.decode(errors="replace").strip()
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# --- the supervisor process -------------------------------------------------------------------
+
+_RECORDED = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGPIPE", "SIGTSTP")
+
+
+def _become_subreaper() -> None:
+    """Orphans of the tree are re-parented to the supervisor rather than to init (Linux only)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def _tree(root: int) -> list[int]:
+    """Live (non-zombie) descendants of ``root``, read from ``/proc``."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if fields[0] == b"Z":
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    found: list[int] = []
+    frontier = [root]
+    while frontier:
+        below = children.get(frontier.pop(), [])
+        found.extend(below)
+        frontier.extend(below)
+    return found
+
+
+class _Supervisor:
+    def __init__(self, control: int, reply: int) -> None:
+        self.control = control
+        self.reply = reply
+        self.signals: list[str] = []
+        self.child = 0
+        self.code: int | None = None
+
+    def record(self, number: int, _frame: object) -> None:
+        name = signal.Signals(number).name
+        if name not in self.signals:
+            self.signals.append(name)
+
+    def start(self, argv: list[str], limits: Limits) -> None:
+        import resource
+
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setsid()
+                os.close(self.control)
+                os.close(self.reply)
+                resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+                if limits.memory_mb > 0:
+                    size = limits.memory_mb * 1024 * 1024
+                    resource.setrlimit(resource.RLIMIT_AS, (size, size))
+                if limits.cpu_s > 0:
+                    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 5))
+                for name in _RECORDED:
+                    signal.signal(getattr(signal, name), signal.SIG_DFL)
+                os.execvp(argv[0], argv)
+            finally:
+                os._exit(127)
+        self.child = pid
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(null, 1)
+        os.close(null)
+        self.answer(f"pid {pid}")
+
+    def answer(self, line: str) -> None:
+        with contextlib.suppress(OSError):
+            os.write(self.reply, (line + "\n").encode())
+
+    def reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid == self.child:
+                self.code = os.waitstatus_to_exitcode(status)
+
+    def end(self, keep: int | None) -> int:
+        """SIGKILL the tree (but ``keep``) until nothing of it is left; returns how many were ended."""
+        ended: set[int] = set()
+        for _ in range(_KILL_ROUNDS):
+            victims = [pid for pid in _tree(os.getpid()) if pid != keep]
+            if not victims:
+                break
+            for pid in victims:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                ended.add(pid)
+            time.sleep(0.005)
+            self.reap()
+        return len(ended)
+
+    def run(self) -> int:
+        waiter = os.pidfd_open(self.child) if hasattr(os, "pidfd_open") else None
+        buffer = b""
+        while self.code is None:
+            watched = [self.control] + ([waiter] if waiter is not None else [])
+            readable, _, _ = select.select(watched, [], [], 0.5)
+            self.reap()
+            if self.control not in readable:
+                continue
+            chunk = os.read(self.control, 4096)
+            if not chunk:
+                break
+            buffer += chunk
+            while b"\n" in buffer:
+                command, _, buffer = buffer.partition(b"\n")
+                if command.strip() == b"sweep":
+                    ended = self.end(keep=self.child if self.code is None else None)
+                    self.answer(f"swept {ended} {','.join(self.signals) or '-'}")
+                    self.signals.clear()
+        self.end(keep=None)
+        self.reap()
+        if self.code is None:
+            return 137
+        return self.code if self.code >= 0 else 128 - self.code
+
+
+def main(arguments: list[str]) -> int:
+    split = arguments.index("--")
+    options = dict(zip(arguments[:split:2], arguments[1:split:2], strict=True))
+    argv = arguments[split + 1 :]
+    supervisor = _Supervisor(int(options["--control"]), int(options["--reply"]))
+    for name in _RECORDED:
+        signal.signal(getattr(signal, name), supervisor.record)
+    _become_subreaper()
+    supervisor.start(argv, Limits(int(options.get("--memory-mb", 0)), int(options.get("--cpu-s", 0))))
+    return supervisor.run()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,139 @@
+"""One supervised worker process, its pipes and its framed replies, for ``service.Analyzer``.
+
+The worker runs behind ``supervise.Supervised``; replies are read as frames (``frames``) naming the
+request they answer; after each answer the supervisor ends what the build left running and
+reports signals sent to it, which come back as notes for the caller to show at the kernel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from typing import Any
+
+from tilescope.core.frames import CHANNEL_DAMAGED_EXIT, FrameReader
+from tilescope.core.spawn import worker_command, worker_env
+from tilescope.core.supervise import Limits, Supervised, SupervisorLost
+
+START_TIMEOUT_S = 120.0
+
+
+class WorkerError(Exception):
+    """The worker died or stopped answering; ``code`` names which for the diagnostic."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class WorkerLink:
+    """One supervised worker process and its pipes; not thread-safe (``Analyzer`` serialises access)."""
+
+    def __init__(self, python: str, memory_mb: int) -> None:
+        env = {**worker_env(os.environ), "PYTHONUNBUFFERED": "1", "TILELANG_ENABLE_IR_SPAN": "1"}
+        self.python = python
+        self.process = Supervised(worker_command(python), limits=Limits(memory_mb=memory_mb), env=env)
+        self.stderr_tail: deque[str] = deque(maxlen=60)
+        self._drainer = threading.Thread(target=self._drain, daemon=True)
+        self._drainer.start()
+        self._selector = selectors.DefaultSelector()
+        assert self.process.stdout is not None
+        self._selector.register(self.process.stdout, selectors.EVENT_READ)
+        self._frames = FrameReader()
+        self._next_id = 0
+
+    def wait_ready(self) -> None:
+        """Wait for the worker's first frame (it imports TileLang first: seconds)."""
+        try:
+            ready = self.read(None, START_TIMEOUT_S)
+        except WorkerError as err:
+            self.kill()
+            self._drainer.join(timeout=2)
+            tail = [ln for ln in self.stderr_tail if ln.strip()][-3:]
+            printed = f"; it printed: {' / '.join(tail)}" if tail else ""
+            raise WorkerError(
+                "worker-start", f"The compiler worker could not start in {self.python} ({err}){printed}"
+            ) from None
+        if not ready.get("ready"):
+            self.kill()
+            raise WorkerError(ready.get("code", "worker-start"), f"{ready.get('error')} (interpreter {self.python})")
+        self._frames.take_noise()
+
+    def _drain(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.stderr_tail.append(line.decode(errors="replace").rstrip())
+
+    def read(self, request_id: int | None, timeout: float) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        assert self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        while (answer := self._frames.next(request_id)) is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise WorkerError("timeout", f"no answer within {timeout:g} s")
+            if not self._selector.select(remaining):
+                continue
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                raise WorkerError("worker-crash", f"the worker process {self._exit_description()}")
+            self._frames.feed(chunk)
+        return answer
+
+    def _exit_description(self) -> str:
+        try:
+            code = self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return "closed its reply channel"
+        if code == CHANNEL_DAMAGED_EXIT:
+            return "stopped: user code closed or replaced its private protocol descriptors"
+        if code > 128:
+            with contextlib.suppress(ValueError):
+                return f"was ended by {signal.Signals(code - 128).name}"
+        return f"exited with code {code}"
+
+    def request(self, payload: dict[str, Any], timeout: float) -> tuple[dict[str, Any], list[str]]:
+        """The answer to ``payload``, and notes on what user code did to the process while answering."""
+        assert self.process.stdin is not None
+        self._next_id += 1
+        try:
+            self.process.stdin.write((json.dumps({**payload, "id": self._next_id}) + "\n").encode())
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError) as err:
+            raise WorkerError("worker-crash", f"the worker process is gone ({err})") from err
+        answer = self.read(self._next_id, timeout)
+        notes: list[str] = []
+        noise = self._frames.take_noise()
+        if noise:
+            notes.append(f"user code wrote into the compiler's private reply channel: {noise} were discarded")
+        try:
+            sweep = self.process.sweep()
+        except SupervisorLost as err:
+            raise WorkerError("supervisor-lost", str(err)) from None
+        if sweep.ended:
+            notes.append(f"{sweep.ended} process(es) started while building were still running and were ended")
+        if sweep.signals:
+            notes.append(f"user code sent {', '.join(sweep.signals)} to the process that started it (ignored)")
+        if answer.get("fatal"):
+            raise WorkerError("worker-channel", str(answer["fatal"]))
+        return answer, notes
+
+    def finish_stderr(self, timeout: float = 1.0) -> None:
+        """Let the last lines a dying worker printed reach ``stderr_tail``."""
+        self.process.kill()
+        self._drainer.join(timeout)
+
+    def kill(self) -> None:
+        self.process.kill()
+        self._selector.close()
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
