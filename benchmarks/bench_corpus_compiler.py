@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT / ".." / "shared" / "corpus" / "tilelang-examples"
+CORPUS = Path(os.environ.get("TILESCOPE_CORPUS", ROOT / ".." / "shared" / "corpus" / "tilelang-examples"))
 TRUTH = ROOT / "benchmarks" / "corpus_truth.json"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
