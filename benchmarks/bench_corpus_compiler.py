@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT / ".." / "shared" / "corpus" / "tilelang-examples"
+CORPUS = Path(os.environ.get("TILESCOPE_CORPUS", ROOT / ".." / "shared" / "corpus" / "tilelang-examples"))
 TRUTH = ROOT / "benchmarks" / "corpus_truth.json"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
@@ -78,7 +79,10 @@ def compare(truth: dict[str, Any], files: list[dict[str, Any]], corpus: Path) ->
         if model is None or not model["passes"] or any(d["severity"] == "error" for d in model["diagnostics"]):
             continue
         row["analysed"] += 1
-        wanted = {**entry.get("consts", {}), **entry.get("args", {})}
+        # Arguments as called, and T.const values the tensors bound; a name the hook read off a
+        # tensor annotation that is no parameter of the kernel (a factory's local) is not a size to choose.
+        consts = {k: v for k, v in entry.get("consts", {}).items() if k in model["args"]}
+        wanted = {**consts, **entry.get("args", {})}
         own = all(name in model["args"] and _same(model["args"][name], v) for name, v in wanted.items())
         row["own_sizes"] += own
         facts, plain = _facts(model), entry["truth"]

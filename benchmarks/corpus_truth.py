@@ -12,13 +12,17 @@
    each recorded instance, one after another in one process, and the facts it yields (buffers,
    launches, layouts) are the truth.
 
-    python benchmarks/corpus_truth.py [--jobs 2] [--only DIR]
+    python benchmarks/corpus_truth.py [--jobs 2] [--only DIR] [--retry]
+
+``--retry`` records again only the files whose instances plain TileLang did not lower, and
+lowers those again (after a fix to the reference itself), keeping the rest of the truth.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -29,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT / ".." / "shared" / "corpus" / "tilelang-examples"
+CORPUS = Path(os.environ.get("TILESCOPE_CORPUS", ROOT / ".." / "shared" / "corpus" / "tilelang-examples"))
 TRUTH = ROOT / "benchmarks" / "corpus_truth.json"
 sys.path.insert(0, str(ROOT))
 
@@ -97,15 +101,20 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--only", help="a folder of the corpus, e.g. examples/gemm")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--retry", action="store_true", help="only the files whose instances did not lower")
     args = parser.parse_args()
+    previous = json.loads(TRUTH.read_text()) if args.retry else None
     with tempfile.TemporaryDirectory(prefix="tilescope-corpus-") as scratch:
         corpus = Path(scratch) / "corpus"
         shutil.copytree(args.corpus.resolve(), corpus)
-        build_truth(corpus, args.only, args.jobs)
+        build_truth(corpus, args.only, args.jobs, previous)
 
 
-def build_truth(corpus: Path, only: str | None, jobs: int) -> None:
+def build_truth(corpus: Path, only: str | None, jobs: int, previous: dict[str, Any] | None = None) -> None:
     files = candidates(corpus, only)
+    if previous is not None:
+        again = {f["file"] for f in previous["not_lowered"]}
+        files = [f for f in files if f.relative_to(corpus).as_posix() in again]
     print(f"recording {len(files)} files with {jobs} at a time", file=sys.stderr)
     with ThreadPoolExecutor(jobs) as pool:
         runs = list(pool.map(lambda p: record_file(p, corpus), files))
@@ -119,15 +128,24 @@ def build_truth(corpus: Path, only: str | None, jobs: int) -> None:
         if result["ok"]:
             kernels.append({**inst, "truth": {k: v for k, v in result.items() if k not in ("ok", "file", "kernel")}})
         else:
-            failed.append({"file": inst["file"], "kernel": inst["kernel"], "error": result["error"]})
+            failed.append({**inst, "error": result["error"]})
+    runs_kept = [{k: v for k, v in run.items() if k != "instances"} for run in runs]
+    wall_s = round(wall, 1)
+    if previous is not None:
+        redone = {r["file"] for r in runs_kept}
+        kernels = [k for k in previous["kernels"] if k["file"] not in redone] + kernels
+        runs_kept = [r for r in previous["runs"] if r["file"] not in redone] + runs_kept
+        files_count, wall_s = previous["corpus_files"], previous["plain_lowering_wall_s"]
+    else:
+        files_count = len(files)
     truth = {
         "how": "benchmarks/corpus_truth.py: each file run as `python FILE` under tilescope record's hook on a "
         "machine without a GPU (up to its first device call), its own kernels' instances lowered by plain TileLang",
-        "corpus_files": len(files),
-        "plain_lowering_wall_s": round(wall, 1),
-        "kernels": kernels,
+        "corpus_files": files_count,
+        "plain_lowering_wall_s": wall_s,
+        "kernels": sorted(kernels, key=lambda k: (k["file"], k["kernel"])),
         "not_lowered": failed,
-        "runs": [{k: v for k, v in run.items() if k != "instances"} for run in runs],
+        "runs": sorted(runs_kept, key=lambda r: r["file"]),
     }
     TRUTH.write_text(json.dumps(truth, indent=1) + "\n")
     print(f"{len(kernels)} kernels lowered plainly, {len(failed)} did not; wrote {TRUTH}", file=sys.stderr)

@@ -67,12 +67,12 @@ def build(entry: dict[str, Any], root: str) -> tuple[Any, Any]:
     args = dict(entry.get("args") or {})
     extra = {k: v for k, v in (entry.get("consts") or {}).items() if k not in args}
     make = getattr(obj, "get_tir", obj)
-    try:
+    if not extra:
         return make(**args), obj
+    try:
+        return make(**args, **extra), obj  # eager kernels: the T.const values the tensors bound
     except TypeError:
-        if not extra:
-            raise
-        return make(**args, **extra), obj
+        return make(**args), obj  # a factory whose tensor extents are not parameters of its own
 
 
 def lower(entry: dict[str, Any], root: str) -> dict[str, Any]:
@@ -144,7 +144,9 @@ def lower(entry: dict[str, Any], root: str) -> dict[str, Any]:
 
 
 def _buffer(buf: Any) -> list[Any]:
-    shape = [int(d) if hasattr(d, "value") or isinstance(d, int) else str(d) for d in buf.shape]
+    from tvm import tirx
+
+    shape = [int(d) if isinstance(d, int | tirx.IntImm) else str(d) for d in buf.shape]
     return [str(buf.name), shape, str(buf.dtype), str(buf.scope())]
 
 

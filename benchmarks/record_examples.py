@@ -5,7 +5,7 @@ one, each stops at its first device call. The examples are copied into a scratch
 corpus is left untouched); the instances file and each ``tilescope check --format json`` go to
 ``OUT`` (default ``$OUT`` or ``./record-examples``).
 
-    python benchmarks/record_examples.py [OUT]
+    TILESCOPE_CORPUS=.../tilelang-examples python benchmarks/record_examples.py [OUT]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT / ".." / "shared" / "corpus" / "tilelang-examples" / "examples"
+CORPUS = Path(os.environ.get("TILESCOPE_CORPUS", ROOT / ".." / "shared" / "corpus" / "tilelang-examples"))
 EXAMPLES = [
     "gemm/example_gemm.py",
     "elementwise/example_elementwise_add.py",
@@ -30,7 +30,7 @@ def main() -> None:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", "record-examples")).resolve()
     workspace = out / "workspace"
     workspace.mkdir(parents=True, exist_ok=True)
-    corpus = Path(os.environ.get("TILESCOPE_CORPUS", CORPUS)).resolve()
+    corpus = CORPUS.resolve() / "examples"
     for example in EXAMPLES:
         shutil.copy(corpus / example, workspace / Path(example).name)
         name = Path(example).name

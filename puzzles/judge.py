@@ -4,6 +4,9 @@ The learner's Python runs in a fresh loader process whose only product is PrimFu
 process compiles and runs them on tensors this process owns (``buffers``); this process computes
 the reference, reads back every byte and judges. Every message from either process is checked
 against what was asked: a line that answers nothing voids the check, and no message can pass one.
+
+It is one module over 400 lines on purpose: the whole exchange of a check, and every validation of
+what crosses a process boundary, reads in one place, where a gap would be seen.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tilescope.core import autotune, compiler_warnings, errors, extract, ptxas
+from tilescope.core import autotune, compiler_warnings, errors, extract, launch_records, ptxas
 from tilescope.core.compat import spans
 from tilescope.core.discovery import Instantiation, instantiations, syntax_diagnostic
 from tilescope.core.loader import build_prim_func, jit_options, load_module
@@ -209,7 +209,7 @@ def _analyze_kernel(
         return KernelRun(_empty(name, args, target, [failure, *warnings]), None)
 
     device_mod = lowered.artifact.device_mod if lowered.artifact is not None else None
-    launches = extract.launches(prim_func, device_mod, lowered.layout_module, path)
+    launches = launch_records.launches(prim_func, device_mod, lowered.layout_module, path)
     buffers, accesses, first, pipelines = spans.with_static_lines(
         static,
         extract.buffers(prim_func, path),
