@@ -5,16 +5,14 @@ Build and compile failures come back as the core's diagnostics, at the learner's
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-import torch
 from tilescope.core import discover
 from tilescope.core.errors import build_error, first_message, load_error
 from tilescope.core.loader import load_module
 from tilescope.core.model import Diagnostic, Span
 from tilescope.puzzles.catalog import KERNEL_NAME
+from tilescope.puzzles.verdict import Param
 
 
 class CompileFailure(Exception):
@@ -23,13 +21,6 @@ class CompileFailure(Exception):
     def __init__(self, diagnostic: Diagnostic) -> None:
         super().__init__(diagnostic.message)
         self.diagnostic = diagnostic
-
-
-@dataclass(frozen=True)
-class Param:
-    name: str
-    shape: tuple[int, ...]
-    dtype: str
 
 
 def _kernel_line(source: str, path: str) -> int:
@@ -87,20 +78,6 @@ def params(prim_func: Any) -> list[Param]:
         shape = tuple(int(s) if hasattr(s, "value") or isinstance(s, int) else -1 for s in buf.shape)
         result.append(Param(buf.name, shape, str(buf.dtype)))
     return result
-
-
-def signature_problem(declared: Sequence[Param], tensors: Sequence[torch.Tensor]) -> str | None:
-    """Plain words for the first mismatch between the kernel's parameters and the puzzle's tensors."""
-    if len(declared) != len(tensors):
-        names = ", ".join(p.name for p in declared)
-        return f"The kernel takes {len(declared)} tensors ({names}); the puzzle passes {len(tensors)}."
-    for p, t in zip(declared, tensors, strict=True):
-        want_dtype = str(t.dtype).removeprefix("torch.")
-        if p.dtype != want_dtype:
-            return f"Parameter {p.name} is declared {p.dtype}; the puzzle passes {want_dtype}."
-        if -1 not in p.shape and p.shape != tuple(t.shape):
-            return f"Parameter {p.name} is declared with shape {p.shape}; the puzzle passes {tuple(t.shape)}."
-    return None
 
 
 def storage_scopes(prim_func: Any) -> list[str]:
