@@ -34,7 +34,7 @@ def _compile_job(job: tuple[str, dict[str, int]]) -> tuple[str, dict[str, int], 
     start = time.perf_counter()
     try:
         source = Path(path).read_text()
-        runner.compile_kernel(runner.build(path, source, args), "cuda", path, source)
+        runner.compile_kernel(runner.build(path, source, args), path, source)
         return path, args, time.perf_counter() - start, None
     except Exception as err:
         return path, args, time.perf_counter() - start, f"{type(err).__name__}: {str(err)[:300]}"

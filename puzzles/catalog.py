@@ -96,8 +96,6 @@ class Puzzle:
     perf: PerfSpec
     wrong: list[WrongSolution]
     seeds: int = 2
-    cpu: bool = False
-    """TileLang's C target can run this puzzle, so a machine without a GPU still checks values."""
     tolerance: dict[str, float] = field(default_factory=dict)
     hidden: HiddenSpec | None = None
     cpu_cases: list[Case] | None = None
@@ -174,7 +172,6 @@ def _puzzle(folder: Path) -> Puzzle:
             for w in meta["wrong"]
         ],
         seeds=int(meta.get("seeds", 2)),
-        cpu=bool(meta.get("cpu", False)),
         tolerance=dict(meta.get("tolerance", {})),
         hidden=None if hidden is None else _hidden(hidden),
         cpu_cases=_cases(meta["cpu_cases"]) if "cpu_cases" in meta else None,

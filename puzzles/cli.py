@@ -7,6 +7,7 @@ import json
 import sys
 
 from tilescope.puzzles import catalog
+from tilescope.puzzles.session import DEFAULT_TIMEOUT_S
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,7 +31,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--cpu", action="store_true", help="check without the GPU even when one is present")
     p.add_argument("--no-perf", action="store_true", help="skip timing")
     p.add_argument(
-        "--timeout", type=float, default=60.0, metavar="S", help="limit for loading, each compile and each run (60)"
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="S",
+        help=f"seconds from the start to load the file; then for each compile and each run ({DEFAULT_TIMEOUT_S:g})",
     )
     p.add_argument("--seed", type=int, help="seed for the hidden cases (default: a fresh one)")
     p.add_argument("--sanitize", action="store_true", help="also run one small case under compute-sanitizer")
@@ -125,26 +130,38 @@ def _start(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     import os
+    import time
     from pathlib import Path
 
     from tilescope.puzzles.workspace import learner_path
 
+    started = time.monotonic()
     p = _puzzle(args)
     path = Path(args.file) if args.file else learner_path(p)
     if not path.exists():
         print(f"{path} does not exist; `tilescope puzzles start {p.id}` creates it", file=sys.stderr)
         return 2
-    device = "cpu" if args.cpu else None
-    options = {"device": device, "perf": not args.no_perf, "seed": args.seed, "sanitize": args.sanitize}
+    options = {
+        "device": "cpu" if args.cpu else None,
+        "perf": not args.no_perf,
+        "seed": args.seed,
+        "sanitize": args.sanitize,
+        "timeout_s": args.timeout,
+        "started": started,
+    }
     if args.service is True or (args.service is None and not args.cpu and os.path.exists("/dev/nvidiactl")):
         from tilescope.puzzles import service
 
-        report = service.check(p.id, str(path), timeout_s=args.timeout, **options)
+        try:
+            report = service.check(p.id, str(path), **options)
+        except RuntimeError as err:
+            print(f"tilescope puzzles check: {err}", file=sys.stderr)
+            return 2
     else:
         from tilescope.puzzles.isolated import IsolatedGrader
 
         # The helper processes start now, so that their imports overlap this process's own.
-        with IsolatedGrader(args.timeout, keep_spare=False, cpu_only=args.cpu) as grader:
+        with IsolatedGrader(keep_spare=False, cpu_only=args.cpu) as grader:
             report = grader.grade(p.id, path, **options)
     from tilescope.core.model import to_json
     from tilescope.puzzles.progress import ProgressStore

@@ -18,7 +18,7 @@ import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from tilescope.core.model import Diagnostic, Span, from_json
@@ -27,7 +27,7 @@ from tilescope.puzzles.cases import TIMED, PlannedCase, fresh_seed, plan
 from tilescope.puzzles.catalog import Puzzle
 from tilescope.puzzles.children import Child, ChildGone
 from tilescope.puzzles.report import CaseResult, ChildExit, FailureKind, PerfResult, Report
-from tilescope.puzzles.session import Session
+from tilescope.puzzles.session import DEFAULT_TIMEOUT_S, Session
 from tilescope.puzzles.timing import datasheet_roofline, stars
 from tilescope.puzzles.verdict import (
     Param,
@@ -41,7 +41,6 @@ from tilescope.puzzles.verdict import (
 )
 
 ProgressFn = Callable[[str], None]
-DEFAULT_TIMEOUT_S = 60.0
 TIMING_RUNS = 20
 
 
@@ -83,33 +82,31 @@ def _diagnostic(data: Any) -> Diagnostic:
     raise Violation(f"a malformed diagnostic: {json.dumps(data)[:160]}")
 
 
-def build(builder: Child, path: str, arg_sets: list[dict[str, int]], timeout_s: float) -> list[str]:
-    """PrimFunc JSON per argument set, from a fresh loader; raises BuildFailed, ChildGone or Violation."""
-    from tilescope.puzzles.session import READY_S
-
-    hello = builder.receive(READY_S)
-    if not isinstance(hello, dict) or hello.get("op") != "ready":
-        raise Violation(f"no greeting but {str(hello)[:120]!r}")
-    rid = secrets.token_hex(8)
-    builder.send({"id": rid, "op": "build", "path": path, "arg_sets": arg_sets})
-    deadline = time.monotonic() + timeout_s
+def build(builder: Child, path: str, arg_sets: list[dict[str, int]], deadline: float, timeout_s: float) -> list[str]:
+    """PrimFunc JSON per argument set, from a fresh loader that must have answered by ``deadline`` (on
+    ``time.monotonic()``'s clock: the check's start plus ``timeout_s``); raises BuildFailed, ChildGone or Violation."""
     built: list[str] = []
-    while True:
-        try:
+    try:
+        hello = builder.receive(deadline - time.monotonic())
+        if not isinstance(hello, dict) or hello.get("op") != "ready":
+            raise Violation(f"no greeting but {str(hello)[:120]!r}")
+        rid = secrets.token_hex(8)
+        builder.send({"id": rid, "op": "build", "path": path, "arg_sets": arg_sets})
+        while True:
             reply = _expect(builder.receive(deadline - time.monotonic()), rid, {"built", "build-error", "done"})
-        except ChildGone as gone:
-            if gone.timed_out:
-                gone.reason = f"did not finish within {timeout_s:g} s"
-            raise
-        if reply["op"] == "done":
-            break
-        if reply.get("index") != len(built) or len(built) >= len(arg_sets):
-            raise Violation(f"an answer out of turn: {json.dumps(reply)[:160]}")
-        if reply["op"] == "build-error":
-            raise BuildFailed(_diagnostic(reply.get("diagnostic")))
-        if not isinstance(reply.get("prim_func"), str):
-            raise Violation("a build answer without a kernel")
-        built.append(reply["prim_func"])
+            if reply["op"] == "done":
+                break
+            if reply.get("index") != len(built) or len(built) >= len(arg_sets):
+                raise Violation(f"an answer out of turn: {json.dumps(reply)[:160]}")
+            if reply["op"] == "build-error":
+                raise BuildFailed(_diagnostic(reply.get("diagnostic")))
+            if not isinstance(reply.get("prim_func"), str):
+                raise Violation("a build answer without a kernel")
+            built.append(reply["prim_func"])
+    except ChildGone as gone:
+        if gone.timed_out:
+            gone.reason = f"did not finish within {timeout_s:g} s"
+        raise
     if len(built) != len(arg_sets):
         raise Violation(f"'done' after {len(built)} of {len(arg_sets)} kernels")
     return built
@@ -289,25 +286,36 @@ def check(
     path: str | Path,
     session: Session,
     *,
-    device: str | None = None,
+    device: Literal["cuda", "interpret"] | None = None,
     perf: bool = True,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    started: float | None = None,
     seed: int | None = None,
     sanitize: bool = False,
     progress: ProgressFn = _quiet,
 ) -> Report:
     """Check a solution file; never raises for a bad solution. ``device`` defaults to the GPU if any.
 
-    ``sanitize`` also runs one small case under compute-sanitizer's memcheck and racecheck (GPU only).
+    ``timeout_s`` is a deadline for starting the processes and loading the file, counted from
+    ``started`` (a ``time.monotonic()`` value: when the caller's check began; default now), then the
+    limit for each compile and each run. ``sanitize`` also runs one small case under
+    compute-sanitizer's memcheck and racecheck (GPU only).
     """
     path = str(Path(path).resolve())
     seed = fresh_seed() if seed is None else seed
-    builder = session.take_builder()
+    deadline = (time.monotonic() if started is None else started) + timeout_s
+    unknown: dict[str, Any] = {"puzzle": puzzle.id, "path": path, "device": "?", "seed": seed}
     try:
-        executor, hello = session.executor()
+        builder = session.take_builder()
+    except ChildGone as gone:
+        return exit_report(unknown, gone, "starting", [])
+    try:
+        executor, hello = session.executor(deadline - time.monotonic())
     except ChildGone as gone:
         builder.close()
-        return exit_report({"puzzle": puzzle.id, "path": path, "device": "?", "seed": seed}, gone, "starting", [])
+        if gone.timed_out:
+            gone.reason = f"did not start within {timeout_s:g} s"
+        return exit_report(unknown, gone, "starting", [])
     device = device or ("cuda" if hello.get("cuda") else "interpret")
     gpu = str(hello.get("gpu")) if device == "cuda" else "cpu"
     base: dict[str, Any] = {"puzzle": puzzle.id, "path": path, "device": gpu, "seed": seed}
@@ -315,7 +323,7 @@ def check(
     keys = list(dict.fromkeys(c.key for c in planned))
     arg_sets = [next(c.args for c in planned if c.key == k) for k in keys]
     progress("loading the file")
-    loaded = _load(builder, path, keys, arg_sets, base, timeout_s)
+    loaded = _load(builder, path, keys, arg_sets, base, deadline, timeout_s)
     if isinstance(loaded, Report):
         return loaded
     funcs = loaded
@@ -328,11 +336,17 @@ def check(
 
 
 def _load(
-    builder: Child, path: str, keys: list[str], arg_sets: list[dict[str, int]], base: dict[str, Any], timeout_s: float
+    builder: Child,
+    path: str,
+    keys: list[str],
+    arg_sets: list[dict[str, int]],
+    base: dict[str, Any],
+    deadline: float,
+    timeout_s: float,
 ) -> dict[str, str] | Report:
     """PrimFunc JSON by case key, or the report of why the file could not be loaded."""
     try:
-        return dict(zip(keys, build(builder, path, arg_sets, timeout_s), strict=True))
+        return dict(zip(keys, build(builder, path, arg_sets, deadline, timeout_s), strict=True))
     except BuildFailed as failed:
         d = failed.diagnostic
         kind: FailureKind = "out-of-memory" if d.code == "out-of-memory" else "compile-error"
@@ -504,9 +518,7 @@ def _summarise(
 ) -> Report:
     bad = next((r for r in results if not r.passed), None)
     hidden = sum(1 for r in results if r.name.startswith("hidden"))
-    where = {"cuda": "on the GPU", "interpret": "on the CPU through the tile interpreter, every access checked"}.get(
-        device, "on the CPU through TileLang's C target"
-    )
+    where = "on the GPU" if device == "cuda" else "on the CPU through the tile interpreter, every access checked"
     checked = [f"{len(results)} case runs {where} against the torch reference ({hidden} hidden), guarded"]
     if bad is not None:
         summary = f"case {bad.name} ({_describe(bad.args)}, {bad.values} values, seed {bad.seed}): {bad.problem}"

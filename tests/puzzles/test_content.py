@@ -85,7 +85,7 @@ def test_reference_runs_on_the_cpu_for_the_smallest_case(puzzle: catalog.Puzzle)
 
 
 def test_puzzle_json_has_no_unknown_keys() -> None:
-    known = {"title", "topic", "outputs", "hints", "cases", "perf", "wrong", "cpu", "tolerance", "seeds", "hidden"}
+    known = {"title", "topic", "outputs", "hints", "cases", "perf", "wrong", "tolerance", "seeds", "hidden"}
     known |= {"cpu_cases", "cpu_hidden"}
     for p in PUZZLES:
         assert set(json.loads((p.folder / "puzzle.json").read_text())) <= known, p.id
