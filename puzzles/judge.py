@@ -27,7 +27,7 @@ from tilescope.puzzles.cases import TIMED, PlannedCase, fresh_seed, plan
 from tilescope.puzzles.catalog import Puzzle
 from tilescope.puzzles.children import Child, ChildGone
 from tilescope.puzzles.report import CaseResult, ChildExit, FailureKind, PerfResult, Report
-from tilescope.puzzles.session import DEFAULT_TIMEOUT_S, Session
+from tilescope.puzzles.session import ANSWER_S, DEFAULT_TIMEOUT_S, Session
 from tilescope.puzzles.timing import datasheet_roofline, stars
 from tilescope.puzzles.verdict import (
     Param,
@@ -105,7 +105,7 @@ def build(builder: Child, path: str, arg_sets: list[dict[str, int]], deadline: f
             built.append(reply["prim_func"])
     except ChildGone as gone:
         if gone.timed_out:
-            gone.reason = f"did not finish within {timeout_s:g} s"
+            gone.reason = f"did not finish within the {timeout_s:g} s limit"
         raise
     if len(built) != len(arg_sets):
         raise Violation(f"'done' after {len(built)} of {len(arg_sets)} kernels")
@@ -297,13 +297,13 @@ def check(
     """Check a solution file; never raises for a bad solution. ``device`` defaults to the GPU if any.
 
     ``timeout_s`` is a deadline for starting the processes and loading the file, counted from
-    ``started`` (a ``time.monotonic()`` value: when the caller's check began; default now), then the
-    limit for each compile and each run. ``sanitize`` also runs one small case under
-    compute-sanitizer's memcheck and racecheck (GPU only).
+    ``started`` (a ``time.monotonic()`` value: when the caller's check began; default now) and less
+    ``ANSWER_S`` to end the helpers and answer, then the limit for each compile and each run.
+    ``sanitize`` also runs one small case under compute-sanitizer's memcheck and racecheck (GPU only).
     """
     path = str(Path(path).resolve())
     seed = fresh_seed() if seed is None else seed
-    deadline = (time.monotonic() if started is None else started) + timeout_s
+    deadline = (time.monotonic() if started is None else started) + max(timeout_s - ANSWER_S, timeout_s / 2)
     unknown: dict[str, Any] = {"puzzle": puzzle.id, "path": path, "device": "?", "seed": seed}
     try:
         builder = session.take_builder()
@@ -312,9 +312,9 @@ def check(
     try:
         executor, hello = session.executor(deadline - time.monotonic())
     except ChildGone as gone:
-        builder.close()
+        builder.kill()
         if gone.timed_out:
-            gone.reason = f"did not start within {timeout_s:g} s"
+            gone.reason = f"did not answer within the {timeout_s:g} s limit"
         return exit_report(unknown, gone, "starting", [])
     device = device or ("cuda" if hello.get("cuda") else "interpret")
     gpu = str(hello.get("gpu")) if device == "cuda" else "cpu"
@@ -356,7 +356,7 @@ def _load(
     except Violation as violation:
         return _void(base, "loader", violation, [])
     finally:
-        builder.close()
+        builder.kill()  # used once: nothing it holds is worth waiting for
 
 
 def _precompile(session: Session, planned: list[PlannedCase], funcs: dict[str, str], path: str, device: str) -> None:

@@ -42,8 +42,8 @@ def test_a_file_that_never_loads_is_answered_within_the_limit(session: Session) 
     start = time.monotonic()
     report = _check(session, _only(1, "odd"), "never_loads.py", timeout_s=3)
     assert report.failure == "timeout" and report.exit is not None and report.exit.timed_out
-    assert "within 3 s" in report.summary
-    assert time.monotonic() - start < 3 + 60  # the limit, plus at most the loader's own start
+    assert "within the 3 s limit" in report.summary
+    assert time.monotonic() - start < 3  # the limit counts from the check's start: the helpers' start-up is inside it
     assert judge.DEFAULT_TIMEOUT_S == 60
 
 
