@@ -171,6 +171,12 @@ def check(puzzle: str, path: str | Path, **options: Any) -> Report:
     return Client().check(puzzle, path, **options)
 
 
+def status() -> dict[str, Any] | None:
+    """The running service's pid and how many checks it has answered; None when none answers."""
+    sock = _connect(socket_path())
+    return None if sock is None else _exchange(sock, {"op": "status"}, 30.0)
+
+
 def stop() -> bool:
     """Ask a running service to exit; False when none answered."""
     sock = _connect(socket_path())
@@ -229,6 +235,7 @@ def serve(path: Path, idle_s: float = IDLE_S) -> None:
     server.listen(4)
     server.settimeout(idle_s)
     grader = IsolatedGrader()
+    checks = 0
     try:
         while True:
             try:
@@ -242,9 +249,13 @@ def serve(path: Path, idle_s: float = IDLE_S) -> None:
                     if message.get("op") == "stop":
                         stream.write(json.dumps({"stopped": True}) + "\n")
                         return
-                    if message.get("op") != "check":
+                    if message.get("op") == "status":
+                        answer = {"pid": os.getpid(), "checks": checks}
+                    elif message.get("op") == "check":
+                        checks += 1
+                        answer = _answer(grader, message)
+                    else:
                         raise ValueError(f"unknown request {message.get('op')!r}")
-                    answer = _answer(grader, message)
                 except Exception as err:  # a bad request must not take the service down
                     answer = {"error": f"{type(err).__name__}: {err}"}
                 with contextlib.suppress(OSError):
