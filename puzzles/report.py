@@ -6,8 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from tilescope.core.model import Diagnostic
-from tilescope.puzzles.buffers import GuardReport
-from tilescope.puzzles.compare import Comparison
+from tilescope.puzzles.measures import Comparison, GuardReport
 
 FailureKind = Literal[
     "compile-error",
