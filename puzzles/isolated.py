@@ -1,12 +1,15 @@
 """``IsolatedGrader``: the one in-process grader, which the grading service runs for the app and the shell.
 
 It keeps the grader's helper processes (``session``) between checks: a warm kernel process and a
-spare loader, so a check pays for neither import. The verdict is always made here, in this process
-(``judge``); a crash, hang or forged message in a helper only ever fails the check.
+spare loader, so a check pays for neither import; for checks without a GPU also a spare compiler
+worker (the core's ``Analyzer``, which lowers for sm_90), used by one check only, like the loader,
+since it runs the file's code too. The verdict is always made here, in this process (``judge``); a
+crash, hang or forged message in a helper only ever fails the check.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from pathlib import Path
@@ -15,13 +18,16 @@ from typing import TYPE_CHECKING
 from tilescope.puzzles.session import DEFAULT_TIMEOUT_S, Session
 
 if TYPE_CHECKING:
+    from tilescope.core import Analyzer
     from tilescope.puzzles.report import Report
 
 
 class IsolatedGrader:
     def __init__(self, *, keep_spare: bool = True, cpu_only: bool = False) -> None:
         self.session = Session(keep_spare=keep_spare, cpu_only=cpu_only)
+        self.keep_spare = keep_spare
         self._lock = threading.Lock()
+        self._spare_analyzer: Analyzer | None = None
 
     def __enter__(self) -> IsolatedGrader:
         return self
@@ -31,6 +37,17 @@ class IsolatedGrader:
 
     def close(self) -> None:
         self.session.close()
+        if self._spare_analyzer is not None:
+            self._spare_analyzer.stop()  # at once, even while its worker still starts
+            self._spare_analyzer = None
+
+    def _analyzer(self) -> Analyzer | None:
+        """A fresh analyzer for one check, already warming (None without spares: ``grade_cpu`` makes one)."""
+        if not self.keep_spare:
+            return None
+        analyzer = self._spare_analyzer or _warming()
+        self._spare_analyzer = None
+        return analyzer
 
     def grade(
         self,
@@ -62,7 +79,23 @@ class IsolatedGrader:
                     return judge.exit_report({"puzzle": p.id, "path": str(path), "device": "?"}, gone, "starting", [])
                 device = "cuda" if hello.get("cuda") else "cpu"
             if device == "cpu":
-                return grader.grade_cpu(p, path, session=self.session, timeout_s=timeout_s, started=started, seed=seed)
+                analyzer = self._analyzer()
+                if analyzer is not None:
+                    analyzer.timeout_s = timeout_s
+                try:
+                    return grader.grade_cpu(
+                        p,
+                        path,
+                        session=self.session,
+                        analyzer=analyzer,
+                        timeout_s=timeout_s,
+                        started=started,
+                        seed=seed,
+                    )
+                finally:
+                    if analyzer is not None:
+                        analyzer.close()
+                        self._spare_analyzer = _warming()
             return judge.check(
                 p,
                 path,
@@ -74,3 +107,17 @@ class IsolatedGrader:
                 seed=seed,
                 sanitize=sanitize,
             )
+
+
+def _warming() -> Analyzer:
+    """An analyzer whose worker starts now, on a thread (it imports TileLang: seconds)."""
+    from tilescope.core import Analyzer
+
+    analyzer = Analyzer()
+
+    def warm() -> None:
+        with contextlib.suppress(Exception):  # a worker that cannot start is reported by the check that needs it
+            analyzer.warm()
+
+    threading.Thread(target=warm, daemon=True).start()
+    return analyzer

@@ -261,12 +261,12 @@ def serve(path: Path, idle_s: float = IDLE_S) -> None:
                 with contextlib.suppress(OSError):
                     stream.write(json.dumps(answer) + "\n")
                     stream.flush()
-    finally:
-        grader.close()
+    finally:  # gone for clients first, then the helpers end
         server.close()
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
         lock.close()
+        grader.close()
 
 
 if __name__ == "__main__":
