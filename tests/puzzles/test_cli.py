@@ -76,7 +76,7 @@ def test_check_json_reports_a_compile_error_at_the_line(capsys: pytest.CaptureFi
 
 def test_a_file_that_never_loads_is_answered_within_the_timeout_from_the_commands_start() -> None:
     """The limit counts from the command's start: the interpreter's start-up, the helpers' imports, the
-    load, ending the helpers and printing the report all fit in it (the process's own exit nearly so)."""
+    load, ending the helpers, printing the report and exiting all fit in it."""
     import subprocess
     import sys
     import time
@@ -96,5 +96,4 @@ def test_a_file_that_never_loads_is_answered_within_the_timeout_from_the_command
     ended = time.monotonic() - start
     report = json.loads("".join(lines))
     assert report["failure"] == "timeout" and "within the 15 s limit" in report["summary"], report["summary"]
-    assert answered < 15, answered
-    assert ended < 15 + 1.5, ended  # teardown past ANSWER_S's reserve only on a machine busier than measured
+    assert answered < ended < 15, (answered, ended)
