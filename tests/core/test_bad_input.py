@@ -78,6 +78,25 @@ def test_process_exit_is_a_crash_diagnostic_and_the_worker_restarts(strict: Anal
     assert strict.restarts > restarts
 
 
+def test_sys_exit_at_load_is_a_gpu_diagnostic_and_the_worker_survives(strict: Analyzer) -> None:
+    restarts = strict.restarts
+    result = strict.analyze(str(FIXTURES / "probes_gpu.py"))
+    (problem,) = result.all_diagnostics()
+    assert (problem.code, problem.severity, problem.span.line) == ("needs-gpu", "warning", 8)
+    assert "sys.exit(1) after printing 'Error: GPU Device is not detected'" in problem.message
+    assert strict.analyze(str(FIXTURES / "module_prim_func.py")).ok
+    assert strict.restarts == restarts
+
+
+def test_sys_exit_while_building_is_a_build_error_and_the_worker_survives(strict: Analyzer) -> None:
+    restarts = strict.restarts
+    error = _only_error(strict.analyze(str(FIXTURES / "exits_while_building.py")))
+    assert (error.code, error.span.line, error.kernel) == ("build-error", 8, "gives_up")
+    assert "called sys.exit(2)" in error.message
+    assert strict.analyze(str(FIXTURES / "module_prim_func.py")).ok
+    assert strict.restarts == restarts
+
+
 def test_unbounded_allocation_hits_the_memory_limit(strict: Analyzer) -> None:
     error = _only_error(strict.analyze(str(FIXTURES / "greedy.py")))
     assert error.span.line in (4, 7)
