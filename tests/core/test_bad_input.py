@@ -116,6 +116,11 @@ def test_main_block_never_runs(analyzer: Analyzer, tmp_path: Path) -> None:
     assert not marker.exists()
 
 
+def test_the_worker_sees_no_gpu_even_on_a_gpu_machine(analyzer: Analyzer) -> None:
+    result = analyzer.analyze(str(FIXTURES / "looks_for_gpu.py"))
+    assert result.ok and result.kernels[0].passes, result.all_diagnostics()
+
+
 def test_layout_inference_failure_names_fragments_and_ops(analyzer: Analyzer) -> None:
     error = _only_error(analyzer.analyze(str(FIXTURES / "layout_conflict.py")))
     assert (error.code, error.span.line) == ("layout-inference", 11)
