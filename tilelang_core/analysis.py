@@ -70,8 +70,19 @@ def analyze_file(
     return analysis, runs
 
 
+_failed: dict[tuple[str, str], Diagnostic] = {}
+
+
 def _load(source: str, path: str) -> tuple[dict[str, Any], None] | tuple[None, Diagnostic]:
-    """The file's namespace, or why it could not load; a ``sys.exit()`` at import ends the load, not the worker."""
+    """The file's namespace, or why it could not load; a ``sys.exit()`` at import ends the load, not the worker.
+
+    Kernels of a file arrive one request each; like a successful load (``loader``), a failed one
+    is kept for the last file, so the file's other kernels report it without executing it again.
+    """
+    key = (path, source)
+    if key in _failed:
+        return None, _failed[key]
+    _failed.clear()
     exited: SystemExit | None = None
     with compiler_warnings.captured_stderr() as printed:
         try:
@@ -79,8 +90,11 @@ def _load(source: str, path: str) -> tuple[dict[str, Any], None] | tuple[None, D
         except SystemExit as err:  # a probe such as ``if not torch.cuda.is_available(): sys.exit(1)``
             exited = err
         except Exception as err:
-            return None, errors.load_error(err, path)
-    return None, environment.exited(exited, printed[0], path, None, 1)
+            failure = errors.load_error(err, path)
+    if exited is not None:
+        failure = environment.exited(exited, printed[0], path, None, 1)
+    _failed[key] = failure
+    return None, failure
 
 
 def _empty(name: str, args: dict[str, Any], target: str, diagnostics: list[Diagnostic]) -> KernelModel:

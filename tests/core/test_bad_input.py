@@ -97,6 +97,42 @@ def test_sys_exit_while_building_is_a_build_error_and_the_worker_survives(strict
     assert strict.restarts == restarts
 
 
+LOADS_ONCE = """\
+import tilelang.language as T
+
+
+def _config():
+    open(MARKER, "a").write("load\\n")
+    raise RuntimeError("no config here")
+
+
+def first(N=128):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=128):
+            pass
+
+    return main
+
+
+def second(N=_config()):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=128):
+            pass
+
+    return main
+"""
+
+
+def test_a_file_that_fails_to_load_is_executed_once_for_all_its_kernels(analyzer: Analyzer, tmp_path: Path) -> None:
+    marker = tmp_path / "loads"
+    (tmp_path / "two.py").write_text(LOADS_ONCE.replace("MARKER", repr(str(marker))))
+    result = analyzer.analyze(str(tmp_path / "two.py"))
+    assert [d.code for d in result.all_diagnostics()] == ["load-error"], result.all_diagnostics()
+    assert len(result.discovered) == 2 and marker.read_text() == "load\n"
+
+
 def test_unbounded_allocation_hits_the_memory_limit(strict: Analyzer) -> None:
     error = _only_error(strict.analyze(str(FIXTURES / "greedy.py")))
     assert error.span.line in (4, 7)
