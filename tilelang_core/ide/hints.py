@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from tilescope.core.ide.layout_text import layout_label
+from tilescope.core.ide.merge import Facts
 from tilescope.core.model import Buffer, KernelModel
 from tilescope.core.static.checks import kib, shape_text
-from tilescope.core.static.merge import Facts
 from tilescope.core.static.records import BufferDecl, LaunchDecl, StaticKernel
 
 HintKind = Literal["buffers", "parameters", "launch", "layouts", "pipelines"]
