@@ -24,6 +24,7 @@ from tilescope.core.static.records import (
     StaticKernel,
     TextEdit,
 )
+from tilescope.core.static.shift import Placed
 from tilescope.core.static.syntax import arg_span, arguments, keyword, primitive_name, source_text, span_of
 
 _SCOPES = {
@@ -338,8 +339,8 @@ class KernelReader:
             launch=self.launch,
             launches=self.launches,
             pipelines=self.pipelines,
-            accesses=self.accesses,
-            occurrences=self._occurrences(body_def, nodes),
+            accesses=Placed.of(self.accesses),
+            occurrences=Placed.of(self._occurrences(body_def, nodes)),
             shared_bytes=shared,
             target=self.target,
         )
