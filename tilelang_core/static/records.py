@@ -133,6 +133,9 @@ class StaticKernel:
     """Every ``T.Kernel`` of the prim_func, in order; ``launch`` is the first."""
     shared_floor: SharedFloor | None = None
     """Shared memory the kernel needs at least, whatever TileLang merges (``checks.shared_floor``)."""
+    shared_planned: int | None = None
+    """Shared memory per block as TileLang lays it out (``shared_plan``); ``None`` where the text
+    cannot say exactly (a symbolic size or stage count, stages assigned by hand)."""
 
     def buffer(self, name: str) -> BufferDecl | None:
         return next((b for b in self.buffers if b.buffer.name == name), None)
