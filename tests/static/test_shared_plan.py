@@ -147,3 +147,42 @@ def test_the_packer_reuses_freed_blocks_best_fit_and_aligns_offsets() -> None:
     ]
     # c takes a's freed block at 0; d cannot fit in the 512 left before b, so it goes to 2048.
     assert _pack(intervals) == 3072
+
+
+ATTENTION = """
+Q_s = T.alloc_shared((M_, 64), "float16")
+K_s = T.alloc_shared((N_, 64), "float16")
+S_l = T.alloc_fragment((M_, N_), "float32")
+R_l = T.alloc_fragment((M_,), "float32")
+T.copy(A[0, 0], Q_s)
+for k in T.Pipelined(8, num_stages=2):
+    T.copy(B[k * N_, 0], K_s)
+    T.gemm(Q_s, K_s, S_l, transpose_B=True, clear_accum=True)
+    T.reduce_max(S_l, R_l, dim=1)
+"""
+
+
+def attention(m: int, n: int, threads: int, dim: str = "dim=1") -> int | None:
+    body = ATTENTION.replace("M_", str(m)).replace("N_", str(n)).replace("dim=1", dim)
+    return planned(body, threads=threads)
+
+
+def test_a_row_reduction_of_a_gemm_accumulator_whose_warps_own_whole_rows_needs_no_workspace() -> None:
+    # 128 threads on Hopper: one warpgroup, WGMMA gives every warp its own 16 rows (n_warp = 1).
+    assert attention(64, 64, 128) == 64 * 64 * 2 + 2 * 64 * 64 * 2
+
+
+def test_a_reduction_whose_rows_span_warps_leaves_no_figure() -> None:
+    # 256 threads over a 64-row tile: two warpgroups must split the columns, so a row spans warps
+    # and TileLang adds a workspace (the corpus's sparse_attn_fwd_sm90 gets 2 KB this way).
+    assert attention(64, 64, 256) is None
+    assert attention(64, 64, 128, dim="dim=0") is None
+
+
+def test_the_warp_partition_follows_tilelang() -> None:
+    from tilescope.core.static.reduce_workspace import _partition
+
+    assert _partition(128, 128, 8, "Square", group=4, n_per_warp=8) == 2
+    assert _partition(128, 128, 8, "FullRow", group=4, n_per_warp=8) == 1
+    assert _partition(64, 64, 4, "Square", group=1, n_per_warp=8) == 2
+    assert _partition(64, 64, 4, "Square", group=4, n_per_warp=8) == 1

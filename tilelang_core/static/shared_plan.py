@@ -10,7 +10,11 @@ lifetimes do not overlap share bytes (``MergeSharedMemoryAllocations``,
 * ``InjectSoftwarePipeline`` keeps ``num_stages`` copies of a buffer that a copy stage of a
   ``T.Pipelined`` loop fills (a statement that reads global memory and writes shared memory) and
   another statement of the loop reads (``pipeline_planning.cc``);
-* a buffer nothing touches is never placed; a single buffer is never merged;
+* a buffer nothing touches is never placed; a single buffer is never merged; a reduction that may
+  get a workspace from TileLang (``reduce_workspace``) leaves no figure;
+* on sm_90 and later, warp specialisation puts the copies of every pipelined loop in a producer
+  branch ahead of all the compute, so with two such loops in a launch the lifetimes are not the
+  text's: no figure then;
 * the packer: intervals in program order (larger first on ties, then by name), best fit among
   freed blocks, else the free block at the top of the arena, else a new block at the top; offsets
   aligned to 16 bytes, 1024 for buffers that TMA copies or WGMMA descriptors address on sm_90 and
@@ -30,12 +34,14 @@ from dataclasses import dataclass
 from tilescope.core.model import Dim
 from tilescope.core.static.discover import LAUNCHES
 from tilescope.core.static.records import BufferDecl, StaticKernel
+from tilescope.core.static.reduce_workspace import may_need_workspace
 from tilescope.core.static.syntax import primitive_name
 
 _ALIGN = 16
 _SWIZZLE_ALIGN = 1024
 _NO_TOUCH = ("annotate_", "use_swizzle")
-_REDUCTIONS = ("reduce", "cumsum", "finalize_reducer", "all_reduce")
+_COPIES = frozenset({"copy", "async_copy", "tma_copy", "copy_cluster", "im2col", "c2d_im2col"})
+"""Tile ops that move a source region (first argument) into a destination (second)."""
 """Calls that name buffers without touching their memory (layout annotations)."""
 
 
@@ -77,16 +83,17 @@ def _launch_bytes(
     aliases: frozenset[str],
     target: str,
 ) -> int | None:
+    if may_need_workspace(body, decls, aliases, threads, target):
+        return None
     dynamic = {n for n, d in decls.items() if d.buffer.scope == "shared.dyn"}
     static = {n for n, d in decls.items() if d.buffer.scope == "shared"}
     touched: list[set[str]] = []
     versions: dict[str, int] = {}
     aligned: set[str] = set()
+    staged = 0
     for stmt in body:
         if _allocation(stmt, aliases):
             continue
-        if _workspace(stmt, aliases, threads):
-            return None
         names = _names(stmt, aliases, dynamic | static)
         if names:
             touched.append(names)
@@ -94,10 +101,14 @@ def _launch_bytes(
             found = _pipeline_versions(loop, decls, stages, aliases)
             if found is None:
                 return None
+            if found:
+                staged += 1
             for name, count in found.items():
                 versions[name] = max(versions.get(name, 1), count)
         if _hopper(target):
             aligned |= _swizzled(stmt, decls, aliases)
+    if staged > 1 and _hopper(target):
+        return None  # warp specialisation moves every loop's copies ahead of all compute: lifetimes change
     first: dict[str, int] = {}
     last: dict[str, int] = {}
     for index, names in enumerate(touched):
@@ -116,17 +127,6 @@ def _launch_bytes(
     if loose != strict:
         return None  # the figure depends on which copies become TMA, which the text does not say
     return static_bytes + _align(strict, _ALIGN)
-
-
-def _workspace(stmt: ast.stmt, aliases: frozenset[str], threads: Dim) -> bool:
-    """A reduction that may need shared scratch memory: TileLang adds a workspace when more than 32
-    threads share one reduced row (``src/op/reduce.cc``), which depends on the inferred layout."""
-    if isinstance(threads, int) and threads <= 32:
-        return False
-    return any(
-        isinstance(node, ast.Call) and (primitive_name(node, aliases) or "").startswith(_REDUCTIONS)
-        for node in ast.walk(stmt)
-    )
 
 
 def _size(decl: BufferDecl, versions: dict[str, int]) -> int:
@@ -193,7 +193,7 @@ def _effects(stmt: ast.stmt, decls: dict[str, BufferDecl], aliases: frozenset[st
         if isinstance(node, ast.Call):
             name = primitive_name(node, aliases) or ""
             operands = [_base(a) for a in node.args]
-            if name == "copy" or name.startswith(("im2col", "c2d_im2col")):
+            if name in _COPIES:
                 dest = operands[1] if len(operands) > 1 else None
                 if dest in decls:
                     writes.add(dest)
@@ -212,7 +212,7 @@ def _reads_global(stmt: ast.stmt, decls: dict[str, BufferDecl], aliases: frozens
     for node in ast.walk(stmt):
         if isinstance(node, ast.Call):
             name = primitive_name(node, aliases) or ""
-            if name == "copy" or name.startswith(("im2col", "c2d_im2col")):
+            if name in _COPIES:
                 source = _base(node.args[0]) if node.args else None
                 if source is None or source not in decls or decls[source].buffer.scope == "global":
                     return True
@@ -231,7 +231,7 @@ def _swizzled(stmt: ast.stmt, decls: dict[str, BufferDecl], aliases: frozenset[s
             continue
         name = primitive_name(node, aliases) or ""
         operands = [_base(a) for a in node.args]
-        if name == "copy" and len(operands) >= 2:
+        if name in _COPIES and len(operands) >= 2:
             ends = [operands[0], operands[1]]
             scopes = [decls[e].buffer.scope if e in decls else "global" for e in ends]
             if "global" in scopes:
