@@ -186,3 +186,28 @@ def test_the_warp_partition_follows_tilelang() -> None:
     assert _partition(128, 128, 8, "FullRow", group=4, n_per_warp=8) == 1
     assert _partition(64, 64, 4, "Square", group=1, n_per_warp=8) == 2
     assert _partition(64, 64, 4, "Square", group=4, n_per_warp=8) == 1
+
+
+def test_overlapping_lifetimes_over_the_budget_are_warned_with_the_exact_figure() -> None:
+    source = HEADER + (
+        "@T.prim_func\n"
+        'def main(A: T.Tensor((1048576,), "float16")):\n'
+        "    with T.Kernel(8, threads=128) as bx:\n"
+        '        X_s = T.alloc_shared((65536,), "float16")\n'
+        '        Y_s = T.alloc_shared((65536,), "float16")\n'
+        "        T.copy(A[0:65536], X_s)\n"
+        "        T.copy(A[65536:131072], Y_s)\n"
+        "        T.copy(X_s, A[131072:196608])\n"
+        "        T.copy(Y_s, A[196608:262144])\n"
+    )
+    static = analyze_source(source)
+    (kernel,) = static.kernels
+    assert kernel.shared_floor is not None and kernel.shared_floor.bytes == 128 * 1024
+    assert [(d.severity, d.code, d.message) for d in static.diagnostics] == [
+        (
+            "warning",
+            "shared-memory",
+            "shared memory of 256 KB per block (as TileLang lays out its buffers, pipeline copies included) "
+            "exceeds the sm_90 limit of 227 KB",
+        )
+    ]

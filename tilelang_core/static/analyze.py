@@ -23,7 +23,6 @@ from tilescope.core.static.primitive_checks import check_primitives
 from tilescope.core.static.reader import KernelReader
 from tilescope.core.static.records import Binding, PrimitiveUse, QuickFix, StaticFile, StaticKernel, TextEdit
 from tilescope.core.static.recover import PlacedBlock, parse_tolerant
-from tilescope.core.static.shared_plan import planned_shared_bytes
 from tilescope.core.static.shift import Placed
 from tilescope.core.static.syntax import span_of
 
@@ -137,10 +136,9 @@ def _read(
     reader.read_params(body_def)
     reader.read_body(body_def.body)
     kernel = reader.finish(span_of(outer), body_def, [], nodes)
-    planned = planned_shared_bytes(body_def, kernel, context.aliases)
     index = outer.lineno - 1 + delta
     text = context.lines[index] if 0 <= index < len(context.lines) else ""
-    kernel = replace(kernel, name_span=_name_span(outer, text), shared_planned=planned)
+    kernel = replace(kernel, name_span=_name_span(outer, text))
     return kernel, reader.diagnostics, reader.fixes
 
 

@@ -24,6 +24,7 @@ from tilescope.core.static.records import (
     StaticKernel,
     TextEdit,
 )
+from tilescope.core.static.shared_plan import planned_shared_bytes
 from tilescope.core.static.shift import Placed
 from tilescope.core.static.syntax import arg_span, arguments, keyword, primitive_name, source_text, span_of
 
@@ -345,6 +346,7 @@ class KernelReader:
             target=self.target,
         )
         kernel = replace(kernel, shared_floor=checks.shared_floor(kernel, self.loops))
+        kernel = replace(kernel, shared_planned=planned_shared_bytes(body_def, kernel, self.aliases))
         self.diagnostics.extend(checks.check_kernel(kernel))
         self._uninitialised(kernel)
         return kernel
