@@ -40,9 +40,9 @@ from tilescope.core.static.syntax import primitive_name
 _ALIGN = 16
 _SWIZZLE_ALIGN = 1024
 _NO_TOUCH = ("annotate_", "use_swizzle")
+"""Calls that name buffers without touching their memory (layout annotations)."""
 _COPIES = frozenset({"copy", "async_copy", "tma_copy", "copy_cluster", "im2col", "c2d_im2col"})
 """Tile ops that move a source region (first argument) into a destination (second)."""
-"""Calls that name buffers without touching their memory (layout annotations)."""
 
 
 @dataclass(frozen=True)
