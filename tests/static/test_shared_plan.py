@@ -211,3 +211,24 @@ def test_overlapping_lifetimes_over_the_budget_are_warned_with_the_exact_figure(
             "exceeds the sm_90 limit of 227 KB",
         )
     ]
+
+
+def test_a_branch_a_known_condition_rules_out_is_not_compiled_so_not_counted() -> None:
+    source = HEADER + (
+        "def kernel(use_big=False):\n"
+        "    @T.prim_func\n"
+        '    def main(A: T.Tensor((1048576,), "float32")):\n'
+        "        with T.Kernel(8, threads=128) as bx:\n"
+        '            X_s = T.alloc_shared((1024,), "float32")\n'
+        "            T.copy(A[0:1024], X_s)\n"
+        "            if use_big:\n"
+        '                Y_s = T.alloc_shared((65536,), "float32")\n'
+        "                T.copy(X_s, Y_s[0:1024])\n"
+        "            T.copy(X_s, A[1024:2048])\n"
+        "    return main\n"
+    )
+    (kernel,) = analyze_source(source).kernels
+    assert [d.buffer.name for d in kernel.buffers] == ["A", "X_s"]
+    assert kernel.shared_planned == 4096
+    (taken,) = analyze_source(source.replace("use_big=False", "use_big=True")).kernels
+    assert taken.shared_planned == 4096 + 65536 * 4

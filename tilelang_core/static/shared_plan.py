@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import ast
 import bisect
+import copy
 import heapq
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from tilescope.core.model import Dim
@@ -54,8 +56,15 @@ class _Interval:
     alignment: int
 
 
-def planned_shared_bytes(body: ast.FunctionDef, kernel: StaticKernel, aliases: frozenset[str]) -> int | None:
-    """The shared memory TileLang allocates per block for the largest launch, or ``None`` when unsure."""
+def planned_shared_bytes(
+    body: ast.FunctionDef, kernel: StaticKernel, aliases: frozenset[str], dead: AbstractSet[int] = frozenset()
+) -> int | None:
+    """The shared memory TileLang allocates per block for the largest launch, or ``None`` when unsure.
+
+    ``dead`` holds the ``id`` of statements in branches a known condition rules out."""
+    pruned = _prune(body, dead) if dead else body
+    assert isinstance(pruned, ast.FunctionDef)
+    body = pruned
     decls = {d.buffer.name: d for d in kernel.buffers}
     if any(d.buffer.scope.startswith("shared") and d.buffer.bytes is None for d in decls.values()):
         return None
@@ -127,6 +136,26 @@ def _launch_bytes(
     if loose != strict:
         return None  # the figure depends on which copies become TMA, which the text does not say
     return static_bytes + _align(strict, _ALIGN)
+
+
+def _prune(node: ast.AST, dead: AbstractSet[int]) -> ast.AST:
+    """``node`` without the statements in ``dead``: shallow copies along the way, the cached tree untouched."""
+    changes: dict[str, object] = {}
+    for name, value in ast.iter_fields(node):
+        if isinstance(value, list):
+            kept = [_prune(v, dead) if isinstance(v, ast.AST) else v for v in value if id(v) not in dead]
+            if len(kept) != len(value) or any(a is not b for a, b in zip(kept, value, strict=False)):
+                changes[name] = kept
+        elif isinstance(value, ast.AST):
+            moved = _prune(value, dead)
+            if moved is not value:
+                changes[name] = moved
+    if not changes:
+        return node
+    copied = copy.copy(node)
+    for name, value in changes.items():
+        setattr(copied, name, value)
+    return copied
 
 
 def _size(decl: BufferDecl, versions: dict[str, int]) -> int:
