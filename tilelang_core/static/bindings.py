@@ -13,8 +13,9 @@ import re
 
 from tilescope.core.model import KernelRef
 from tilescope.core.static.context import ModuleContext, bind_assignment
-from tilescope.core.static.discover import default_nodes, tuned_names
+from tilescope.core.static.discover import default_nodes, discover_block, tuned_names
 from tilescope.core.static.evaluate import Shaped, Sym, Value, evaluate
+from tilescope.core.static.flow import reached_calls
 from tilescope.core.static.records import Binding
 from tilescope.core.static.recover import ParsedBlock, PlacedBlock
 
@@ -159,11 +160,34 @@ def _parameter_values(
     return values
 
 
+def kernel_names(context: ModuleContext) -> frozenset[str]:
+    """The names of every kernel the file defines (computed once per analysis)."""
+    names = context.memo.get("kernel-names")
+    if names is None:
+        names = frozenset(
+            ref.name
+            for placed in context.blocks
+            for ref, _, _ in discover_block(placed.block, context.aliases, context.tilelang)
+        )
+        context.memo["kernel-names"] = names
+    return names  # type: ignore[return-value]
+
+
+def run_calls(context: ModuleContext, name: str) -> list[Call]:
+    """The call that builds ``name`` first when the file runs (``flow.py``); failing that, its calls
+    in file order with the values known around each."""
+    reached = reached_calls(context, kernel_names(context)).get(name)
+    if reached:
+        first = reached[0]
+        return [(first.call, first.env, first.delta)]
+    return call_sites(context, name)
+
+
 def bindings(ref: KernelRef, outer: ast.FunctionDef, offset: int, context: ModuleContext) -> tuple[list[Binding], str]:
     """Each parameter's value and origin (file lines), and the kernel's target."""
     written, directive_line = directive(context.lines, outer, offset)
     target = written.pop("target", context.target)
-    calls = call_sites(context, ref.name)
+    calls = run_calls(context, ref.name)
     result: list[Binding] = []
     positional = [a.arg for a in [*outer.args.posonlyargs, *outer.args.args]]
     defaults = default_nodes(outer)

@@ -86,6 +86,8 @@ class Shaped:
     """A tensor made in the file (``torch.randn(M, K)``), known by its shape only."""
 
     shape: tuple[Any, ...]
+    dtype: str | None = None
+    """The element type when the file says it (``dtype=torch.float16``, ``.half()``)."""
 
     def __str__(self) -> str:
         return f"tensor{self.shape}"
@@ -95,6 +97,8 @@ Value = Any
 """int, float, bool, str, ``Sym``, ``Shaped``, or a tuple of values."""
 _TORCH_MAKERS = {"randn", "rand", "empty", "zeros", "ones", "full", "randint", "tensor", "randn_like", "empty_like"}
 _SAME_SHAPE = {"cuda", "cpu", "half", "float", "bfloat16", "to", "contiguous", "clone", "detach", "requires_grad_"}
+_CASTS = {"half": "float16", "float": "float32", "bfloat16": "bfloat16"}
+_STR_TESTS = {"isdigit", "isalpha", "isalnum", "isupper", "islower", "isspace"}
 
 
 def dtype_name(value: Value) -> str | None:
@@ -191,10 +195,12 @@ def _eval(node: ast.expr, env: Mapping[str, Value], aliases: frozenset[str]) -> 
             dtype = dtype_name(_eval(node.value.args[0], env, aliases)) if node.value.args else None
             bits = dtype_bits(dtype) if dtype else None
             return bits if bits is not None else Sym(_text(node))
-        if node.attr in ("shape", "T"):
+        if node.attr in ("shape", "T", "dtype"):
             base = _eval(node.value, env, aliases)
+            if isinstance(base, Shaped) and node.attr == "dtype":
+                return base.dtype if base.dtype is not None else Sym(_text(node))
             if isinstance(base, Shaped):
-                return base.shape if node.attr == "shape" else Shaped(tuple(reversed(base.shape)))
+                return base.shape if node.attr == "shape" else Shaped(tuple(reversed(base.shape)), base.dtype)
         if isinstance(node.value, ast.Name) and f"{node.value.id}.{node.attr}" in env:
             return env[f"{node.value.id}.{node.attr}"]
         if isinstance(node.value, ast.Name) and node.value.id in aliases and dtype_name(node.attr):
@@ -273,19 +279,21 @@ def _binary(node: ast.BinOp, env: Mapping[str, Value], aliases: frozenset[str]) 
 
 
 def _tensor(node: ast.Call, name: str, env: Mapping[str, Value], aliases: frozenset[str]) -> Value:
-    """The shape of ``torch.randn(M, K)``, ``torch.full((M, N), 0)``, ``torch.randint(0, 9, (M,))``..."""
+    """The shape (and dtype) of ``torch.randn(M, K)``, ``torch.full((M, N), 0)``, ``torch.randint(0, 9, (M,))``..."""
     args = [a for a in node.args if not isinstance(a, ast.Starred)]
-    size = next((k.value for k in node.keywords if k.arg == "size"), None)
-    if name in ("randn_like", "empty_like"):
+    keywords = {k.arg: k.value for k in node.keywords if k.arg}
+    dtype = dtype_name(_eval(keywords["dtype"], env, aliases)) if "dtype" in keywords else None
+    size = keywords.get("size")
+    if name in ("randn_like", "empty_like", "zeros_like", "ones_like", "rand_like"):
         base = _eval(args[0], env, aliases) if args else None
-        return base if isinstance(base, Shaped) else Sym(_text(node))
+        return Shaped(base.shape, dtype or base.dtype) if isinstance(base, Shaped) else Sym(_text(node))
     if name == "tensor":
         data = args[0] if args else None
         shape: list[Value] = []
         while isinstance(data, ast.List | ast.Tuple):
             shape.append(len(data.elts))
             data = data.elts[0] if data.elts else None
-        return Shaped(tuple(shape))
+        return Shaped(tuple(shape), dtype)
     if name == "randint":
         size = size if size is not None else (args[-1] if args else None)
         args = []
@@ -294,10 +302,70 @@ def _tensor(node: ast.Call, name: str, env: Mapping[str, Value], aliases: frozen
         args = []
     if size is not None:
         value = _eval(size, env, aliases)
-        return Shaped(value if isinstance(value, tuple) else (value,))
-    if len(args) == 1 and isinstance(args[0], ast.Tuple | ast.List):
-        return Shaped(_eval(args[0], env, aliases))
-    return Shaped(tuple(_eval(a, env, aliases) for a in args))
+        return Shaped(value if isinstance(value, tuple) else (value,), dtype)
+    values = tuple(_eval(a, env, aliases) for a in args)
+    if len(values) == 1 and isinstance(values[0], tuple):
+        return Shaped(values[0], dtype)
+    return Shaped(values, dtype)
+
+
+def _in_place(name: str) -> bool:
+    """``x.normal_()``, ``x.zero_()``: PyTorch's in-place methods return the tensor itself."""
+    return name.endswith("_") and not name.startswith("_") and name[:-1].isidentifier()
+
+
+def _same_shape(base: Shaped, name: str, node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> Shaped:
+    """A tensor method that keeps the shape: ``.t()`` reverses it, casts change the dtype."""
+    if name == "t":
+        return Shaped(tuple(reversed(base.shape)), base.dtype)
+    if name in _CASTS:
+        return Shaped(base.shape, _CASTS[name])
+    if name == "to":
+        given = [*node.args, *(k.value for k in node.keywords if k.arg == "dtype")]
+        dtypes = [d for d in (dtype_name(_eval(a, env, aliases)) for a in given) if d]
+        return Shaped(base.shape, dtypes[0]) if dtypes else base
+    return base
+
+
+def _join(node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> Value:
+    """``"".join(c for c in "int8" if c.isdigit())``: a known string filtered by ``str`` tests."""
+    sep = _eval(node.func.value, env, aliases) if isinstance(node.func, ast.Attribute) else None
+    arg = node.args[0] if len(node.args) == 1 and not node.keywords else None
+    if not isinstance(sep, str) or not isinstance(arg, ast.GeneratorExp | ast.ListComp):
+        return Sym(_text(node))
+    (gen,) = arg.generators if len(arg.generators) == 1 else (None,)
+    if gen is None or not isinstance(gen.target, ast.Name) or gen.is_async:
+        return Sym(_text(node))
+    items = _eval(gen.iter, env, aliases)
+    if not isinstance(items, str | tuple) or len(items) > 256:
+        return Sym(_text(node))
+    var = gen.target.id
+    parts: list[str] = []
+    for item in items:
+        scope = {**env, var: item}
+        if all(_str_test(test, var, item) for test in gen.ifs):
+            part = _eval(arg.elt, scope, aliases)
+            if not isinstance(part, str):
+                return Sym(_text(node))
+            parts.append(part)
+    return sep.join(parts)
+
+
+def _str_test(test: ast.expr, var: str, item: Value) -> bool:
+    """``c.isdigit()`` / ``not c.isdigit()`` on a known character; anything else is not understood."""
+    negate = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    call = test.operand if isinstance(test, ast.UnaryOp) and negate else test
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr in _STR_TESTS
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id == var
+        and isinstance(item, str)
+        and not call.args
+    ):
+        raise ValueError("not a string test")
+    return getattr(item, call.func.attr)() != negate
 
 
 def _call(node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> Value:
@@ -306,11 +374,14 @@ def _call(node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> 
     owner = func.value if isinstance(func, ast.Attribute) else None
     if isinstance(owner, ast.Name) and owner.id == "torch" and name in _TORCH_MAKERS:
         return _tensor(node, name, env, aliases)
-    if isinstance(func, ast.Attribute) and name in _SAME_SHAPE | {"t"}:
+    if isinstance(func, ast.Attribute) and (name in _SAME_SHAPE | {"t"} or _in_place(name)):
         base = _eval(func.value, env, aliases)
         if isinstance(base, Shaped):
-            return Shaped(tuple(reversed(base.shape))) if name == "t" else base
-    known = name in ("ceildiv", "cdiv", "min", "max", "int", "gcd", "lcm", "dynamic", "symbolic") or dtype_name(name)
+            return _same_shape(base, name, node, env, aliases)
+    if isinstance(func, ast.Attribute) and name == "join":
+        return _join(node, env, aliases)
+    known = name in ("ceildiv", "cdiv", "min", "max", "int", "gcd", "lcm", "dynamic", "symbolic", "ceil", "floor")
+    known = known or dtype_name(name)
     args = [_eval(a, env, aliases) for a in node.args if not isinstance(a, ast.Starred)] if known else []
     if name in ("ceildiv", "cdiv") and len(args) == 2:
         a, b = args
@@ -325,6 +396,12 @@ def _call(node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> 
         return _bounded((math.gcd if name == "gcd" else math.lcm)(*args))
     if name == "int" and len(args) == 1 and _numeric(args[0]):
         return int(args[0])
+    if name == "float" and owner is None and len(args) == 1 and _numeric(args[0]):
+        return float(args[0])
+    if name == "int" and len(args) == 1 and isinstance(args[0], str) and 0 < len(args[0]) <= 12:
+        return int(args[0])  # a digit string such as int("".join(...)); ValueError makes it unknown
+    if name in ("ceil", "floor") and len(args) == 1 and _numeric(args[0]) and dotted_name(owner or func) == "math":
+        return math.ceil(args[0]) if name == "ceil" else math.floor(args[0])
     if name in ("dynamic", "symbolic") and args and isinstance(args[0], str):
         return Sym(args[0])
     owner = func.value if isinstance(func, ast.Attribute) else None

@@ -1,0 +1,237 @@
+"""Follow what the file runs, from its top level and ``__main__`` block, to each kernel call.
+
+A run-along over the file's own statements with the values the static tier knows: calls of the
+file's functions are followed with the arguments they get (``main(args.batch)`` with argparse's
+default, a wrapper, ``run_regression_perf()``, an ``autograd.Function``'s ``forward``), ``for``
+loops walk known sequences in order, an ``if`` whose test is known takes its branch. Each call of
+a kernel reached is kept with the values it passes, in the order they run: the first is what the
+file builds first. Nothing is executed and nothing is guessed: where the path depends on something
+unknown (an unknown test or loop around a kernel call, a ``raise``, a ``while``), the run-along
+stops and only the calls reached before count; an unknown branch that cannot reach a kernel is
+skipped, and the names it assigns become unknown.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import ChainMap
+from collections.abc import MutableMapping
+
+from tilescope.core.static.context import ModuleContext
+from tilescope.core.static.evaluate import Sym, Value
+from tilescope.core.static.flow_eval import Evaluator, Stop
+from tilescope.core.static.flow_values import Func, Klass, Reached, Record, items_of, truth
+
+MAX_STEPS = 4000
+"""Statements one run-along executes at most (every file of TileLang's examples needs far fewer)."""
+MAX_LOOP = 64
+"""Iterations of one loop followed; a longer loop is followed that far."""
+
+
+class _Return(Exception):
+    def __init__(self, value: Value) -> None:
+        self.value = value
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+def reached_calls(context: ModuleContext, kernels: frozenset[str]) -> dict[str, list[Reached]]:
+    """For each kernel name, the calls the file's run reaches, in the order they run (computed once)."""
+    found = context.memo.get("reached")
+    if found is None:
+        runner = _Runner(context, kernels)
+        runner.run_module()
+        found = runner.reached
+        context.memo["reached"] = found
+    return found  # type: ignore[return-value]
+
+
+class _Runner(Evaluator):
+    def __init__(self, context: ModuleContext, kernels: frozenset[str]) -> None:
+        super().__init__(context, kernels)
+        self.steps = 0
+
+    def run_module(self) -> None:
+        for placed in self.context.blocks:
+            self.define(placed.block.statements, self.globals, placed.delta)
+        try:
+            for placed in self.context.blocks:
+                for stmt in placed.block.statements:
+                    if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                        self.execute([stmt], self.globals, placed.delta)
+        except (Stop, _Return, _Break, _Continue, RecursionError):
+            pass  # the path depends on something unknown from here on: what was reached stands
+
+    def define(self, statements: list[ast.stmt], scope: MutableMapping[str, Value], delta: int) -> None:
+        """Bind the functions and classes a block defines (before the top level runs, as imports do)."""
+        for stmt in statements:
+            if isinstance(stmt, ast.FunctionDef):
+                scope[stmt.name] = Func(stmt, scope, delta)
+            elif isinstance(stmt, ast.ClassDef):
+                methods = {
+                    s.name: Func(s, scope, delta, stmt.name) for s in stmt.body if isinstance(s, ast.FunctionDef)
+                }
+                scope[stmt.name] = Klass(stmt.name, methods)
+
+    def invoke(self, func: Func, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """Run a function of the file with these arguments; its return value."""
+        caller_delta = self.delta
+        if len(self.stack) >= 24 or any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(func.node)):
+            return Sym(f"{func.node.name}(…)")
+        local: dict[str, Value] = {}
+        scope = ChainMap(local, func.scope)  # type: ignore[arg-type]
+        self.bind_parameters(func, [*func.bound, *args], kwargs, local)
+        self.stack.append(func.node.name)
+        try:
+            self.execute(func.node.body, scope, func.delta)
+        except _Return as done:
+            return done.value
+        finally:
+            self.stack.pop()
+            self.delta = caller_delta
+        return None
+
+    def bind_parameters(self, func: Func, args: list[Value], kwargs: dict[str, Value], local: dict[str, Value]) -> None:
+        spec = func.node.args
+        positional = [a.arg for a in [*spec.posonlyargs, *spec.args]]
+        defaults = dict(zip(positional[len(positional) - len(spec.defaults) :], spec.defaults, strict=True))
+        defaults.update({a.arg: d for a, d in zip(spec.kwonlyargs, spec.kw_defaults, strict=True) if d is not None})
+        for name, value in zip(positional, args, strict=False):
+            local[name] = value
+        if spec.vararg is not None:
+            local[spec.vararg.arg] = tuple(args[len(positional) :])
+        rest: dict[str, Value] = {}
+        for name, value in kwargs.items():
+            if name in positional or name in {a.arg for a in spec.kwonlyargs}:
+                local[name] = value
+            else:
+                rest[name] = value
+        if spec.kwarg is not None:
+            local[spec.kwarg.arg] = Record(tuple(rest.items()))
+        for name in [*positional, *(a.arg for a in spec.kwonlyargs)]:
+            if name not in local:
+                local[name] = self.value(defaults[name], func.scope) if name in defaults else Sym(name)
+
+    def execute(self, statements: list[ast.stmt], scope: MutableMapping[str, Value], delta: int) -> None:
+        for stmt in statements:
+            self.steps += 1
+            if self.steps > MAX_STEPS:
+                raise Stop
+            self.delta = delta
+            self.statement(stmt, scope, delta)
+
+    def statement(self, stmt: ast.stmt, scope: MutableMapping[str, Value], delta: int) -> None:
+        if isinstance(stmt, ast.Expr):
+            self.value(stmt.value, scope)
+        elif isinstance(stmt, ast.Assign):
+            value = self.value(stmt.value, scope)
+            for target in stmt.targets:
+                self.assign(target, value, scope)
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            self.assign(stmt.target, self.value(stmt.value, scope), scope)
+        elif isinstance(stmt, ast.AugAssign):
+            binary = ast.BinOp(_load(stmt.target), stmt.op, stmt.value)
+            self.assign(stmt.target, self.value(ast.copy_location(binary, stmt), scope), scope)
+        elif isinstance(stmt, ast.If):
+            self.branch(stmt, scope, delta)
+        elif isinstance(stmt, ast.For):
+            self.loop(stmt, scope, delta)
+        elif isinstance(stmt, ast.While):
+            test = truth(self.value(stmt.test, scope))
+            if test is not False:
+                self.unknown_region(stmt, scope)
+            else:
+                self.execute(stmt.orelse, scope, delta)
+        elif isinstance(stmt, ast.With):
+            for item in stmt.items:
+                self.value(item.context_expr, scope)
+                if item.optional_vars is not None:
+                    self.assign(item.optional_vars, Sym(ast.unparse(item.optional_vars)), scope)
+            self.execute(stmt.body, scope, delta)
+        elif isinstance(stmt, ast.Try):
+            self.execute(stmt.body, scope, delta)
+            self.execute(stmt.orelse, scope, delta)
+            self.execute(stmt.finalbody, scope, delta)
+        elif isinstance(stmt, ast.Return):
+            raise _Return(self.value(stmt.value, scope) if stmt.value is not None else None)
+        elif isinstance(stmt, ast.Break):
+            raise _Break
+        elif isinstance(stmt, ast.Continue):
+            raise _Continue
+        elif isinstance(stmt, ast.Raise):
+            raise Stop  # the program ends here (or in a handler we do not follow)
+        elif isinstance(stmt, ast.FunctionDef | ast.ClassDef):
+            self.define([stmt], scope, delta)
+        elif isinstance(stmt, ast.Import | ast.ImportFrom):
+            for alias in stmt.names:
+                name = alias.asname or alias.name.split(".")[0]
+                if name != "*" and name not in self.context.tilelang and not isinstance(scope.get(name), Func):
+                    scope[name] = Sym(name)
+        elif isinstance(stmt, ast.Match | ast.AsyncWith | ast.AsyncFor) or type(stmt).__name__ == "TryStar":
+            self.unknown_region(stmt, scope)
+
+    def branch(self, stmt: ast.If, scope: MutableMapping[str, Value], delta: int) -> None:
+        test = truth(self.value(stmt.test, scope))
+        if test is None and _is_main_guard(stmt.test):
+            test = True  # the file run as a program: ``if __name__ == "__main__":`` holds
+        if test is None:
+            self.unknown_region(stmt, scope)
+        else:
+            self.execute(stmt.body if test else stmt.orelse, scope, delta)
+
+    def loop(self, stmt: ast.For, scope: MutableMapping[str, Value], delta: int) -> None:
+        items = items_of(self.value(stmt.iter, scope))
+        if items is None:
+            self.unknown_region(stmt, scope)
+            return
+        for item in items[:MAX_LOOP]:
+            self.assign(stmt.target, item, scope)
+            try:
+                self.execute(stmt.body, scope, delta)
+            except _Continue:
+                continue
+            except _Break:
+                return
+        if len(items) > MAX_LOOP:
+            raise Stop  # what follows the loop depends on iterations not followed
+        self.execute(stmt.orelse, scope, delta)
+
+    def unknown_region(self, stmt: ast.stmt, scope: MutableMapping[str, Value]) -> None:
+        """Code that may or may not run: stop if it may build a kernel, else forget what it assigns."""
+        if self.may_reach(stmt, scope):
+            raise Stop
+        for node in ast.walk(stmt):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, ast.AugAssign | ast.AnnAssign | ast.For):
+                targets = [node.target]
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                targets = [node.optional_vars]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        scope[name.id] = Sym(name.id)
+
+
+def _load(target: ast.expr) -> ast.expr:
+    """The target of ``x += 1`` read as an expression."""
+    node = ast.parse(ast.unparse(target), mode="eval").body
+    return ast.copy_location(node, target)
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and len(test.comparators) == 1
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    )
