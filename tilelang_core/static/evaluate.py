@@ -195,8 +195,10 @@ def _eval(node: ast.expr, env: Mapping[str, Value], aliases: frozenset[str]) -> 
             dtype = dtype_name(_eval(node.value.args[0], env, aliases)) if node.value.args else None
             bits = dtype_bits(dtype) if dtype else None
             return bits if bits is not None else Sym(_text(node))
-        if node.attr in ("shape", "T", "dtype"):
+        if node.attr in ("shape", "T", "dtype", "ndim"):
             base = _eval(node.value, env, aliases)
+            if isinstance(base, Shaped) and node.attr == "ndim":
+                return len(base.shape)
             if isinstance(base, Shaped) and node.attr == "dtype":
                 return base.dtype if base.dtype is not None else Sym(_text(node))
             if isinstance(base, Shaped):
@@ -273,9 +275,36 @@ def _binary(node: ast.BinOp, env: Mapping[str, Value], aliases: frozenset[str]) 
         if len(left) + len(right) > 4096:
             raise OverflowError
         return left + right
+    if isinstance(left, Shaped) or isinstance(right, Shaped):
+        return _elementwise(left, right, node)
     if isinstance(node.op, ast.Mult) and (left == 1 or right == 1):
         return right if left == 1 else left
     return _sym(f"{_wrap(left)} {symbol} {_wrap(right)}")
+
+
+def _extent(base: Shaped, name: str, args: list[Value], node: ast.Call) -> Value:
+    """``x.size()``, ``x.size(1)``, ``x.dim()`` of a tensor made in the file."""
+    if name != "size":
+        return len(base.shape)
+    if not args:
+        return base.shape
+    if len(args) == 1 and is_known_int(args[0]) and -len(base.shape) <= args[0] < len(base.shape):
+        return base.shape[args[0]]
+    return Sym(_text(node))
+
+
+def _elementwise(left: Value, right: Value, node: ast.BinOp) -> Value:
+    """A tensor with a number (``2 * a - 1``) or with a tensor of the same shape keeps its shape."""
+    if isinstance(node.op, ast.MatMult):
+        return Sym(_text(node))
+    tensors = [v for v in (left, right) if isinstance(v, Shaped)]
+    others = [v for v in (left, right) if not isinstance(v, Shaped)]
+    if len(tensors) == 2 and tensors[0].shape == tensors[1].shape:
+        dtype = tensors[0].dtype if tensors[0].dtype == tensors[1].dtype else None
+        return Shaped(tensors[0].shape, dtype)
+    if len(tensors) == 1 and _numeric(others[0]):
+        return tensors[0]
+    return Sym(_text(node))
 
 
 def _tensor(node: ast.Call, name: str, env: Mapping[str, Value], aliases: frozenset[str]) -> Value:
@@ -321,9 +350,11 @@ def _same_shape(base: Shaped, name: str, node: ast.Call, env: Mapping[str, Value
     if name in _CASTS:
         return Shaped(base.shape, _CASTS[name])
     if name == "to":
-        given = [*node.args, *(k.value for k in node.keywords if k.arg == "dtype")]
-        dtypes = [d for d in (dtype_name(_eval(a, env, aliases)) for a in given) if d]
-        return Shaped(base.shape, dtypes[0]) if dtypes else base
+        given = [_eval(a, env, aliases) for a in [*node.args, *(k.value for k in node.keywords if k.arg == "dtype")]]
+        dtypes = [d for d in map(dtype_name, given) if d]
+        if dtypes:
+            return Shaped(base.shape, dtypes[0])
+        return Shaped(base.shape, None) if any(isinstance(g, Sym) for g in given) else base
     return base
 
 
@@ -378,6 +409,10 @@ def _call(node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> 
         base = _eval(func.value, env, aliases)
         if isinstance(base, Shaped):
             return _same_shape(base, name, node, env, aliases)
+    if isinstance(func, ast.Attribute) and name in ("size", "dim", "ndimension"):
+        base = _eval(func.value, env, aliases)
+        if isinstance(base, Shaped):
+            return _extent(base, name, [_eval(a, env, aliases) for a in node.args], node)
     if isinstance(func, ast.Attribute) and name == "join":
         return _join(node, env, aliases)
     known = name in ("ceildiv", "cdiv", "min", "max", "int", "gcd", "lcm", "dynamic", "symbolic", "ceil", "floor")
