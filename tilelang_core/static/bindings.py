@@ -14,7 +14,7 @@ import re
 from tilescope.core.model import KernelRef
 from tilescope.core.static.context import ModuleContext, bind_assignment
 from tilescope.core.static.discover import default_nodes, discover_block, tuned_names
-from tilescope.core.static.evaluate import Shaped, Sym, Value, evaluate
+from tilescope.core.static.evaluate import Shaped, Sym, Value, evaluate, is_known_int
 from tilescope.core.static.flow import reached_calls
 from tilescope.core.static.records import Binding
 from tilescope.core.static.recover import ParsedBlock, PlacedBlock
@@ -42,6 +42,10 @@ def directive(lines: list[str], func: ast.FunctionDef, offset: int) -> tuple[dic
 
 
 def _directive_value(text: str) -> Value:
+    if text.startswith("[") and text.endswith("]"):
+        items = [item.strip() for item in text[1:-1].split(",") if item.strip()]
+        if items and all(re.fullmatch(r"-?\d+", item) for item in items):
+            return tuple(int(item) for item in items)
     try:
         return int(text, 0)
     except ValueError:
@@ -240,9 +244,14 @@ def _from_calls(
         if node is None:
             continue
         value = evaluate(node, env, aliases)
-        if isinstance(value, int | float | str) and value is not None:
+        if isinstance(value, int | float | str) or _sizes(value):
             return value, offset + call.lineno
     return None, None
+
+
+def _sizes(value: Value) -> bool:
+    """A list of known sizes (``[64, 128, 256]``), passed on as a list."""
+    return isinstance(value, tuple) and 0 < len(value) <= 256 and all(is_known_int(v) for v in value)
 
 
 def _tensor_dims(func: ast.FunctionDef, aliases: frozenset[str]) -> dict[str, list[ast.expr]]:

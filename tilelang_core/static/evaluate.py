@@ -317,11 +317,13 @@ def _tensor(node: ast.Call, name: str, env: Mapping[str, Value], aliases: frozen
         base = _eval(args[0], env, aliases) if args else None
         return Shaped(base.shape, dtype or base.dtype) if isinstance(base, Shaped) else Sym(_text(node))
     if name == "tensor":
-        data = args[0] if args else None
+        data = _eval(args[0], env, aliases) if args else None
         shape: list[Value] = []
-        while isinstance(data, ast.List | ast.Tuple):
-            shape.append(len(data.elts))
-            data = data.elts[0] if data.elts else None
+        while isinstance(data, tuple):
+            shape.append(len(data))
+            data = data[0] if data else None
+        if isinstance(data, Sym | Shaped):
+            return Sym(_text(node))
         return Shaped(tuple(shape), dtype)
     if name == "randint":
         size = size if size is not None else (args[-1] if args else None)

@@ -26,7 +26,7 @@ from tilescope.core.static.flow_values import (
     truth,
 )
 
-_STR_METHODS = {"isdigit", "isalpha", "isalnum", "lower", "upper", "strip", "startswith", "endswith", "replace"}
+_STR_METHODS = {"isdigit", "isalpha", "isalnum", "lower", "upper", "strip", "startswith", "endswith", "replace", "split"}
 
 
 _BUILDS = {"compile", "get_tir", "get_kernel_source"}
@@ -274,6 +274,8 @@ class Evaluator:
     ) -> Value | _Library:
         """The value of a call the run-along can answer (the file's functions, builtins, methods
         of known values), or ``_LIBRARY``."""
+        if isinstance(func, ast.Name) and self.context.tilelang.get(func.id, "").endswith(".determine_fp8_type"):
+            return self._fp8_type(args, kwargs)
         if isinstance(func, ast.Name):
             target = scope.get(func.id)
             if isinstance(target, Func):
@@ -303,7 +305,8 @@ class Evaluator:
             return base
         if isinstance(base, str) and attr in _STR_METHODS and all(isinstance(a, str) for a in args) and not kwargs:
             try:
-                return getattr(base, attr)(*args)  # type: ignore[no-any-return]
+                result = getattr(base, attr)(*args)
+                return tuple(result) if isinstance(result, list) else result
             except (TypeError, ValueError):
                 return Sym(f"{attr}(…)")
         if isinstance(base, str) and attr == "join" and len(args) == 1 and isinstance(args[0], tuple):
@@ -316,6 +319,13 @@ class Evaluator:
             pairs = base.items
             return tuple(pairs if attr == "items" else (p[0 if attr == "keys" else 1] for p in pairs))
         return _LIBRARY
+
+    def _fp8_type(self, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """TileLang's ``determine_fp8_type``: with a CUDA build of PyTorch (a CUDA target), E4M3FN or E5M2."""
+        fmt = args[0] if args else kwargs.get("fp8_format", "e4m3")
+        if not self.context.target.startswith("sm_") or fmt not in ("e4m3", "e5m2"):
+            return Sym("determine_fp8_type(…)")
+        return "float8_e4m3fn" if fmt == "e4m3" else "float8_e5m2"
 
     def _mutate(
         self, name: str, base: Value, attr: str, args: list[Value], scope: MutableMapping[str, Value]

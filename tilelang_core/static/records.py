@@ -22,8 +22,9 @@ class Binding:
     """The value a kernel parameter takes for static evaluation, and where that value came from."""
 
     name: str
-    value: int | float | str | None
-    """``None`` when unknown: the parameter then stays symbolic (``M``)."""
+    value: int | float | str | tuple[int, ...] | None
+    """``None`` when unknown: the parameter then stays symbolic (``M``). A tuple for a list of sizes
+    (``batch_sizes_list=[64, 128, 256]``)."""
     origin: BindingOrigin
     line: int | None = None
     """Where the value was found: the directive, the call, or the default."""
