@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from collections import ChainMap
 from collections.abc import MutableMapping
+from dataclasses import dataclass
 
 from tilescope.core.static.context import ModuleContext
 from tilescope.core.static.evaluate import Sym, Value
@@ -24,6 +25,8 @@ from tilescope.core.static.flow_values import Func, Klass, Reached, Record, item
 
 MAX_STEPS = 4000
 """Statements one run-along executes at most (every file of TileLang's examples needs far fewer)."""
+MAX_PATHS = 8
+"""Ways through one function's unknown tests followed at most."""
 MAX_LOOP = 64
 """Iterations of one loop followed; a longer loop is followed that far."""
 
@@ -31,6 +34,21 @@ MAX_LOOP = 64
 class _Return(Exception):
     def __init__(self, value: Value) -> None:
         self.value = value
+
+
+class _Raised(Exception):
+    """A ``raise`` on the way being followed through a function that cannot build a kernel."""
+
+
+@dataclass
+class _Path:
+    """One way through a function's unknown tests: the choices made, the next to make, where the
+    other ways go, and the call depth of that function."""
+
+    taken: list[bool]
+    pending: list[list[bool]]
+    index: int = 0
+    depth: int = 0
 
 
 class _Break(Exception):
@@ -43,19 +61,44 @@ class _Continue(Exception):
 
 def reached_calls(context: ModuleContext, kernels: frozenset[str]) -> dict[str, list[Reached]]:
     """For each kernel name, the calls the file's run reaches, in the order they run (computed once)."""
-    found = context.memo.get("reached")
-    if found is None:
+    return _runner(context, kernels).reached
+
+
+def first_config(
+    context: ModuleContext, kernels: frozenset[str], configs: ast.expr, args: dict[str, Value]
+) -> dict[str, Value] | None:
+    """Config 0 of an ``@autotune(configs=...)``: a list of dicts, or what a configs function returns
+    when called with the kernel's arguments (as TileLang calls it); ``None`` when not known."""
+    runner = _runner(context, kernels)
+    runner.steps = 0
+    try:
+        space = runner.value(configs, runner.globals)
+        if isinstance(space, Func):
+            spec = space.node.args
+            takes = {a.arg for a in [*spec.posonlyargs, *spec.args, *spec.kwonlyargs]}
+            space = runner.invoke(space, [], {k: v for k, v in args.items() if spec.kwarg or k in takes})
+    except (Stop, _Return, _Raised, _Break, _Continue, RecursionError):
+        return None
+    if not isinstance(space, tuple) or not space or not isinstance(space[0], Record):
+        return None
+    return {str(k): v for k, v in space[0].items if isinstance(k, str)}
+
+
+def _runner(context: ModuleContext, kernels: frozenset[str]) -> _Runner:
+    """The file's run-along, run once per analysis."""
+    runner = context.memo.get("run-along")
+    if runner is None:
         runner = _Runner(context, kernels)
         runner.run_module()
-        found = runner.reached
-        context.memo["reached"] = found
-    return found  # type: ignore[return-value]
+        context.memo["run-along"] = runner
+    return runner  # type: ignore[return-value]
 
 
 class _Runner(Evaluator):
     def __init__(self, context: ModuleContext, kernels: frozenset[str]) -> None:
         super().__init__(context, kernels)
         self.steps = 0
+        self.paths: list[_Path] = []
 
     def run_module(self) -> None:
         for placed in self.context.blocks:
@@ -65,7 +108,7 @@ class _Runner(Evaluator):
                 for stmt in placed.block.statements:
                     if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                         self.execute([stmt], self.globals, placed.delta)
-        except (Stop, _Return, _Break, _Continue, RecursionError):
+        except (Stop, _Return, _Raised, _Break, _Continue, RecursionError):
             pass  # the path depends on something unknown from here on: what was reached stands
 
     def define(self, statements: list[ast.stmt], scope: MutableMapping[str, Value], delta: int) -> None:
@@ -80,14 +123,36 @@ class _Runner(Evaluator):
                 scope[stmt.name] = Klass(stmt.name, methods)
 
     def invoke(self, func: Func, args: list[Value], kwargs: dict[str, Value]) -> Value:
-        """Run a function of the file with these arguments; its return value."""
-        caller_delta = self.delta
+        """Run a function of the file with these arguments; its return value. A function that cannot
+        build a kernel is run down each way its unknown tests can go (a few at most): its value is
+        known when every way that does not raise returns the same."""
         if len(self.stack) >= 24 or any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(func.node)):
             return Sym(f"{func.node.name}(…)")
+        if func.node.name in self.reaching():
+            return self._run(func, args, kwargs)
+        pending: list[list[bool]] = [[]]
+        results: list[Value] = []
+        while pending:
+            if len(results) >= MAX_PATHS:
+                return Sym(f"{func.node.name}(…)")
+            self.paths.append(_Path(pending.pop(), pending, depth=len(self.stack) + 1))
+            try:
+                results.append(self._run(func, args, kwargs))
+            except _Raised:
+                pass  # the program ends on this way: the others are the ones that go on
+            finally:
+                self.paths.pop()
+        if not results:
+            raise Stop
+        return results[0] if all(r == results[0] for r in results) else Sym(f"{func.node.name}(…)")
+
+    def _run(self, func: Func, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        caller_delta = self.delta
         local: dict[str, Value] = {}
         scope = ChainMap(local, func.scope)  # type: ignore[arg-type]
         self.bind_parameters(func, [*func.bound, *args], kwargs, local)
         self.stack.append(func.node.name)
+        depth = len(self.paths)
         try:
             self.execute(func.node.body, scope, func.delta)
         except _Return as done:
@@ -95,7 +160,20 @@ class _Runner(Evaluator):
         finally:
             self.stack.pop()
             self.delta = caller_delta
+            del self.paths[depth:]
         return None
+
+    def choose(self) -> bool | None:
+        """Which way an unknown test goes on the path being followed (``None``: not following paths)."""
+        if not self.paths or self.paths[-1].depth != len(self.stack):
+            return None
+        path = self.paths[-1]
+        if path.index == len(path.taken):
+            path.taken.append(False)
+            path.pending.append([*path.taken[:-1], True])
+        choice = path.taken[path.index]
+        path.index += 1
+        return choice
 
     def bind_parameters(self, func: Func, args: list[Value], kwargs: dict[str, Value], local: dict[str, Value]) -> None:
         spec = func.node.args
@@ -165,6 +243,8 @@ class _Runner(Evaluator):
         elif isinstance(stmt, ast.Continue):
             raise _Continue
         elif isinstance(stmt, ast.Raise):
+            if self.paths and self.paths[-1].depth == len(self.stack):
+                raise _Raised
             raise Stop  # the program ends here (or in a handler we do not follow)
         elif isinstance(stmt, ast.FunctionDef | ast.ClassDef):
             self.define([stmt], scope, delta)
@@ -180,6 +260,8 @@ class _Runner(Evaluator):
         test = truth(self.value(stmt.test, scope))
         if test is None and _is_main_guard(stmt.test):
             test = True  # the file run as a program: ``if __name__ == "__main__":`` holds
+        if test is None:
+            test = self.choose()
         if test is None:
             self.unknown_region(stmt, scope)
         else:
@@ -203,9 +285,15 @@ class _Runner(Evaluator):
         self.execute(stmt.orelse, scope, delta)
 
     def unknown_region(self, stmt: ast.stmt, scope: MutableMapping[str, Value]) -> None:
-        """Code that may or may not run: stop if it may build a kernel, else forget what it assigns."""
+        """Code that may or may not run: stop if it may build a kernel, else forget what it assigns. If it
+        may return (or leave its loop), what the function returns is unknown: a function that cannot
+        build a kernel returns an unknown value; otherwise the run-along stops."""
         if self.may_reach(stmt, scope):
             raise Stop
+        if _leaves(stmt):
+            if not self.stack or self.stack[-1] in self.reaching():
+                raise Stop
+            raise _Return(Sym(f"{self.stack[-1]}(…)"))
         for node in ast.walk(stmt):
             targets: list[ast.expr] = []
             if isinstance(node, ast.Assign):
@@ -218,6 +306,20 @@ class _Runner(Evaluator):
                 for name in ast.walk(target):
                     if isinstance(name, ast.Name):
                         scope[name.id] = Sym(name.id)
+
+
+def _leaves(stmt: ast.stmt) -> bool:
+    """Whether ``stmt`` holds a ``return``, or a ``break``/``continue`` of a loop around it."""
+    stack: list[tuple[ast.AST, bool]] = [(stmt, isinstance(stmt, ast.For | ast.While))]
+    while stack:
+        node, in_loop = stack.pop()
+        if isinstance(node, ast.Return) or (isinstance(node, ast.Break | ast.Continue) and not in_loop):
+            return True
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+                continue
+            stack.append((child, in_loop or isinstance(child, ast.For | ast.While)))
+    return False
 
 
 def _load(target: ast.expr) -> ast.expr:

@@ -26,7 +26,8 @@ from tilescope.core.static.flow_values import (
     truth,
 )
 
-_STR_METHODS = {"isdigit", "isalpha", "isalnum", "lower", "upper", "strip", "startswith", "endswith", "replace", "split"}
+_STR_METHODS = {"isdigit", "isalpha", "isalnum", "lower", "upper", "strip", "startswith", "endswith", "replace"}
+_STR_METHODS |= {"split"}
 
 
 _BUILDS = {"compile", "get_tir", "get_kernel_source"}
