@@ -43,6 +43,9 @@ class StandIn:
 
     def __init__(self, prim_func: Any, out_idx: Any) -> None:
         self.prim_func = prim_func
+        attrs = getattr(prim_func, "attrs", None)
+        if out_idx is None and attrs is not None and "tilelang_out_idx" in attrs:  # eager: its T.empty outputs
+            out_idx = [int(i) for i in attrs["tilelang_out_idx"]]
         self.out_idx = [out_idx] if isinstance(out_idx, int) else list(out_idx or [])
 
     def get_profiler(self, *args: Any, **kwargs: Any) -> _Profiler:
