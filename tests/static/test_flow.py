@@ -212,6 +212,8 @@ def test_values_computed_from_known_constants() -> None:
     assert value("torch.randn(4, 5, dtype=torch.float16).float().dtype") == "float32"
     assert value("(2 * torch.rand(8, 16) - 1).size(1)") == 16
     assert str(value('int("x" + storage_dtype)')).startswith("int(")  # not a number: unknown
+    assert value("torch.tensor([2048, 6144], dtype=torch.int32).max()") == 6144
+    assert isinstance(value("torch.tensor([2048, 6144]).normal_().max()"), type(value("x")))  # values replaced
 
 
 def test_tilelangs_fp8_type_is_known_for_a_cuda_target() -> None:

@@ -88,6 +88,8 @@ class Shaped:
     shape: tuple[Any, ...]
     dtype: str | None = None
     """The element type when the file says it (``dtype=torch.float16``, ``.half()``)."""
+    data: tuple[Any, ...] | None = None
+    """The numbers of a 1-D ``torch.tensor([2048, 6144])`` written in the file."""
 
     def __str__(self) -> str:
         return f"tensor{self.shape}"
@@ -303,7 +305,7 @@ def _elementwise(left: Value, right: Value, node: ast.BinOp) -> Value:
         dtype = tensors[0].dtype if tensors[0].dtype == tensors[1].dtype else None
         return Shaped(tensors[0].shape, dtype)
     if len(tensors) == 1 and _numeric(others[0]):
-        return tensors[0]
+        return Shaped(tensors[0].shape, tensors[0].dtype)
     return Sym(_text(node))
 
 
@@ -318,13 +320,14 @@ def _tensor(node: ast.Call, name: str, env: Mapping[str, Value], aliases: frozen
         return Shaped(base.shape, dtype or base.dtype) if isinstance(base, Shaped) else Sym(_text(node))
     if name == "tensor":
         data = _eval(args[0], env, aliases) if args else None
+        flat = data if isinstance(data, tuple) and data and all(_numeric(v) for v in data) else None
         shape: list[Value] = []
         while isinstance(data, tuple):
             shape.append(len(data))
             data = data[0] if data else None
         if isinstance(data, Sym | Shaped):
             return Sym(_text(node))
-        return Shaped(tuple(shape), dtype)
+        return Shaped(tuple(shape), dtype, flat)
     if name == "randint":
         size = size if size is not None else (args[-1] if args else None)
         args = []
@@ -351,6 +354,8 @@ def _same_shape(base: Shaped, name: str, node: ast.Call, env: Mapping[str, Value
         return Shaped(tuple(reversed(base.shape)), base.dtype)
     if name in _CASTS:
         return Shaped(base.shape, _CASTS[name])
+    if _in_place(name) and name != "requires_grad_":
+        return Shaped(base.shape, base.dtype)  # new values: the numbers written are gone
     if name == "to":
         given = [_eval(a, env, aliases) for a in [*node.args, *(k.value for k in node.keywords if k.arg == "dtype")]]
         dtypes = [d for d in map(dtype_name, given) if d]
@@ -411,6 +416,13 @@ def _call(node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> 
         base = _eval(func.value, env, aliases)
         if isinstance(base, Shaped):
             return _same_shape(base, name, node, env, aliases)
+    if isinstance(func, ast.Attribute) and name in ("max", "min", "sum", "item", "tolist") and not node.args:
+        base = _eval(func.value, env, aliases)
+        if isinstance(base, Shaped) and base.data is not None:
+            reduce = {"max": max, "min": min, "sum": sum, "tolist": tuple}.get(name)
+            if reduce is not None:
+                return reduce(base.data)
+            return base.data[0] if len(base.data) == 1 else Sym(_text(node))
     if isinstance(func, ast.Attribute) and name in ("size", "dim", "ndimension"):
         base = _eval(func.value, env, aliases)
         if isinstance(base, Shaped):
