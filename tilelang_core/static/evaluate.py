@@ -97,7 +97,8 @@ class Shaped:
 
 Value = Any
 """int, float, bool, str, ``Sym``, ``Shaped``, or a tuple of values."""
-_TORCH_MAKERS = {"randn", "rand", "empty", "zeros", "ones", "full", "randint", "tensor", "randn_like", "empty_like"}
+_TORCH_MAKERS = {"randn", "rand", "empty", "zeros", "ones", "full", "randint", "tensor"}
+_TORCH_MAKERS |= {"randn_like", "empty_like", "zeros_like", "ones_like", "rand_like"}
 _SAME_SHAPE = {"cuda", "cpu", "half", "float", "bfloat16", "to", "contiguous", "clone", "detach", "requires_grad_"}
 _CASTS = {"half": "float16", "float": "float32", "bfloat16": "bfloat16"}
 _STR_TESTS = {"isdigit", "isalpha", "isalnum", "isupper", "islower", "isspace"}
@@ -341,6 +342,18 @@ def _tensor(node: ast.Call, name: str, env: Mapping[str, Value], aliases: frozen
     if len(values) == 1 and isinstance(values[0], tuple):
         return Shaped(values[0], dtype)
     return Shaped(values, dtype)
+
+
+_UNDERSTOOD = {
+    *("t", "join", "size", "dim", "ndimension", "max", "min", "sum", "item", "tolist", "ceildiv", "cdiv", "int"),
+    *("float", "gcd", "lcm", "ceil", "floor", "dynamic", "symbolic"),
+}
+
+
+def understood(name: str) -> bool:
+    """Whether a call of this name can have a value here (the rest are unknown without looking)."""
+    known = name in _UNDERSTOOD or name in _TORCH_MAKERS or name in _SAME_SHAPE
+    return known or _in_place(name) or bool(dtype_name(name))
 
 
 def _in_place(name: str) -> bool:

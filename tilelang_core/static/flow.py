@@ -23,17 +23,26 @@ from tilescope.core.static.evaluate import Sym, Value
 from tilescope.core.static.flow_eval import Evaluator, Stop
 from tilescope.core.static.flow_values import Func, Klass, Reached, Record, items_of, truth
 
-MAX_STEPS = 4000
+MAX_STEPS = 2000
 """Statements one run-along executes at most (every file of TileLang's examples needs far fewer)."""
+MAX_HELPER_STEPS = 200
+"""Statements followed in one call of a function that builds no kernel (a reference implementation
+with loops is not worth following; a size helper is a few lines)."""
 MAX_PATHS = 8
 """Ways through one function's unknown tests followed at most."""
 MAX_LOOP = 64
+MAX_QUIET_LOOP = 16
+"""Iterations followed of a loop that builds no kernel (config lists are shorter; reference loops longer)."""
 """Iterations of one loop followed; a longer loop is followed that far."""
 
 
 class _Return(Exception):
     def __init__(self, value: Value) -> None:
         self.value = value
+
+
+class _TooLong(Exception):
+    """A function that builds no kernel took more than ``MAX_HELPER_STEPS``: its value is unknown."""
 
 
 class _Raised(Exception):
@@ -77,7 +86,7 @@ def first_config(
             spec = space.node.args
             takes = {a.arg for a in [*spec.posonlyargs, *spec.args, *spec.kwonlyargs]}
             space = runner.invoke(space, [], {k: v for k, v in args.items() if spec.kwarg or k in takes})
-    except (Stop, _Return, _Raised, _Break, _Continue, RecursionError):
+    except (Stop, _Return, _Raised, _TooLong, _Break, _Continue, RecursionError):
         return None
     if not isinstance(space, tuple) or not space or not isinstance(space[0], Record):
         return None
@@ -99,6 +108,9 @@ class _Runner(Evaluator):
         super().__init__(context, kernels)
         self.steps = 0
         self.paths: list[_Path] = []
+        self.known: dict[object, Value] = {}
+        self.deadline: int | None = None
+        """While following a function that builds no kernel: the step past which its value is unknown."""
 
     def run_module(self) -> None:
         for placed in self.context.blocks:
@@ -108,7 +120,7 @@ class _Runner(Evaluator):
                 for stmt in placed.block.statements:
                     if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                         self.execute([stmt], self.globals, placed.delta)
-        except (Stop, _Return, _Raised, _Break, _Continue, RecursionError):
+        except (Stop, _Return, _Raised, _TooLong, _Break, _Continue, RecursionError):
             pass  # the path depends on something unknown from here on: what was reached stands
 
     def define(self, statements: list[ast.stmt], scope: MutableMapping[str, Value], delta: int) -> None:
@@ -130,6 +142,30 @@ class _Runner(Evaluator):
             return Sym(f"{func.node.name}(…)")
         if func.node.name in self.reaching():
             return self._run(func, args, kwargs)
+        try:
+            key = (id(func.node), id(func.scope), func.bound, tuple(args), tuple(sorted(kwargs.items())))
+            hash(key)
+        except TypeError:
+            key = None
+        if key is not None and key in self.known:
+            return self.known[key]  # it builds no kernel: the same arguments give the same value
+        outermost = self.deadline is None
+        if outermost:
+            self.deadline = self.steps + MAX_HELPER_STEPS
+        try:
+            value = self._ways(func, args, kwargs)
+        except _TooLong:
+            if not outermost:
+                raise
+            value = Sym(f"{func.node.name}(…)")
+        finally:
+            if outermost:
+                self.deadline = None
+        if key is not None:
+            self.known[key] = value
+        return value
+
+    def _ways(self, func: Func, args: list[Value], kwargs: dict[str, Value]) -> Value:
         pending: list[list[bool]] = [[]]
         results: list[Value] = []
         while pending:
@@ -201,12 +237,15 @@ class _Runner(Evaluator):
             self.steps += 1
             if self.steps > MAX_STEPS:
                 raise Stop
+            if self.deadline is not None and self.steps > self.deadline:
+                raise _TooLong
             self.delta = delta
             self.statement(stmt, scope, delta)
 
     def statement(self, stmt: ast.stmt, scope: MutableMapping[str, Value], delta: int) -> None:
         if isinstance(stmt, ast.Expr):
-            self.value(stmt.value, scope)
+            if not (isinstance(stmt.value, ast.Call) and self.idle_call(stmt.value, scope)):
+                self.value(stmt.value, scope)
         elif isinstance(stmt, ast.Assign):
             value = self.value(stmt.value, scope)
             for target in stmt.targets:
@@ -256,6 +295,13 @@ class _Runner(Evaluator):
         elif isinstance(stmt, ast.Match | ast.AsyncWith | ast.AsyncFor) or type(stmt).__name__ == "TryStar":
             self.unknown_region(stmt, scope)
 
+    def idle_call(self, call: ast.Call, scope: MutableMapping[str, Value]) -> bool:
+        """A call whose value is dropped, of a function of the file that builds no kernel: following it
+        changes nothing the run-along keeps (its values are immutable), so it is not followed."""
+        func = call.func
+        target = scope.get(func.id) if isinstance(func, ast.Name) else None
+        return isinstance(target, Func) and target.node.name not in self.reaching() and not self.may_reach(call, scope)
+
     def branch(self, stmt: ast.If, scope: MutableMapping[str, Value], delta: int) -> None:
         test = truth(self.value(stmt.test, scope))
         if test is None and _is_main_guard(stmt.test):
@@ -269,8 +315,8 @@ class _Runner(Evaluator):
 
     def loop(self, stmt: ast.For, scope: MutableMapping[str, Value], delta: int) -> None:
         items = items_of(self.value(stmt.iter, scope))
-        if items is None:
-            self.unknown_region(stmt, scope)
+        if items is None or (len(items) > MAX_QUIET_LOOP and not self.may_reach(stmt, scope)):
+            self.unknown_region(stmt, scope)  # a long loop that builds no kernel: what it computes is unknown
             return
         for item in items[:MAX_LOOP]:
             self.assign(stmt.target, item, scope)

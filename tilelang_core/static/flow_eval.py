@@ -12,7 +12,7 @@ from collections import ChainMap
 from collections.abc import Mapping, MutableMapping
 
 from tilescope.core.static.context import ModuleContext
-from tilescope.core.static.evaluate import Shaped, Sym, Value, dtype_name, evaluate
+from tilescope.core.static.evaluate import Shaped, Sym, Value, dtype_name, evaluate, understood
 from tilescope.core.static.flow_values import (
     MAX_ITEMS,
     Built,
@@ -32,6 +32,11 @@ _STR_METHODS |= {"split"}
 
 _BUILDS = {"compile", "get_tir", "get_kernel_source"}
 """Methods of a ``@tilelang.jit`` kernel that build it with the arguments they get."""
+
+
+MAX_BUILT = 256
+"""Elements a comprehension builds at most (configs and size lists are far shorter; a list of a
+tensor per row is not worth following)."""
 
 
 class Stop(Exception):
@@ -139,10 +144,10 @@ class Evaluator:
         def walk(index: int, env: Mapping[str, Value]) -> bool:
             if index == len(node.generators):
                 out.append(self.value(node.elt, env))
-                return len(out) <= MAX_ITEMS
+                return len(out) <= MAX_BUILT
             gen = node.generators[index]
             items = items_of(self.value(gen.iter, env))
-            if items is None:
+            if items is None or len(items) > MAX_BUILT:
                 return False
             for item in items:
                 child: ChainMap[str, Value] = ChainMap({}, env)  # type: ignore[arg-type]
@@ -242,6 +247,9 @@ class Evaluator:
             return self._hold(result, overlay, node)
         if any(self._may_build(v) for v in [*args, *kwargs.values()]):
             raise Stop  # a library call gets a function of the file that builds kernels: when it runs is unknown
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if not understood(name):
+            return self._hold(Sym(f"{name or 'call'}(…)"), overlay, node)  # nothing evaluate knows: unknown
         held_func: ast.expr = func
         if isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Name):
             held_func = ast.copy_location(ast.Attribute(self._hold(callee, overlay, func.value), func.attr), func)
