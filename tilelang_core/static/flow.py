@@ -23,7 +23,7 @@ from tilescope.core.static.evaluate import Sym, Value
 from tilescope.core.static.flow_eval import Evaluator, Stop
 from tilescope.core.static.flow_values import Func, Klass, Reached, Record, items_of, truth
 
-MAX_STEPS = 2000
+MAX_STEPS = 3000
 """Statements one run-along executes at most (every file of TileLang's examples needs far fewer)."""
 MAX_HELPER_STEPS = 200
 """Statements followed in one call of a function that builds no kernel (a reference implementation
@@ -79,7 +79,7 @@ def first_config(
     """Config 0 of an ``@autotune(configs=...)``: a list of dicts, or what a configs function returns
     when called with the kernel's arguments (as TileLang calls it); ``None`` when not known."""
     runner = _runner(context, kernels)
-    runner.steps = 0
+    runner.steps, runner.helper_steps = 0, MAX_STEPS  # a search space may list hundreds of configs
     try:
         space = runner.value(configs, runner.globals)
         if isinstance(space, Func):
@@ -88,6 +88,8 @@ def first_config(
             space = runner.invoke(space, [], {k: v for k, v in args.items() if spec.kwarg or k in takes})
     except (Stop, _Return, _Raised, _TooLong, _Break, _Continue, RecursionError):
         return None
+    finally:
+        runner.helper_steps = MAX_HELPER_STEPS
     if not isinstance(space, tuple) or not space or not isinstance(space[0], Record):
         return None
     return {str(k): v for k, v in space[0].items if isinstance(k, str)}
@@ -109,6 +111,7 @@ class _Runner(Evaluator):
         self.steps = 0
         self.paths: list[_Path] = []
         self.known: dict[object, Value] = {}
+        self.helper_steps = MAX_HELPER_STEPS
         self.deadline: int | None = None
         """While following a function that builds no kernel: the step past which its value is unknown."""
 
@@ -151,7 +154,7 @@ class _Runner(Evaluator):
             return self.known[key]  # it builds no kernel: the same arguments give the same value
         outermost = self.deadline is None
         if outermost:
-            self.deadline = self.steps + MAX_HELPER_STEPS
+            self.deadline = self.steps + self.helper_steps
         try:
             value = self._ways(func, args, kwargs)
         except _TooLong:
@@ -234,13 +237,16 @@ class _Runner(Evaluator):
 
     def execute(self, statements: list[ast.stmt], scope: MutableMapping[str, Value], delta: int) -> None:
         for stmt in statements:
-            self.steps += 1
-            if self.steps > MAX_STEPS:
-                raise Stop
-            if self.deadline is not None and self.steps > self.deadline:
-                raise _TooLong
+            self.tick()
             self.delta = delta
             self.statement(stmt, scope, delta)
+
+    def tick(self) -> None:
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise Stop
+        if self.deadline is not None and self.steps > self.deadline:
+            raise _TooLong
 
     def statement(self, stmt: ast.stmt, scope: MutableMapping[str, Value], delta: int) -> None:
         if isinstance(stmt, ast.Expr):

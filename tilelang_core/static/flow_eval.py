@@ -34,11 +34,6 @@ _BUILDS = {"compile", "get_tir", "get_kernel_source"}
 """Methods of a ``@tilelang.jit`` kernel that build it with the arguments they get."""
 
 
-MAX_BUILT = 256
-"""Elements a comprehension builds at most (configs and size lists are far shorter; a list of a
-tensor per row is not worth following)."""
-
-
 class Stop(Exception):
     """The path from here on depends on something unknown."""
 
@@ -65,6 +60,9 @@ class Evaluator:
 
     def invoke(self, func: Func, args: list[Value], kwargs: dict[str, Value]) -> Value:
         raise NotImplementedError
+
+    def tick(self) -> None:
+        """One step of work (a statement, a comprehension element), counted against the budgets."""
 
     def value(self, node: ast.expr, scope: Mapping[str, Value]) -> Value:
         overlay: dict[str, Value] = {}
@@ -143,11 +141,12 @@ class Evaluator:
 
         def walk(index: int, env: Mapping[str, Value]) -> bool:
             if index == len(node.generators):
+                self.tick()
                 out.append(self.value(node.elt, env))
-                return len(out) <= MAX_BUILT
+                return len(out) <= MAX_ITEMS
             gen = node.generators[index]
             items = items_of(self.value(gen.iter, env))
-            if items is None or len(items) > MAX_BUILT:
+            if items is None:
                 return False
             for item in items:
                 child: ChainMap[str, Value] = ChainMap({}, env)  # type: ignore[arg-type]
