@@ -166,6 +166,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--reuse", action="store_true", help="compare a kept check output with the truth only")
     parser.add_argument("--truth", type=Path, default=TRUTH)
     parser.add_argument("--truth-files", action="store_true", help="check only the files the truth names")
+    parser.add_argument("--no-timing", action="store_true", help="skip plain lowering of what check lowered")
     args = parser.parse_args(argv)
     corpus = args.corpus.resolve()
     if not corpus.is_dir():
@@ -184,7 +185,7 @@ def main(argv: list[str] | None = None) -> None:
     misses: list[str] = []
     table = compare(truth, files, corpus, misses)
     same = _same_kernels(files, corpus)
-    if args.truth_files and not args.reuse:
+    if (args.truth_files or args.no_timing) and not args.reuse:
         plain_s, plain_ok = float("nan"), 0
         if args.check_json:
             kept = {"files": files, "check_s": check_s, "plain_s": plain_s, "plain_ok": plain_ok}
