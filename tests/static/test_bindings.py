@@ -109,6 +109,10 @@ def test_an_autotuned_kernel_takes_its_first_config_and_unknown_configs_stay_unk
     found = bound(source)
     assert found["block_M"][:2] == (64, "autotune config 0") and found["block_N"][:2] == (64, "autotune config 0")
     assert found["block_K"][:2] == (32, "default")
+    lines = source_lines(source)
+    line = next(n for n, text in enumerate(lines, 1) if "A_shared = " in text)
+    text = hover(Facts(analyze_source(source)), line, lines[line - 1].index("A_shared") + 1)
+    assert text is not None and f"block_M=64 (autotune config 0, line {found['block_M'][2]})" in text.markdown
     computed = GEMM.replace("# tilescope: M=1024 N=1024 K=1024\n", "@tilelang.autotune(configs=get_configs())\n")
     found = bound(computed)  # get_configs is not defined in the file: nothing to read
     assert {v[1] for k, v in found.items() if k.startswith("block_")} == {"autotune"}
