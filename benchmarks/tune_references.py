@@ -66,6 +66,8 @@ def candidates() -> list[tuple[str, str, dict[str, Any]]]:
         [*_grid(block_M=[1, 2], block_N=[1024, 2048, 4096], threads=[256]), {"block_N": 1024, "threads": 128}],
     )
     add("02", "copy.py", [*_grid(block_N=[4096, 8192], threads=[256, 512]), {"block_N": 16384, "threads": 512}])
+    add("02", "copy.py", _grid(block_N=[512, 1024], threads=[128, 256]))
+    add("03", "vadd.py", _grid(block_N=[512, 1024], threads=[128, 256]))
     add("03", "vadd.py", _grid(block_N=[2048, 4096, 8192], threads=[256, 512]))
     add("04", "outer.py", _grid(block_M=[16, 64], block_N=[512, 1024], threads=[256]))
     add("10", "transpose.py", _grid(block=[32, 64], threads=[128, 256]))
@@ -87,6 +89,10 @@ INFO = {
     ".half() - 8) * scale[:, None]).t(), out=C)"
 }
 """Torch expressions timed for information only, where the puzzle names no baseline."""
+DEFAULT_BACKEND = {
+    "16": "lambda Q, K, V, O: F.scaled_dot_product_attention(Q.transpose(1, 2), K.transpose(1, 2), V.transpose(1, 2))"
+}
+"""Timed with torch's own choice of backend as well, for information (the baseline is SDPA's flash backend)."""
 
 
 def _path(pid: str, name: str) -> Path:
@@ -148,9 +154,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=14)
     parser.add_argument("--budget", type=float, default=300.0, help="seconds for the whole search")
     parser.add_argument("--only", default="", help="comma-separated puzzle numbers")
+    parser.add_argument("--files", default="", help="comma-separated candidate files (`solution` for the reference)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     jobs = [c for c in candidates() if not args.only or c[0] in args.only.split(",")]
+    jobs = [c for c in jobs if not args.files or c[1] in args.files.split(",")]
     out = args.out.open("a")
 
     def emit(row: dict[str, Any]) -> None:
@@ -175,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
     from tilescope.puzzles import catalog
-    from tilescope.puzzles.timing import measured_bandwidth, time_cuda_runs, time_torch_runs
+    from tilescope.puzzles.timing import measured_bandwidth, time_cuda_runs, time_torch_runs, torch_baseline
 
     emit({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "copy_Bps": measured_bandwidth()})
     current = None
@@ -192,6 +200,10 @@ def main(argv: list[str] | None = None) -> int:
             if expr:
                 times = time_torch_runs(expr, [*inputs, *outputs])
                 emit({"puzzle": pid, "torch": expr, "us": statistics.median(times)})
+            if pid in DEFAULT_BACKEND:
+                fn = torch_baseline(DEFAULT_BACKEND[pid])
+                times = time_cuda_runs(lambda f=fn, a=[*inputs, *outputs]: f(*a))
+                emit({"puzzle": pid, "torch_default_backend": DEFAULT_BACKEND[pid], "us": statistics.median(times)})
         row: dict[str, Any] = {"puzzle": pid, "file": name, "kw": kw}
         if i in compile_errors:
             emit({**row, "error": compile_errors[i]})
