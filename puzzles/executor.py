@@ -97,7 +97,7 @@ class Executor:
             return self._interpret(request, kernel)
         lent = [open_lent(spec, device) for spec in request["buffers"]]
         try:
-            if device == "cuda":
+            if device == "cuda" and request.get("dirty", True):
                 self._dirty()
             kernel(*(body for _, _, body in lent))
             if device == "cuda":

@@ -133,8 +133,11 @@ def run_case(
     timeout_s: float,
     *,
     guarded: bool = True,
+    dirty: bool = True,
 ) -> CaseResult:
-    """Lend the case's tensors, have the kernel process run it, and judge what it left in them."""
+    """Lend the case's tensors, have the kernel process run it, and judge what it left in them. ``dirty``
+    has the kernel process leave garbage in registers and shared memory first (a cuBLAS GEMM); a run under
+    compute-sanitizer goes without, so that the tool sees the learner's kernel alone."""
     ref = puzzle.reference()
     on_gpu = case.kind == "timed" and device == "cuda"  # the timed shape's inputs are large: make them there
     gen = torch.Generator(device="cuda" if on_gpu else "cpu").manual_seed(case.data_seed)
@@ -158,7 +161,7 @@ def run_case(
     for buf in out_bufs:
         buf.poison_body()
     specs = [b.spec.to_json() for b in (*in_bufs, *out_bufs)]
-    request = {"op": "run", "key": case.key, "buffers": specs, "device": device}
+    request = {"op": "run", "key": case.key, "buffers": specs, "device": device, "dirty": dirty}
     if device == "interpret":
         request["outputs"] = names[len(inputs) :]
     reply = _call(executor, request, timeout_s, {"ran", "run-error"})
@@ -392,7 +395,7 @@ def _run_once(
     reply = _call(child, {**request, "device": "cuda"}, timeout_s, {"compiled", "compile-error"})
     if reply["op"] == "compiled":
         params = [Param(p["name"], tuple(p["shape"]), p["dtype"]) for p in reply["params"]]
-        run_case(puzzle, case, params, child, ws, "cuda", timeout_s, guarded=False)
+        run_case(puzzle, case, params, child, ws, "cuda", timeout_s, guarded=False, dirty=False)
 
 
 def _sanitized(

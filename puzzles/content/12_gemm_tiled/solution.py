@@ -1,7 +1,7 @@
 """Tiled GEMM, C = A @ B in fp16 with an fp32 accumulator: tiles of A and B are staged in
 shared memory and multiplied on the tensor cores by `T.gemm`, one K step at a time.
 
-Speed (H200, 4096^3: 1.9x cuBLAS's time; puzzle 13's pipelining closes the rest of the gap):
+Speed (H200, 4096^3: about 2x cuBLAS's time; puzzle 13's pipelining closes the rest of the gap):
 - 128 x 128 tiles of C with K steps of 64 and 256 threads (two warpgroups, each issuing Hopper's
   wgmma on its half of the tile): a K step of 64 halves the number of copy/multiply turns of 32.
 """
