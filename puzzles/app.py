@@ -22,7 +22,7 @@ from textual.widgets import Footer, Markdown, OptionList, Static, TabbedContent,
 from textual.widgets.option_list import Option
 from tilescope.puzzles import catalog, service, workspace
 from tilescope.puzzles.progress import ProgressStore, PuzzleStatus
-from tilescope.puzzles.render import report_lines
+from tilescope.puzzles.render import report_lines, target_words
 from tilescope.puzzles.report import Report
 
 
@@ -99,9 +99,7 @@ class PuzzlesApp(App[None]):
     def _refresh_status(self) -> None:
         p, s = self.current, self.store.status(self.current.id)
         path = workspace.learner_path(p)
-        target = (
-            f"≤ {p.perf.target:g} µs" if p.perf.bound == "latency" else f"{p.perf.target:g}% of {p.perf.bound} roofline"
-        )
+        target = target_words(p.perf)
         watch = " · watching" if self.watching else ""
         best = f" · best {s.best_percent:.0f}%" if s.best_percent is not None else ""
         self.query_one("#status", Static).update(

@@ -115,8 +115,9 @@ def _show(args: argparse.Namespace) -> int:
     s = store.status(p.id)
     store.close()
     print(p.statement().rstrip())
-    unit = " µs" if p.perf.bound == "latency" else f"% of the {p.perf.bound} roofline"
-    print(f"\nTarget: {p.perf.target:g}{unit} at " + " ".join(f"{k}={v}" for k, v in p.perf.args.items()))
+    from tilescope.puzzles.render import target_words
+
+    print(f"\nTarget: {target_words(p.perf)} at " + " ".join(f"{k}={v}" for k, v in p.perf.args.items()))
     print(f"Your file: {learner_path(p)}  ·  attempts {s.attempts}  ·  hints {s.hints_shown}/{len(p.hints)}")
     return 0
 

@@ -96,7 +96,8 @@ class Executor:
             return self._interpret(request, kernel)
         lent = [open_lent(spec, "cuda") for spec in request["buffers"]]
         try:
-            self._dirty()
+            if request.get("dirty", True):
+                self._dirty()
             kernel(*(body for _, _, body in lent))
             torch.cuda.synchronize()
         except Exception as err:
@@ -131,6 +132,21 @@ class Executor:
         times = time_cuda_runs(lambda: kernel(*bodies), warmup=int(request["warmup"]), runs=int(request["runs"]))
         return {"op": "timed", "times_us": times}
 
+    def time_torch(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The puzzle's torch baseline (an expression the grader read from the puzzle's own content), timed
+        on the same lent tensors as the kernel just timed, with the same flush and runs."""
+        from tilescope.puzzles.timing import time_torch_runs
+
+        lent = self.resident.get(request["key"])
+        if lent is None:
+            return {"op": "run-error", "message": "timing asked for before a checked run"}
+        bodies = [body for _, _, body in lent]
+        try:
+            times = time_torch_runs(str(request["expr"]), bodies, int(request["warmup"]), int(request["runs"]))
+        except Exception as err:
+            return {"op": "run-error", "message": f"the torch baseline failed: {type(err).__name__}: {err}"}
+        return {"op": "timed", "times_us": times}
+
 
 def hello() -> dict[str, Any]:
     import torch
@@ -148,7 +164,12 @@ def main() -> None:
 
     _send(replies, hello())
     executor = Executor()
-    handlers = {"compile": executor.compile, "run": executor.run, "time": executor.time}
+    handlers = {
+        "compile": executor.compile,
+        "run": executor.run,
+        "time": executor.time,
+        "time-torch": executor.time_torch,
+    }
     for line in sys.stdin:
         request = json.loads(line)
         reply = handlers[request["op"]](request)

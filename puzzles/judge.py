@@ -130,8 +130,11 @@ def run_case(
     timeout_s: float,
     *,
     guarded: bool = True,
+    dirty: bool = True,
 ) -> CaseResult:
-    """Lend the case's tensors, have the kernel process run it, and judge what it left in them."""
+    """Lend the case's tensors, have the kernel process run it, and judge what it left in them. ``dirty``
+    has the kernel process leave garbage in registers and shared memory first (a cuBLAS GEMM); a run under
+    compute-sanitizer goes without, so that the tool sees the learner's kernel alone."""
     ref = puzzle.reference()
     on_gpu = case.kind == "timed" and device == "cuda"  # the timed shape's inputs are large: make them there
     gen = torch.Generator(device="cuda" if on_gpu else "cpu").manual_seed(case.data_seed)
@@ -155,7 +158,7 @@ def run_case(
     for buf in out_bufs:
         buf.poison_body()
     specs = [b.spec.to_json() for b in (*in_bufs, *out_bufs)]
-    request = {"op": "run", "key": case.key, "buffers": specs, "device": device}
+    request = {"op": "run", "key": case.key, "buffers": specs, "device": device, "dirty": dirty}
     if device == "interpret":
         request["outputs"] = names[len(inputs) :]
     reply = _call(executor, request, timeout_s, {"ran", "run-error"})
@@ -183,9 +186,14 @@ def run_case(
     return _result(case, passed=True, outputs=checks)
 
 
-def _times(executor: Child, key: str, timeout_s: float) -> float:
-    request = {"op": "time", "key": key, "warmup": 3, "runs": TIMING_RUNS}
-    reply = _call(executor, request, timeout_s, {"timed"})
+def _times(executor: Child, key: str, timeout_s: float, expr: str | None = None) -> float:
+    """The median of the kernel's timed runs, or with ``expr`` of the torch baseline's on the same tensors."""
+    request: dict[str, Any] = {"op": "time", "key": key, "warmup": 3, "runs": TIMING_RUNS}
+    if expr is not None:
+        request = {**request, "op": "time-torch", "expr": expr}
+    reply = _call(executor, request, timeout_s, {"timed", "run-error"})
+    if reply["op"] == "run-error":
+        raise RuntimeError(str(reply.get("message")))
     times = reply.get("times_us")
     if not (isinstance(times, list) and len(times) == TIMING_RUNS):
         raise Violation("a timing answer with the wrong number of runs")
@@ -202,9 +210,12 @@ def perf_result(
     gpu: str,
     baseline_us: float | None,
     scopes: list[str] | None = None,
+    torch_us: float | None = None,
 ) -> PerfResult:
-    """Grade a time; a figure above the roofline is a measurement error and earns nothing, and a kernel
-    that does not use the lesson's technique (``requires``) earns at most two stars."""
+    """Grade a time: against torch's time in the same run where the puzzle names a torch baseline (and
+    against the naive version's where it names one, both to be met), else against the roofline. A figure
+    above the roofline is a measurement error and earns nothing, and a kernel that does not use the
+    lesson's technique (``requires``) earns at most two stars."""
     spec, ref = puzzle.perf, puzzle.reference()
     flops = int(ref.flops(args)) if hasattr(ref, "flops") else 0
     peak = datasheet_roofline(gpu)
@@ -223,8 +234,14 @@ def perf_result(
     capped = None
     if spec.requires and scopes is not None and not any(s.startswith(spec.requires) for s in scopes):
         capped = f"the kernel allocates no {spec.requires} memory, the technique this puzzle teaches"
+    ratio = None if torch_us is None else round(time_us / torch_us, 3)
+    scores = []
+    if ratio is not None and spec.torch_target:
+        scores.append(spec.torch_target / ratio)
     if speedup is not None and spec.speedup:
-        score = speedup / spec.speedup
+        scores.append(speedup / spec.speedup)
+    if scores:
+        score = min(scores)
     elif spec.bound == "latency":
         score = spec.target / time_us
     else:
@@ -246,6 +263,9 @@ def perf_result(
         baseline_us=None if baseline_us is None else round(baseline_us, 2),
         speedup=speedup,
         capped=capped,
+        torch_us=None if torch_us is None else round(torch_us, 2),
+        torch_ratio=ratio,
+        torch_target=spec.torch_target if ratio is not None else None,
     )
 
 
@@ -389,7 +409,7 @@ def _run_once(
     reply = _call(child, {**request, "device": "cuda"}, timeout_s, {"compiled", "compile-error"})
     if reply["op"] == "compiled":
         params = [Param(p["name"], tuple(p["shape"]), p["dtype"]) for p in reply["params"]]
-        run_case(puzzle, case, params, child, ws, "cuda", timeout_s, guarded=False)
+        run_case(puzzle, case, params, child, ws, "cuda", timeout_s, guarded=False, dirty=False)
 
 
 def _sanitized(
@@ -480,7 +500,13 @@ def _run(
                 progress(doing)
                 n_bytes = _traffic(params[case.key])
                 learner_us = _times(executor, case.key, timeout_s)
-                baseline_us = None
+                baseline_us = torch_us = None
+                if puzzle.perf.torch:
+                    progress("timing torch's own version")
+                    try:
+                        torch_us = _times(executor, case.key, timeout_s, puzzle.perf.torch)
+                    except RuntimeError as err:
+                        not_checked.append(f"the comparison with torch ({err})")
                 if puzzle.perf.baseline:
                     progress("timing the naive baseline")
                     try:
@@ -488,7 +514,7 @@ def _run(
                     except (RuntimeError, KeyError) as err:
                         not_checked.append(f"the speed-up over the naive version ({err})")
                 perf_out = perf_result(
-                    puzzle, case.args, learner_us, n_bytes, base["device"], baseline_us, scopes[case.key]
+                    puzzle, case.args, learner_us, n_bytes, base["device"], baseline_us, scopes[case.key], torch_us
                 )
     except ChildGone as gone:
         session.drop_executor()
@@ -540,6 +566,11 @@ def perf_words(p: PerfResult) -> str:
     if p.error:
         return f"{p.time_us:.1f} µs: {p.error}"
     text = "★" * p.stars + "☆" * (3 - p.stars) + (f" ({p.capped})" if p.capped else "")
+    if p.torch_ratio is not None:
+        share = "" if p.percent is None else f", {p.percent:.0f}% of the {p.bound} roofline"
+        naive = "" if p.speedup is None else f", {p.speedup:.2f}× the naive version's speed"
+        goal = f" (three stars at ≤ {p.torch_target:g}×)" if p.torch_target else ""
+        return f"{p.time_us:.1f} µs, {p.torch_ratio:.2f}× torch's {p.torch_us:.1f} µs{goal}{share}{naive} {text}"
     if p.speedup is not None:
         return f"{p.time_us:.1f} µs, {p.speedup:.2f}× the naive version's speed (target {p.target:g}×) {text}"
     if p.percent is None:

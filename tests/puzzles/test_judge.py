@@ -149,3 +149,42 @@ def test_a_message_that_answers_nothing_is_a_violation() -> None:
     with pytest.raises(judge.Violation):
         judge._expect('{"passed": true', "mine", {"ran"})
     assert judge._expect({"id": "mine", "op": "ran"}, "mine", {"ran"})["op"] == "ran"
+
+
+def test_stars_are_graded_against_torch_in_the_same_run() -> None:
+    p = catalog.get(6)
+    args = p.perf.args
+    n_bytes = 4 * args["M"] * args["N"] + 4 * args["M"]
+    target = p.perf.torch_target or 0.0
+    assert p.perf.torch and target > 1.0
+    level = judge.perf_result(p, args, 160.0, n_bytes, "NVIDIA H200", None, torch_us=160.0)
+    assert level.torch_ratio == 1.0 and level.torch_us == 160.0 and level.stars == 3
+    assert level.percent is not None and level.torch_target == target  # the roofline share is still shown
+    slow = judge.perf_result(p, args, 160.0 * target * 1.5, n_bytes, "NVIDIA H200", None, torch_us=160.0)
+    assert slow.stars == 2 and slow.torch_ratio is not None and slow.torch_ratio > target
+    crawl = judge.perf_result(p, args, 160.0 * target * 3, n_bytes, "NVIDIA H200", None, torch_us=160.0)
+    assert crawl.stars == 1
+    words = judge.perf_words(level)
+    assert "torch" in words and "1.00×" in words and "roofline" in words
+
+
+def test_without_a_torch_time_the_roofline_grades() -> None:
+    p = catalog.get(17)
+    assert p.perf.torch is None
+    args = p.perf.args
+    flops = 2 * args["M"] * args["N"] * args["K"]
+    time_us = flops / (989e12 * p.perf.target / 100) * 1e6 * 0.99  # just over the target share
+    result = judge.perf_result(p, args, time_us, 0, "NVIDIA H200", None)
+    assert result.torch_ratio is None and result.stars == 3
+
+
+def test_the_transpose_needs_both_torch_and_the_naive_speed_up() -> None:
+    p = catalog.get(10)
+    args = p.perf.args
+    n_bytes = 2 * 4 * args["M"] * args["N"]
+    quick = 300.0 * (p.perf.speedup or 1.0)
+    scopes = ["shared.dyn"]
+    both = judge.perf_result(p, args, 300.0, n_bytes, "NVIDIA H200", quick, scopes, torch_us=450.0)
+    assert both.stars == 3
+    slower_than_torch = judge.perf_result(p, args, 300.0, n_bytes, "NVIDIA H200", quick, scopes, torch_us=150.0)
+    assert slower_than_torch.stars == 2
