@@ -6,6 +6,8 @@ re-hint a generated 1,000-line file after an edit at its top (p95), and what the
 costs next to whole-file ``ast.parse``, ``tokenize`` and (when installed) parso. Run:
 
     python benchmarks/bench_corpus.py [--edits 50]      # TILESCOPE_CORPUS=DIR to point elsewhere
+    python benchmarks/bench_corpus.py --compiler [ARGS]  # the compiler tier against plain TileLang
+                                                        # (bench_corpus_compiler.py and its ARGS)
 
 Goals (the static tier's acceptance): 0 error-severity and 0 syntax diagnostics; hints p95 ≤ 5 ms
 per corpus file; the 1,000-line edit p95 ≤ 15 ms.
@@ -150,8 +152,14 @@ def parser_figures() -> None:
 
 
 def main() -> None:
+    if "--compiler" in sys.argv[1:]:
+        from bench_corpus_compiler import main as compiler_main
+
+        compiler_main([a for a in sys.argv[1:] if a != "--compiler"])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edits", type=int, default=50)
+    parser.add_argument("--compiler", action="store_true", help="the compiler tier: bench_corpus_compiler.py")
     args = parser.parse_args()
     if not CORPUS.is_dir():
         raise SystemExit(f"corpus not found at {CORPUS}")

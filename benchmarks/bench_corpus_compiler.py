@@ -1,6 +1,6 @@
 """The compiler tier over TileLang's examples, against plain TileLang (``benchmarks/corpus_truth.json``).
 
-Three figures, per corpus folder and in total:
+Three figures, per corpus folder and in total, and every kernel of the truth that misses (why):
 
 * of the kernels in the truth (those plain TileLang lowers with the file's own sizes, see
   ``corpus_truth.py``), how many ``tilescope check`` analysed and found equal to plain lowering
@@ -10,7 +10,11 @@ Three figures, per corpus folder and in total:
 * the wall time of ``tilescope check CORPUS -j 2`` against plain TileLang lowering the kernels
   Tilescope lowered, with the same arguments, one after another in one process.
 
-    python benchmarks/bench_corpus_compiler.py [--corpus DIR] [--jobs 2] [--json OUT]
+    python benchmarks/bench_corpus_compiler.py [--corpus DIR] [--jobs 2] [--json OUT] [--truth FILE]
+        [--truth-files]     # check only the files the truth holds kernels of (no timing figure then)
+        [--check-json KEEP [--reuse]]   # keep check's output; compare a kept one with (another) truth
+
+``python benchmarks/bench_corpus.py --compiler`` runs this too.
 """
 
 from __future__ import annotations
@@ -33,13 +37,16 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from corpus_truth import lower_all  # noqa: E402
 
+LIMIT = ["--timeout", "180"]
+"""Plain lowering has no limit: a build slowed by a loaded machine is not a miss."""
 
-def check(corpus: Path, jobs: int) -> tuple[list[dict[str, Any]], float]:
-    """``tilescope check CORPUS -j N --format json`` run from a scratch folder; its files and wall time."""
+
+def check(paths: list[Path], jobs: int) -> tuple[list[dict[str, Any]], float]:
+    """``tilescope check PATH... -j N --format json`` run from a scratch folder; its files and wall time."""
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as cwd:
         done = subprocess.run(
-            [sys.executable, "-m", "tilescope", "check", str(corpus), "-j", str(jobs), "--format", "json"],
+            [sys.executable, "-m", "tilescope", "check", *map(str, paths), "-j", str(jobs), "--format", "json", *LIMIT],
             cwd=cwd,
             capture_output=True,
             text=True,
@@ -67,23 +74,48 @@ def _facts(model: dict[str, Any]) -> dict[str, Any]:
     return {"buffers": buffers, "launches": launches, "layouts": layouts}
 
 
-def compare(truth: dict[str, Any], files: list[dict[str, Any]], corpus: Path) -> dict[str, dict[str, int]]:
+def _defaults(path: Path, kernel: str, model: dict[str, Any]) -> dict[str, Any]:
+    """The parameter defaults the compiler tier built with (``arg_sources`` says ``default``), as the
+    static tier reads them: a model lists only the values passed."""
+    from tilescope.core.static import analyze_source
+
+    static = analyze_source(path.read_text(), str(path))
+    found = next((k for k in static.kernels if k.ref.name == kernel), None)
+    sources = model.get("arg_sources", {})
+    return {
+        b.name: b.value
+        for b in (found.bindings if found else [])
+        if b.origin == "default" and sources.get(b.name) == "default"
+    }
+
+
+def compare(
+    truth: dict[str, Any], files: list[dict[str, Any]], corpus: Path, misses: list[str] | None = None
+) -> dict[str, dict[str, int]]:
+    """The table of figures; ``misses`` gets one line per truth kernel not analysed, equal and own."""
     by_file = {Path(f["path"]).resolve().relative_to(corpus).as_posix(): f for f in files}
     table: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    misses = misses if misses is not None else []
     for entry in truth["kernels"]:
         folder = str(Path(entry["file"]).parent)
         row = table[folder]
         row["truth"] += 1
         analysis = by_file.get(entry["file"])
         model = next((k for k in (analysis or {}).get("kernels", []) if k["kernel"] == entry["kernel"]), None)
+        where = f"{entry['file']} {entry['kernel']}"
         if model is None or not model["passes"] or any(d["severity"] == "error" for d in model["diagnostics"]):
+            found = (model or analysis or {}).get("diagnostics", [])
+            errors = [d["message"] for d in sorted(found, key=lambda d: d["severity"] != "error")]
+            why = "not checked" if analysis is None else "not found" if model is None else "not lowered"
+            misses.append(f"{where}: {why}: {(errors or [''])[0][:160]}")
             continue
         row["analysed"] += 1
         # Arguments as called, and T.const values the tensors bound; a name the hook read off a
         # tensor annotation that is no parameter of the kernel (a factory's local) is not a size to choose.
-        consts = {k: v for k, v in entry.get("consts", {}).items() if k in model["args"]}
+        built = {**_defaults(corpus / entry["file"], entry["kernel"], model), **model["args"]}
+        consts = {k: v for k, v in entry.get("consts", {}).items() if k in built}
         wanted = {**consts, **entry.get("args", {})}
-        own = all(name in model["args"] and _same(model["args"][name], v) for name, v in wanted.items())
+        own = all(name in built and _same(built[name], v) for name, v in wanted.items())
         row["own_sizes"] += own
         facts, plain = _facts(model), entry["truth"]
         plain_buffers = sorted({(b[0], json.dumps(b[1]), b[2], b[3]) for b in plain["buffers"]})
@@ -94,6 +126,18 @@ def compare(truth: dict[str, Any], files: list[dict[str, Any]], corpus: Path) ->
         )
         row["equal"] += equal
         row["equal_and_own"] += equal and own
+        if not own:
+            other = {
+                n: model["args"].get(n, "missing") for n, v in wanted.items() if not _same(model["args"].get(n), v)
+            }
+            misses.append(f"{where}: other sizes: built {other}, the file runs { ({n: wanted[n] for n in other}) }")
+        if not equal:
+            parts = [
+                k
+                for k in ("buffers", "launches", "layouts")
+                if facts[k] != (plain_buffers if k == "buffers" else plain[k])
+            ]
+            misses.append(f"{where}: differs from plain lowering in {', '.join(parts)}")
     total: dict[str, int] = defaultdict(int)
     for row in table.values():
         for key, value in row.items():
@@ -112,7 +156,7 @@ def _same_kernels(files: list[dict[str, Any]], corpus: Path) -> list[dict[str, A
     return instances
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--jobs", type=int, default=2)
@@ -120,22 +164,33 @@ def main() -> None:
     parser.add_argument("--only", help="one folder of the corpus, e.g. examples/gemm")
     parser.add_argument("--check-json", type=Path, help="keep check's output here; with --reuse, read it instead")
     parser.add_argument("--reuse", action="store_true", help="compare a kept check output with the truth only")
-    args = parser.parse_args()
+    parser.add_argument("--truth", type=Path, default=TRUTH)
+    parser.add_argument("--truth-files", action="store_true", help="check only the files the truth names")
+    parser.add_argument("--no-timing", action="store_true", help="skip plain lowering of what check lowered")
+    args = parser.parse_args(argv)
     corpus = args.corpus.resolve()
     if not corpus.is_dir():
         print(f"no corpus at {corpus}; pass --corpus", file=sys.stderr)
         raise SystemExit(2)
-    truth = json.loads(TRUTH.read_text())
+    truth = json.loads(args.truth.read_text())
     if args.only:
         truth["kernels"] = [k for k in truth["kernels"] if k["file"].startswith(args.only.rstrip("/") + "/")]
     if args.reuse and args.check_json:
         kept = json.loads(args.check_json.read_text())
         files, check_s, plain_s, plain_ok = kept["files"], kept["check_s"], kept["plain_s"], kept["plain_ok"]
+    elif args.truth_files:
+        files, check_s = check(sorted({corpus / k["file"] for k in truth["kernels"]}), args.jobs)
     else:
-        files, check_s = check(corpus / args.only if args.only else corpus, args.jobs)
-    table = compare(truth, files, corpus)
+        files, check_s = check([corpus / args.only if args.only else corpus], args.jobs)
+    misses: list[str] = []
+    table = compare(truth, files, corpus, misses)
     same = _same_kernels(files, corpus)
-    if not args.reuse:
+    if (args.truth_files or args.no_timing) and not args.reuse:
+        plain_s, plain_ok = float("nan"), 0
+        if args.check_json:
+            kept = {"files": files, "check_s": check_s, "plain_s": plain_s, "plain_ok": plain_ok}
+            args.check_json.write_text(json.dumps(kept) + "\n")
+    elif not args.reuse:
         results, plain_s = lower_all(same, corpus)
         plain_ok = sum(r["ok"] for r in results)
         if args.check_json:
@@ -149,6 +204,9 @@ def main() -> None:
         )
     total = table["total"]
     n = max(total.get("truth", 0), 1)
+    print(f"\n{len(misses)} misses:")
+    for line in misses:
+        print("  " + line)
     print(
         f"\nanalysed and equal to plain lowering: {total.get('equal', 0)}/{n} "
         f"({100 * total.get('equal', 0) / n:.1f} %); own sizes chosen: {total.get('own_sizes', 0)}/{n} "

@@ -20,7 +20,12 @@ from tilescope.core.model import Diagnostic, KernelRef
 from tilescope.core.record import recorded_arguments
 from tilescope.core.static import analyze_source
 
-_CONCRETE = (int, float, str, bool)
+_CONCRETE = (int, float, str, bool, tuple)
+
+
+def _passed(value: Any) -> Any:
+    """A list of sizes goes to the factory as the list the file wrote."""
+    return list(value) if isinstance(value, tuple) else value
 
 
 @dataclass(frozen=True)
@@ -62,11 +67,11 @@ def instantiations(source: str, path: str = "<string>") -> list[Instantiation]:
     found = []
     for kernel in static.kernels:
         bindings = [b for b in kernel.bindings if isinstance(b.value, _CONCRETE)]
-        given = {b.name: (b.value, b.origin) for b in bindings if b.origin == "call"}
+        given = {b.name: (_passed(b.value), b.origin) for b in bindings if b.origin == "call"}
         known = {p.name for p in kernel.ref.params}
         recorded = recorded_arguments(path, kernel.ref.name) or {}
         given.update({name: (value, "recorded") for name, value in recorded.items() if name in known})
-        given.update({b.name: (b.value, b.origin) for b in bindings if b.origin == "directive"})
+        given.update({b.name: (_passed(b.value), b.origin) for b in bindings if b.origin == "directive"})
         args = {name: value for name, (value, _) in given.items()}
         sources = {name: origin for name, (_, origin) in given.items()}
         missing = []

@@ -74,10 +74,36 @@ def _keep(stmt: ast.stmt) -> bool:
     return _is_sys_path_edit(stmt)
 
 
+def _bound_names(stmt: ast.stmt) -> set[str]:
+    """Names a kept top-level statement binds."""
+    if isinstance(stmt, ast.Import | ast.ImportFrom):
+        return {(a.asname or a.name).split(".")[0] for a in stmt.names}
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {stmt.name}
+    return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _reads_unbound(stmt: ast.stmt, bound: set[str]) -> bool:
+    """An assignment reading a name no kept statement binds (``ref_c = a @ b.T`` after a skipped
+    ``a = torch.randn(...)``) would stop the load with a NameError: it is skipped too."""
+    if not isinstance(stmt, ast.Assign | ast.AnnAssign) or stmt.value is None:
+        return False
+    nodes = list(ast.walk(stmt.value))
+    loaded = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    local = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}  # comprehensions
+    local |= {a.arg for n in nodes if isinstance(n, ast.Lambda) for a in ast.walk(n.args) if isinstance(a, ast.arg)}
+    return bool(loaded - local - bound - set(dir(builtins)))
+
+
 def definitions_only(tree: ast.Module) -> ast.Module:
     """The module with every statement that could run work at import time removed."""
     body: list[ast.stmt] = []
+    bound = {"__name__", "__file__", "__doc__", "__spec__", "__package__"}
     for stmt in tree.body:
+        if _keep(stmt) and _reads_unbound(stmt, bound):
+            continue
+        if _keep(stmt):
+            bound |= _bound_names(stmt)
         if isinstance(stmt, ast.Try) and _keep(stmt):
             stmt.handlers = [
                 ast.ExceptHandler(type=h.type, name=h.name, body=[ast.Pass()], lineno=h.lineno, col_offset=h.col_offset)

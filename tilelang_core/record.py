@@ -83,12 +83,18 @@ def _has_gpu() -> bool:
 
 
 def record(
-    command: list[str], workspace: Path, timeout_s: float | None = None, env: dict[str, str] | None = None
+    command: list[str],
+    workspace: Path,
+    timeout_s: float | None = None,
+    env: dict[str, str] | None = None,
+    idle_s: float | None = None,
 ) -> tuple[int, list[dict[str, Any]]]:
-    """Run ``command`` in ``workspace`` with the hook; its exit status (124 past ``timeout_s``) and the hook's lines."""
+    """Run ``command`` in ``workspace`` with the hook; its exit status (124 past ``timeout_s``, 125 when
+    ``idle_s`` passed without a new line from the hook) and the hook's lines."""
     with tempfile.TemporaryDirectory(prefix="tilescope-record-") as folder:
         hook_dir = Path(folder)
         shutil.copy(Path(__file__).with_name("record_hook.py"), hook_dir / "tilescope_record_hook.py")
+        shutil.copy(Path(__file__).with_name("record_standin.py"), hook_dir / "tilescope_record_standin.py")
         (hook_dir / "sitecustomize.py").write_text(_SITECUSTOMIZE)
         out = hook_dir / "instances.jsonl"
         env = {**os.environ, **(env or {})}
@@ -100,11 +106,11 @@ def record(
             print(f"tilescope record: cannot run {command[0]!r}: {err}")
             return 127, []
         try:
-            code = process.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
+            code = _wait(process, out, timeout_s, idle_s)
+        except subprocess.TimeoutExpired as stopped:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-            code = 124
+            code = 125 if stopped.timeout == idle_s else 124
         lines = []
         if out.exists():
             for text in out.read_text().splitlines():
@@ -192,6 +198,26 @@ def find_instances(path: str) -> Path | None:
     return None
 
 
+def _wait(process: subprocess.Popen[bytes], out: Path, timeout_s: float | None, idle_s: float | None) -> int:
+    """The exit status; ``TimeoutExpired`` (its ``timeout`` saying which limit) past either limit."""
+    if idle_s is None:
+        return process.wait(timeout=timeout_s)
+    start = last = time.monotonic()
+    size = -1
+    while True:
+        try:
+            return process.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            now = time.monotonic()
+            grown = out.stat().st_size if out.exists() else 0
+            if grown != size:
+                size, last = grown, now
+            if timeout_s is not None and now - start > timeout_s:
+                raise subprocess.TimeoutExpired(process.args, timeout_s) from None
+            if size > 0 and now - last > idle_s:  # idle only counts once the hook has written
+                raise subprocess.TimeoutExpired(process.args, idle_s) from None
+
+
 def recorded_arguments(path: str, kernel: str) -> dict[str, Any] | None:
     """The most recent recorded values for a kernel of a file: its arguments and ``T.const`` values."""
     instances = find_instances(path)
@@ -204,9 +230,3 @@ def recorded_arguments(path: str, kernel: str) -> dict[str, Any] | None:
             values = {**entry.get("args", {}), **entry.get("consts", {})}
             return {k: v for k, v in values.items() if isinstance(v, int | float | str | bool)}
     return None
-
-
-def stamp(path: str) -> float | None:
-    """When the instances a file would read last changed (part of the compiler tier's cache key)."""
-    instances = find_instances(path)
-    return instances.stat().st_mtime if instances is not None else None

@@ -11,7 +11,8 @@ processes (test workers) can share it; the last line says how the process ended.
 ``TILESCOPE_RECORD_CPU_TENSORS=1`` (used to build the corpus ground truth on a machine without a
 GPU, never by ``tilescope record`` itself) makes tensors the program asks for on the GPU on the
 CPU instead, same shapes and dtypes, so a run reaches the kernel those tensors size before its
-first compile stops it.
+first compile stops it; with ``TILESCOPE_RECORD_STAND_IN=1`` as well, compiles return stand-ins
+(``record_standin.py``) so the run goes on to its later kernels.
 """
 
 from __future__ import annotations
@@ -282,6 +283,20 @@ _PATCHES = {
 }
 if os.environ.get("TILESCOPE_RECORD_CPU_TENSORS") == "1":
     _PATCHES["torch"] = _patch_torch
+if os.environ.get("TILESCOPE_RECORD_STAND_IN") == "1":  # the corpus ground truth only: see that module
+    import tilescope_record_standin as _standin
+
+    def _both(*patches: Any) -> Any:
+        def patch(module: Any) -> None:
+            for each in patches:
+                with contextlib.suppress(Exception):
+                    each(module)
+
+        return patch
+
+    _PATCHES["tilelang.jit"] = _both(_patch_jit, _standin.patch_compile)
+    _PATCHES["tilelang.profiler"] = _standin.patch_profiler
+    _PATCHES["torch"] = _both(_patch_torch, _standin.patch_torch)
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):

@@ -101,16 +101,20 @@ def test_a_directive_placeholder_is_no_value() -> None:
     assert found["M"][:2] == (1024, "call") and found["N"][:2] == (2048, "directive")
 
 
-def test_parameters_an_autotuner_chooses_stay_unknown() -> None:
+def test_an_autotuned_kernel_takes_its_first_config_and_unknown_configs_stay_unknown() -> None:
     source = GEMM.replace(
         "# tilescope: M=1024 N=1024 K=1024\n",
         "# tilescope: M=1024 N=1024 K=1024\n@tilelang.autotune(configs=[{'block_M': 64, 'block_N': 64}])\n",
     )
     found = bound(source)
-    assert found["block_M"][:2] == (None, "autotune") and found["block_N"][:2] == (None, "autotune")
+    assert found["block_M"][:2] == (64, "autotune config 0") and found["block_N"][:2] == (64, "autotune config 0")
     assert found["block_K"][:2] == (32, "default")
+    lines = source_lines(source)
+    line = next(n for n, text in enumerate(lines, 1) if "A_shared = " in text)
+    text = hover(Facts(analyze_source(source)), line, lines[line - 1].index("A_shared") + 1)
+    assert text is not None and f"block_M=64 (autotune config 0, line {found['block_M'][2]})" in text.markdown
     computed = GEMM.replace("# tilescope: M=1024 N=1024 K=1024\n", "@tilelang.autotune(configs=get_configs())\n")
-    found = bound(computed)
+    found = bound(computed)  # get_configs is not defined in the file: nothing to read
     assert {v[1] for k, v in found.items() if k.startswith("block_")} == {"autotune"}
     assert found["dtype"][:2] == ("float16", "default")
 

@@ -101,16 +101,25 @@ def _missing_values(
     name = kernel.ref.name
     message = (
         f"no value for {', '.join(missing)}: Tilescope looked for a '# tilescope:' directive above the def, "
-        f"calls of {name} in this file (also through main()'s parameters and argparse defaults), and "
-        "parameter defaults; shapes using them stay symbolic"
+        f"the calls of {name} the file makes when run (from its __main__ block through its own functions, with "
+        "argparse defaults), its other calls in this file, and parameter defaults; shapes using them stay symbolic"
     )
     anchor = kernel.name_span or kernel.span
     diagnostic = Diagnostic("information", message, anchor, "missing-values", kernel=name)
     first = delta + min([outer.lineno, *(d.lineno for d in outer.decorator_list)])
     indent = " " * outer.col_offset
-    values = " ".join(f"{b.name}={'?' if b.value is None else b.value}" for b in kernel.bindings)
+    values = " ".join(f"{b.name}={_directive_text(b.value)}" for b in kernel.bindings)
     edit = TextEdit(Span(first, 0, first, 0), f"{indent}# tilescope: {values}\n")
     return QuickFix(diagnostic, f"Add a '# tilescope:' directive for {name}", [edit])
+
+
+def _directive_text(value: object) -> str:
+    """A value as a directive writes it: ``?`` when unknown, a list of sizes without spaces."""
+    if value is None:
+        return "?"
+    if isinstance(value, tuple):
+        return "[" + ",".join(map(str, value)) + "]"
+    return str(value)
 
 
 def _read(

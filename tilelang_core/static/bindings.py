@@ -13,8 +13,9 @@ import re
 
 from tilescope.core.model import KernelRef
 from tilescope.core.static.context import ModuleContext, bind_assignment
-from tilescope.core.static.discover import default_nodes, tuned_names
-from tilescope.core.static.evaluate import Shaped, Sym, Value, evaluate
+from tilescope.core.static.discover import autotune_configs, default_nodes, discover_block, tuned_names
+from tilescope.core.static.evaluate import Shaped, Sym, Value, evaluate, is_known_int
+from tilescope.core.static.flow import first_config, reached_calls
 from tilescope.core.static.records import Binding
 from tilescope.core.static.recover import ParsedBlock, PlacedBlock
 
@@ -41,6 +42,10 @@ def directive(lines: list[str], func: ast.FunctionDef, offset: int) -> tuple[dic
 
 
 def _directive_value(text: str) -> Value:
+    if text.startswith("[") and text.endswith("]"):
+        items = [item.strip() for item in text[1:-1].split(",") if item.strip()]
+        if items and all(re.fullmatch(r"-?\d+", item) for item in items):
+            return tuple(int(item) for item in items)
     try:
         return int(text, 0)
     except ValueError:
@@ -159,24 +164,53 @@ def _parameter_values(
     return values
 
 
+def kernel_names(context: ModuleContext) -> frozenset[str]:
+    """The names of every kernel the file defines (computed once per analysis)."""
+    names = context.memo.get("kernel-names")
+    if names is None:
+        names = frozenset(
+            ref.name
+            for placed in context.blocks
+            for ref, _, _ in discover_block(placed.block, context.aliases, context.tilelang)
+        )
+        context.memo["kernel-names"] = names
+    return names  # type: ignore[return-value]
+
+
+def run_calls(context: ModuleContext, name: str) -> list[Call]:
+    """The call that builds ``name`` first when the file runs (``flow.py``); failing that, its calls
+    in file order with the values known around each."""
+    reached = reached_calls(context, kernel_names(context)).get(name)
+    if reached:
+        first = reached[0]
+        return [(first.call, first.env, first.delta)]
+    return call_sites(context, name)
+
+
 def bindings(ref: KernelRef, outer: ast.FunctionDef, offset: int, context: ModuleContext) -> tuple[list[Binding], str]:
     """Each parameter's value and origin (file lines), and the kernel's target."""
     written, directive_line = directive(context.lines, outer, offset)
     target = written.pop("target", context.target)
-    calls = call_sites(context, ref.name)
+    calls = run_calls(context, ref.name)
     result: list[Binding] = []
     positional = [a.arg for a in [*outer.args.posonlyargs, *outer.args.args]]
     defaults = default_nodes(outer)
     tuned = tuned_names(outer, context.tilelang)
+    called: dict[str, tuple[Value, int | None]] = {}
     for param in ref.params:
-        if param.name in written:
-            result.append(Binding(param.name, _directive_value(written[param.name]), "directive", directive_line))
-            continue
         value, line = _from_calls(param.name, positional, calls, context.aliases)
         if value is None and ref.style == "jit-eager":
             value, line = _from_tensors(param.name, outer, calls, context.aliases)
         if value is not None:
-            result.append(Binding(param.name, value, "call", line))
+            called[param.name] = (value, line)
+    config, config_line = _config_zero(outer, offset, context, called, tuned)
+    for param in ref.params:
+        if param.name in written:
+            result.append(Binding(param.name, _directive_value(written[param.name]), "directive", directive_line))
+        elif param.name in called:
+            result.append(Binding(param.name, called[param.name][0], "call", called[param.name][1]))
+        elif param.name in config:
+            result.append(Binding(param.name, config[param.name], "autotune config 0", config_line))
         elif param.name in defaults and _tuned(param.name, defaults[param.name], tuned):
             result.append(Binding(param.name, None, "autotune", offset + defaults[param.name].lineno))
         elif param.name in defaults:
@@ -190,6 +224,26 @@ def bindings(ref: KernelRef, outer: ast.FunctionDef, offset: int, context: Modul
         if name not in {p.name for p in ref.params}:
             result.append(Binding(name, _directive_value(text), "directive", directive_line))
     return result, target
+
+
+def _config_zero(
+    outer: ast.FunctionDef,
+    offset: int,
+    context: ModuleContext,
+    called: dict[str, tuple[Value, int | None]],
+    tuned: frozenset[str] | None,
+) -> tuple[dict[str, Value], int | None]:
+    """The values of an ``@autotune``'s first config and the decorator's line: what the compiler tier
+    builds first. None when a call passes a tunable value (TileLang then tunes nothing) or the
+    configs are not known."""
+    is_tuned, configs = autotune_configs(outer, context.tilelang)
+    if not is_tuned or configs is None or (tuned is not None and set(called) & tuned):
+        return {}, None
+    found = first_config(context, kernel_names(context), configs, {k: v for k, (v, _) in called.items()})
+    if not found or (tuned is None and set(called) & set(found)):
+        return {}, None
+    plain = {k: v for k, v in found.items() if isinstance(v, int | float | str) or _sizes(v)}
+    return plain, offset + configs.lineno
 
 
 def _tuned(name: str, default: ast.expr, tuned: frozenset[str] | None) -> bool:
@@ -216,9 +270,14 @@ def _from_calls(
         if node is None:
             continue
         value = evaluate(node, env, aliases)
-        if isinstance(value, int | float | str) and value is not None:
+        if isinstance(value, int | float | str) or _sizes(value):
             return value, offset + call.lineno
     return None, None
+
+
+def _sizes(value: Value) -> bool:
+    """A list of known sizes (``[64, 128, 256]``), passed on as a list."""
+    return isinstance(value, tuple) and 0 < len(value) <= 256 and all(is_known_int(v) for v in value)
 
 
 def _tensor_dims(func: ast.FunctionDef, aliases: frozenset[str]) -> dict[str, list[ast.expr]]:

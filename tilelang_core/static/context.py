@@ -65,6 +65,10 @@ def argparse_defaults(block: ParsedBlock, aliases: frozenset[str]) -> dict[str, 
                 continue
             flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
             keywords = {k.arg: k.value for k in node.keywords}
+            action = keywords.get("action")
+            flag = action.value if isinstance(action, ast.Constant) else None
+            if flags and "default" not in keywords and flag in ("store_true", "store_false"):
+                keywords["default"] = ast.Constant(flag == "store_false")
             if not flags or "default" not in keywords:
                 continue
             dest = keywords.get("dest")

@@ -139,10 +139,8 @@ def _inner_prim_func(func: ast.FunctionDef, nodes: list[ast.AST], names: dict[st
     return next((f for f in found if f.name in returned), found[-1])
 
 
-def tuned_names(func: ast.FunctionDef, names: dict[str, str]) -> frozenset[str] | None:
-    """Parameters an ``@autotune`` decorator chooses: the keys of a literal ``configs=[{...}]``;
-    every parameter (``None``) when the configs are computed; empty when it is not autotuned."""
-    found: set[str] = set()
+def autotune_configs(func: ast.FunctionDef, names: dict[str, str]) -> tuple[bool, ast.expr | None]:
+    """Whether an ``@autotune`` decorates ``func``, and its ``configs`` expression when it has one."""
     for decorator in func.decorator_list:
         if not qualified(decorator, names).endswith(".autotune"):
             continue
@@ -150,11 +148,22 @@ def tuned_names(func: ast.FunctionDef, names: dict[str, str]) -> frozenset[str] 
         if isinstance(decorator, ast.Call):
             configs = next((k.value for k in decorator.keywords if k.arg == "configs"), None)
             configs = configs if configs is not None or not decorator.args else decorator.args[0]
-        if not isinstance(configs, ast.List | ast.Tuple) or not all(isinstance(e, ast.Dict) for e in configs.elts):
-            return None
-        for config in configs.elts:
-            assert isinstance(config, ast.Dict)
-            found.update(k.value for k in config.keys if isinstance(k, ast.Constant) and isinstance(k.value, str))
+        return True, configs
+    return False, None
+
+
+def tuned_names(func: ast.FunctionDef, names: dict[str, str]) -> frozenset[str] | None:
+    """Parameters an ``@autotune`` decorator chooses: the keys of a literal ``configs=[{...}]``;
+    every parameter (``None``) when the configs are computed; empty when it is not autotuned."""
+    tuned, configs = autotune_configs(func, names)
+    if not tuned:
+        return frozenset()
+    if not isinstance(configs, ast.List | ast.Tuple) or not all(isinstance(e, ast.Dict) for e in configs.elts):
+        return None
+    found: set[str] = set()
+    for config in configs.elts:
+        assert isinstance(config, ast.Dict)
+        found.update(k.value for k in config.keys if isinstance(k, ast.Constant) and isinstance(k.value, str))
     return frozenset(found)
 
 

@@ -86,6 +86,10 @@ class Shaped:
     """A tensor made in the file (``torch.randn(M, K)``), known by its shape only."""
 
     shape: tuple[Any, ...]
+    dtype: str | None = None
+    """The element type when the file says it (``dtype=torch.float16``, ``.half()``)."""
+    data: tuple[Any, ...] | None = None
+    """The numbers of a 1-D ``torch.tensor([2048, 6144])`` written in the file."""
 
     def __str__(self) -> str:
         return f"tensor{self.shape}"
@@ -93,8 +97,11 @@ class Shaped:
 
 Value = Any
 """int, float, bool, str, ``Sym``, ``Shaped``, or a tuple of values."""
-_TORCH_MAKERS = {"randn", "rand", "empty", "zeros", "ones", "full", "randint", "tensor", "randn_like", "empty_like"}
+_TORCH_MAKERS = {"randn", "rand", "empty", "zeros", "ones", "full", "randint", "tensor"}
+_TORCH_MAKERS |= {"randn_like", "empty_like", "zeros_like", "ones_like", "rand_like"}
 _SAME_SHAPE = {"cuda", "cpu", "half", "float", "bfloat16", "to", "contiguous", "clone", "detach", "requires_grad_"}
+_CASTS = {"half": "float16", "float": "float32", "bfloat16": "bfloat16"}
+_STR_TESTS = {"isdigit", "isalpha", "isalnum", "isupper", "islower", "isspace"}
 
 
 def dtype_name(value: Value) -> str | None:
@@ -191,10 +198,14 @@ def _eval(node: ast.expr, env: Mapping[str, Value], aliases: frozenset[str]) -> 
             dtype = dtype_name(_eval(node.value.args[0], env, aliases)) if node.value.args else None
             bits = dtype_bits(dtype) if dtype else None
             return bits if bits is not None else Sym(_text(node))
-        if node.attr in ("shape", "T"):
+        if node.attr in ("shape", "T", "dtype", "ndim"):
             base = _eval(node.value, env, aliases)
+            if isinstance(base, Shaped) and node.attr == "ndim":
+                return len(base.shape)
+            if isinstance(base, Shaped) and node.attr == "dtype":
+                return base.dtype if base.dtype is not None else Sym(_text(node))
             if isinstance(base, Shaped):
-                return base.shape if node.attr == "shape" else Shaped(tuple(reversed(base.shape)))
+                return base.shape if node.attr == "shape" else Shaped(tuple(reversed(base.shape)), base.dtype)
         if isinstance(node.value, ast.Name) and f"{node.value.id}.{node.attr}" in env:
             return env[f"{node.value.id}.{node.attr}"]
         if isinstance(node.value, ast.Name) and node.value.id in aliases and dtype_name(node.attr):
@@ -267,25 +278,57 @@ def _binary(node: ast.BinOp, env: Mapping[str, Value], aliases: frozenset[str]) 
         if len(left) + len(right) > 4096:
             raise OverflowError
         return left + right
+    if isinstance(left, Shaped) or isinstance(right, Shaped):
+        return _elementwise(left, right, node)
     if isinstance(node.op, ast.Mult) and (left == 1 or right == 1):
         return right if left == 1 else left
     return _sym(f"{_wrap(left)} {symbol} {_wrap(right)}")
 
 
+def _extent(base: Shaped, name: str, args: list[Value], node: ast.Call) -> Value:
+    """``x.size()``, ``x.size(1)``, ``x.dim()`` of a tensor made in the file."""
+    if name != "size":
+        return len(base.shape)
+    if not args:
+        return base.shape
+    if len(args) == 1 and is_known_int(args[0]) and -len(base.shape) <= args[0] < len(base.shape):
+        return base.shape[args[0]]
+    return Sym(_text(node))
+
+
+def _elementwise(left: Value, right: Value, node: ast.BinOp) -> Value:
+    """A tensor with a number (``2 * a - 1``) or with a tensor of the same shape keeps its shape."""
+    if isinstance(node.op, ast.MatMult):
+        return Sym(_text(node))
+    tensors = [v for v in (left, right) if isinstance(v, Shaped)]
+    others = [v for v in (left, right) if not isinstance(v, Shaped)]
+    if len(tensors) == 2 and tensors[0].shape == tensors[1].shape:
+        dtype = tensors[0].dtype if tensors[0].dtype == tensors[1].dtype else None
+        return Shaped(tensors[0].shape, dtype)
+    if len(tensors) == 1 and _numeric(others[0]):
+        return Shaped(tensors[0].shape, tensors[0].dtype)
+    return Sym(_text(node))
+
+
 def _tensor(node: ast.Call, name: str, env: Mapping[str, Value], aliases: frozenset[str]) -> Value:
-    """The shape of ``torch.randn(M, K)``, ``torch.full((M, N), 0)``, ``torch.randint(0, 9, (M,))``..."""
+    """The shape (and dtype) of ``torch.randn(M, K)``, ``torch.full((M, N), 0)``, ``torch.randint(0, 9, (M,))``..."""
     args = [a for a in node.args if not isinstance(a, ast.Starred)]
-    size = next((k.value for k in node.keywords if k.arg == "size"), None)
-    if name in ("randn_like", "empty_like"):
+    keywords = {k.arg: k.value for k in node.keywords if k.arg}
+    dtype = dtype_name(_eval(keywords["dtype"], env, aliases)) if "dtype" in keywords else None
+    size = keywords.get("size")
+    if name in ("randn_like", "empty_like", "zeros_like", "ones_like", "rand_like"):
         base = _eval(args[0], env, aliases) if args else None
-        return base if isinstance(base, Shaped) else Sym(_text(node))
+        return Shaped(base.shape, dtype or base.dtype) if isinstance(base, Shaped) else Sym(_text(node))
     if name == "tensor":
-        data = args[0] if args else None
+        data = _eval(args[0], env, aliases) if args else None
+        flat = data if isinstance(data, tuple) and data and all(_numeric(v) for v in data) else None
         shape: list[Value] = []
-        while isinstance(data, ast.List | ast.Tuple):
-            shape.append(len(data.elts))
-            data = data.elts[0] if data.elts else None
-        return Shaped(tuple(shape))
+        while isinstance(data, tuple):
+            shape.append(len(data))
+            data = data[0] if data else None
+        if isinstance(data, Sym | Shaped):
+            return Sym(_text(node))
+        return Shaped(tuple(shape), dtype, flat)
     if name == "randint":
         size = size if size is not None else (args[-1] if args else None)
         args = []
@@ -294,10 +337,86 @@ def _tensor(node: ast.Call, name: str, env: Mapping[str, Value], aliases: frozen
         args = []
     if size is not None:
         value = _eval(size, env, aliases)
-        return Shaped(value if isinstance(value, tuple) else (value,))
-    if len(args) == 1 and isinstance(args[0], ast.Tuple | ast.List):
-        return Shaped(_eval(args[0], env, aliases))
-    return Shaped(tuple(_eval(a, env, aliases) for a in args))
+        return Shaped(value if isinstance(value, tuple) else (value,), dtype)
+    values = tuple(_eval(a, env, aliases) for a in args)
+    if len(values) == 1 and isinstance(values[0], tuple):
+        return Shaped(values[0], dtype)
+    return Shaped(values, dtype)
+
+
+_UNDERSTOOD = {
+    *("t", "join", "size", "dim", "ndimension", "max", "min", "sum", "item", "tolist", "ceildiv", "cdiv", "int"),
+    *("float", "gcd", "lcm", "ceil", "floor", "dynamic", "symbolic"),
+}
+
+
+def understood(name: str) -> bool:
+    """Whether a call of this name can have a value here (the rest are unknown without looking)."""
+    known = name in _UNDERSTOOD or name in _TORCH_MAKERS or name in _SAME_SHAPE
+    return known or _in_place(name) or bool(dtype_name(name))
+
+
+def _in_place(name: str) -> bool:
+    """``x.normal_()``, ``x.zero_()``: PyTorch's in-place methods return the tensor itself."""
+    return name.endswith("_") and not name.startswith("_") and name[:-1].isidentifier()
+
+
+def _same_shape(base: Shaped, name: str, node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> Shaped:
+    """A tensor method that keeps the shape: ``.t()`` reverses it, casts change the dtype."""
+    if name == "t":
+        return Shaped(tuple(reversed(base.shape)), base.dtype)
+    if name in _CASTS:
+        return Shaped(base.shape, _CASTS[name])
+    if _in_place(name) and name != "requires_grad_":
+        return Shaped(base.shape, base.dtype)  # new values: the numbers written are gone
+    if name == "to":
+        given = [_eval(a, env, aliases) for a in [*node.args, *(k.value for k in node.keywords if k.arg == "dtype")]]
+        dtypes = [d for d in map(dtype_name, given) if d]
+        if dtypes:
+            return Shaped(base.shape, dtypes[0])
+        return Shaped(base.shape, None) if any(isinstance(g, Sym) for g in given) else base
+    return base
+
+
+def _join(node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> Value:
+    """``"".join(c for c in "int8" if c.isdigit())``: a known string filtered by ``str`` tests."""
+    sep = _eval(node.func.value, env, aliases) if isinstance(node.func, ast.Attribute) else None
+    arg = node.args[0] if len(node.args) == 1 and not node.keywords else None
+    if not isinstance(sep, str) or not isinstance(arg, ast.GeneratorExp | ast.ListComp):
+        return Sym(_text(node))
+    (gen,) = arg.generators if len(arg.generators) == 1 else (None,)
+    if gen is None or not isinstance(gen.target, ast.Name) or gen.is_async:
+        return Sym(_text(node))
+    items = _eval(gen.iter, env, aliases)
+    if not isinstance(items, str | tuple) or len(items) > 256:
+        return Sym(_text(node))
+    var = gen.target.id
+    parts: list[str] = []
+    for item in items:
+        scope = {**env, var: item}
+        if all(_str_test(test, var, item) for test in gen.ifs):
+            part = _eval(arg.elt, scope, aliases)
+            if not isinstance(part, str):
+                return Sym(_text(node))
+            parts.append(part)
+    return sep.join(parts)
+
+
+def _str_test(test: ast.expr, var: str, item: Value) -> bool:
+    """``c.isdigit()`` / ``not c.isdigit()`` on a known character; anything else is not understood."""
+    negate = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    call = test.operand if isinstance(test, ast.UnaryOp) and negate else test
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr in _STR_TESTS
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id == var
+        and isinstance(item, str)
+        and not call.args
+    ):
+        raise ValueError("not a string test")
+    return getattr(item, call.func.attr)() != negate
 
 
 def _call(node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> Value:
@@ -306,11 +425,25 @@ def _call(node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> 
     owner = func.value if isinstance(func, ast.Attribute) else None
     if isinstance(owner, ast.Name) and owner.id == "torch" and name in _TORCH_MAKERS:
         return _tensor(node, name, env, aliases)
-    if isinstance(func, ast.Attribute) and name in _SAME_SHAPE | {"t"}:
+    if isinstance(func, ast.Attribute) and (name in _SAME_SHAPE | {"t"} or _in_place(name)):
         base = _eval(func.value, env, aliases)
         if isinstance(base, Shaped):
-            return Shaped(tuple(reversed(base.shape))) if name == "t" else base
-    known = name in ("ceildiv", "cdiv", "min", "max", "int", "gcd", "lcm", "dynamic", "symbolic") or dtype_name(name)
+            return _same_shape(base, name, node, env, aliases)
+    if isinstance(func, ast.Attribute) and name in ("max", "min", "sum", "item", "tolist") and not node.args:
+        base = _eval(func.value, env, aliases)
+        if isinstance(base, Shaped) and base.data is not None:
+            reduce = {"max": max, "min": min, "sum": sum, "tolist": tuple}.get(name)
+            if reduce is not None:
+                return reduce(base.data)
+            return base.data[0] if len(base.data) == 1 else Sym(_text(node))
+    if isinstance(func, ast.Attribute) and name in ("size", "dim", "ndimension"):
+        base = _eval(func.value, env, aliases)
+        if isinstance(base, Shaped):
+            return _extent(base, name, [_eval(a, env, aliases) for a in node.args], node)
+    if isinstance(func, ast.Attribute) and name == "join":
+        return _join(node, env, aliases)
+    known = name in ("ceildiv", "cdiv", "min", "max", "int", "gcd", "lcm", "dynamic", "symbolic", "ceil", "floor")
+    known = known or dtype_name(name)
     args = [_eval(a, env, aliases) for a in node.args if not isinstance(a, ast.Starred)] if known else []
     if name in ("ceildiv", "cdiv") and len(args) == 2:
         a, b = args
@@ -325,6 +458,12 @@ def _call(node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> 
         return _bounded((math.gcd if name == "gcd" else math.lcm)(*args))
     if name == "int" and len(args) == 1 and _numeric(args[0]):
         return int(args[0])
+    if name == "float" and owner is None and len(args) == 1 and _numeric(args[0]):
+        return float(args[0])
+    if name == "int" and len(args) == 1 and isinstance(args[0], str) and 0 < len(args[0]) <= 12:
+        return int(args[0])  # a digit string such as int("".join(...)); ValueError makes it unknown
+    if name in ("ceil", "floor") and len(args) == 1 and _numeric(args[0]) and dotted_name(owner or func) == "math":
+        return math.ceil(args[0]) if name == "ceil" else math.floor(args[0])
     if name in ("dynamic", "symbolic") and args and isinstance(args[0], str):
         return Sym(args[0])
     owner = func.value if isinstance(func, ast.Attribute) else None

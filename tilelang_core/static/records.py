@@ -14,8 +14,10 @@ from typing import Literal
 
 from tilescope.core.model import Access, Buffer, Diagnostic, Dim, KernelRef, Span
 
-BindingOrigin = Literal["directive", "call", "default", "autotune", "const", "unknown"]
-"""``autotune``: a parameter an ``@autotune`` decorator chooses, unknown before tuning."""
+BindingOrigin = Literal["directive", "call", "autotune config 0", "default", "autotune", "const", "unknown"]
+"""``autotune config 0``: the value of the first config of an ``@autotune`` (what the compiler tier
+builds first when it fits); ``autotune``: a parameter an ``@autotune`` decorator chooses, unknown
+where its configs are not known."""
 
 
 @dataclass(frozen=True)
@@ -23,8 +25,9 @@ class Binding:
     """The value a kernel parameter takes for static evaluation, and where that value came from."""
 
     name: str
-    value: int | float | str | None
-    """``None`` when unknown: the parameter then stays symbolic (``M``)."""
+    value: int | float | str | tuple[int, ...] | None
+    """``None`` when unknown: the parameter then stays symbolic (``M``). A tuple for a list of sizes
+    (``batch_sizes_list=[64, 128, 256]``)."""
     origin: BindingOrigin
     line: int | None = None
     """Where the value was found: the directive, the call, or the default."""
