@@ -174,13 +174,15 @@ def _allocation(stmt: ast.stmt, aliases: frozenset[str]) -> bool:
 
 
 def _names(node: ast.AST, aliases: frozenset[str], wanted: set[str]) -> set[str]:
-    """The shared buffers a statement touches (its layout annotations left out)."""
+    """The shared buffers a statement touches (its allocations and layout annotations left out)."""
     found: set[str] = set()
     stack = [node]
     while stack:
         current = stack.pop()
         if isinstance(current, ast.Call) and (primitive_name(current, aliases) or "").startswith(_NO_TOUCH):
             continue
+        if isinstance(current, ast.stmt) and _allocation(current, aliases):
+            continue  # an allocation, even inside a branch, touches nothing
         if isinstance(current, ast.Name) and current.id in wanted:
             found.add(current.id)
         stack.extend(ast.iter_child_nodes(current))
