@@ -28,9 +28,9 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+from tilescope.core.ide.hints import inlay_hints
+from tilescope.core.ide.merge import Facts
 from tilescope.core.static import StaticFile, analyze_source
-from tilescope.core.static.hints import inlay_hints
-from tilescope.core.static.merge import Facts
 from tilescope.core.static.recover import clear_cache
 from tilescope.core.static.split import forget_lexed, source_lines, split_blocks
 

@@ -224,9 +224,9 @@ async def compiler_figures(runs: int) -> None:
 
 def core_figures(count: int) -> None:
     """The same work without the protocol: what the server itself spends per request."""
+    from tilescope.core.ide.hints import inlay_hints
+    from tilescope.core.ide.merge import facts, fingerprints
     from tilescope.core.static import analyze_source
-    from tilescope.core.static.hints import inlay_hints
-    from tilescope.core.static.merge import facts, fingerprints
     from tilescope.core.static.recover import clear_cache
 
     print("in-process (no protocol, no client decoding)")

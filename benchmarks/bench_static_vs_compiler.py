@@ -1,9 +1,10 @@
 """Where the compiler tier analyses a corpus kernel, does the static tier say the same?
 
 For each kernel both tiers describe, compares every buffer's shape, dtype and scope, and puts the
-static shared-memory lower bound (the figure behind the ``shared-memory`` warning) and the static
-sum of allocations beside the compiler's shared memory. Prints the agreement and every
-disagreement. Runs the real compiler in the core's worker (no GPU is touched). Run:
+static shared-memory figure (TileLang's own layout of the arena, ``static/shared_plan.py``), the
+certain lower bound (the figure behind the ``shared-memory`` warning) and the plain sum of
+allocations beside the compiler's shared memory. Prints the agreement and every disagreement.
+Runs the real compiler in the core's worker (no GPU is touched). Run:
 
     python benchmarks/bench_static_vs_compiler.py [--files 40] [--start 0]   # TILESCOPE_CORPUS=DIR
 """
@@ -29,6 +30,8 @@ def main() -> None:
     files = [p for p in corpus_files() if "T.Kernel" in p.read_text()][args.start : args.start + args.files]
     agree = total = kernels = 0
     bounds_ok = bounds = 0
+    planned_ok = planned = unplanned = 0
+    planned_wrong: list[str] = []
     wrong: list[str] = []
     with Analyzer(timeout_s=120) as analyzer:
         for path in files:
@@ -56,14 +59,31 @@ def main() -> None:
                 bound = kernel.shared_floor.bytes if kernel.shared_floor else None
                 print(
                     f"{path.relative_to(CORPUS)} {kernel.ref.name}: shared compiler {model.shared_bytes} "
-                    f"static sum {kernel.shared_bytes} static lower bound {bound}",
+                    f"static {kernel.shared_planned} sum {kernel.shared_bytes} lower bound {bound}",
                     flush=True,
                 )
+                if model.shared_bytes:
+                    if kernel.shared_planned is None:
+                        unplanned += 1
+                    else:
+                        planned += 1
+                        planned_ok += kernel.shared_planned == model.shared_bytes
+                        if kernel.shared_planned != model.shared_bytes:
+                            planned_wrong.append(
+                                f"{path.relative_to(CORPUS)} {kernel.ref.name}: static {kernel.shared_planned} "
+                                f"compiler {model.shared_bytes}"
+                            )
                 if bound is not None and model.shared_bytes:
                     bounds += 1
                     bounds_ok += bound <= model.shared_bytes
     print(f"kernels compared {kernels}; buffers agreeing {agree}/{total} ({100 * agree / max(total, 1):.1f} %)")
     print(f"static lower bound <= compiler shared memory for {bounds_ok}/{bounds} kernels")
+    print(
+        f"static shared memory == compiler's for {planned_ok}/{planned} kernels with shared memory "
+        f"({unplanned} more where the static tier gives no exact figure)"
+    )
+    for line in planned_wrong:
+        print("  shared memory differs: " + line)
     for line in wrong:
         print("  " + line)
 

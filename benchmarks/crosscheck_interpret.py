@@ -15,7 +15,6 @@ import argparse
 import concurrent.futures as cf
 import json
 import multiprocessing
-import sys
 import time
 import traceback
 from dataclasses import replace
@@ -23,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 def _jobs() -> list[dict[str, Any]]:

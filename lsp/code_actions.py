@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 from tilescope.core.ide.code_actions import quick_fixes
-from tilescope.core.static.merge import diagnostics as merged_diagnostics
+from tilescope.core.ide.merge import diagnostics as merged_diagnostics
 from tilescope.lsp.convert import diagnostic, span_range
 from tilescope.lsp.server import TilescopeServer
 

@@ -4,7 +4,7 @@ Only in a trusted workspace, since analysing a file imports and runs it (in the 
 process). One analysis runs at a time; a request made while one runs is remembered and served
 next with the then-current text. A result is published only if the document is still at the
 version that was analysed; an older result is kept solely for per-kernel facts whose text is
-unchanged (see ``tilescope.core.static.merge``).
+unchanged (see ``tilescope.core.ide.merge``).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from tilescope.core import Analyzer, FileAnalysis, IRText
+from tilescope.core.ide.merge import CompiledSnapshot
 from tilescope.core.model import Diagnostic, Span
-from tilescope.core.static.merge import CompiledSnapshot
 from tilescope.lsp.documents import Documents
 from tilescope.lsp.settings import Settings
 

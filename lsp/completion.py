@@ -1,10 +1,10 @@
 """``textDocument/completion``: ``T.`` members and the keyword arguments of the ``T.*`` call the
-cursor is in (items from ``tilescope.core.static.complete``)."""
+cursor is in (items from ``tilescope.core.ide.complete``)."""
 
 from __future__ import annotations
 
 from lsprotocol import types
-from tilescope.core.static.complete import complete
+from tilescope.core.ide.complete import complete
 from tilescope.lsp.server import TilescopeServer
 
 _KIND = {

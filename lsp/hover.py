@@ -1,12 +1,12 @@
 """``textDocument/hover``: a buffer's shape, dtype, scope, bytes, layout and users, or a ``T.*``
-primitive's signature and docstring (text from ``tilescope.core.static.describe``), or on an
+primitive's signature and docstring (text from ``tilescope.core.ide.describe``), or on an
 ``@autotune`` decorator every config and its verdict (``tilescope.core.ide.autotune_view``)."""
 
 from __future__ import annotations
 
 from lsprotocol import types
 from tilescope.core.ide.autotune_view import autotune_hover
-from tilescope.core.static.describe import hover as describe
+from tilescope.core.ide.describe import hover as describe
 from tilescope.lsp.convert import core_position, span_range
 from tilescope.lsp.server import TilescopeServer
 

@@ -1,12 +1,12 @@
 """``textDocument/inlayHint``: shapes, dtypes, scopes, launch geometry, layouts and stages inline.
 
-The labels come from ``tilescope.core.static.hints``; this module only places them.
+The labels come from ``tilescope.core.ide.hints``; this module only places them.
 """
 
 from __future__ import annotations
 
 from lsprotocol import types
-from tilescope.core.static.hints import inlay_hints
+from tilescope.core.ide.hints import inlay_hints
 from tilescope.lsp.convert import position
 from tilescope.lsp.server import TilescopeServer
 

@@ -19,8 +19,8 @@ from pathlib import Path
 from lsprotocol import types
 from tilescope.core import pass_catalog
 from tilescope.core.ide.autotune_view import configs_markdown
+from tilescope.core.ide.describe import buffer_markdown
 from tilescope.core.model import KernelModel
-from tilescope.core.static.describe import buffer_markdown
 from tilescope.lsp.server import TilescopeServer
 
 SHOW_PASSES = "tilescope.show.passes"

@@ -1,10 +1,10 @@
 """``textDocument/signatureHelp``: the signature of the ``T.*`` call being typed, with the active
-parameter (from ``tilescope.core.static.complete``)."""
+parameter (from ``tilescope.core.ide.complete``)."""
 
 from __future__ import annotations
 
 from lsprotocol import types
-from tilescope.core.static.complete import signature_help as find_signature
+from tilescope.core.ide.complete import signature_help as find_signature
 from tilescope.lsp.completion import CONTEXT_LINES
 from tilescope.lsp.server import TilescopeServer
 

@@ -1,8 +1,9 @@
 """The puzzles app: a list with progress, the statement, hints, and a results pane.
 
 ``e`` opens the learner's file in ``$EDITOR``; ``c`` checks it; ``w`` re-checks on every save.
-Checks run on a worker thread through the isolated grader, so the interface never blocks on a
-compile and a faulting kernel cannot take it down.
+Checks run on a worker thread through the per-user grading service that ``puzzles check`` uses
+too (one warm grader for both), so the interface never blocks on a compile and a faulting kernel
+cannot take it down.
 """
 
 from __future__ import annotations
@@ -19,10 +20,9 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Footer, Markdown, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
-from tilescope.puzzles import catalog, workspace
-from tilescope.puzzles.isolated import IsolatedGrader
+from tilescope.puzzles import catalog, service, workspace
 from tilescope.puzzles.progress import ProgressStore, PuzzleStatus
-from tilescope.puzzles.render import report_lines
+from tilescope.puzzles.render import report_lines, target_words
 from tilescope.puzzles.report import Report
 
 
@@ -55,7 +55,7 @@ class PuzzlesApp(App[None]):
         self.checking = False
         self._mtime: float | None = None
         self._reveal_armed: str | None = None
-        self._grader = IsolatedGrader(cpu_only=device == "cpu")
+        self._grader = service.Client()
 
     def compose(self) -> ComposeResult:
         yield OptionList(*(Option(_row(p, self.store.status(p.id)), id=p.id) for p in self.puzzles), id="puzzle-list")
@@ -76,7 +76,7 @@ class PuzzlesApp(App[None]):
         self.set_interval(1.0, self._poll_file)
 
     def on_unmount(self) -> None:
-        self._grader.close()
+        self._grader.cancel()
         self.store.close()
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
@@ -99,9 +99,7 @@ class PuzzlesApp(App[None]):
     def _refresh_status(self) -> None:
         p, s = self.current, self.store.status(self.current.id)
         path = workspace.learner_path(p)
-        target = (
-            f"≤ {p.perf.target:g} µs" if p.perf.bound == "latency" else f"{p.perf.target:g}% of {p.perf.bound} roofline"
-        )
+        target = target_words(p.perf)
         watch = " · watching" if self.watching else ""
         best = f" · best {s.best_percent:.0f}%" if s.best_percent is not None else ""
         self.query_one("#status", Static).update(
@@ -175,8 +173,19 @@ class PuzzlesApp(App[None]):
 
     @work(thread=True, exclusive=True)
     def _run_check(self, puzzle: catalog.Puzzle, path: Path) -> None:
-        report = self._grader.grade(puzzle.id, path, device=self.device)
-        self.call_from_thread(self.show_report, puzzle, report)
+        try:
+            report = self._grader.check(puzzle.id, path, device=self.device)
+        except RuntimeError as err:
+            if self.is_running:
+                self.call_from_thread(self.show_failure, str(err))
+            return
+        if self.is_running:
+            self.call_from_thread(self.show_report, puzzle, report)
+
+    def show_failure(self, message: str) -> None:
+        """The grading service itself failed: nothing was graded, nothing is recorded."""
+        self.checking = False
+        self.query_one("#results", Static).update(f"No verdict: {message}")
 
     def show_report(self, puzzle: catalog.Puzzle, report: Report) -> None:
         """Record a check's report and show it (if that puzzle is still on screen)."""

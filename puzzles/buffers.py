@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import torch
+from tilescope.puzzles.measures import GuardReport
 
 GUARD_MIN = 64 << 10
 GUARD_MAX = 16 << 20
@@ -66,24 +67,6 @@ class BufferSpec:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-@dataclass(frozen=True)
-class GuardReport:
-    """Elements written in the guard before and after one tensor, counted exactly within the guard."""
-
-    before: int
-    after: int
-    first_after: int | None
-    """How far past the end (in elements, 0 = right after it) the first stray write landed."""
-    first_before: int | None
-    """How far before the start (in elements, 1 = right before it) the nearest stray write landed."""
-    band: int = 0
-    """Elements in each guard: stray writes farther away than this are not seen here."""
-
-    @property
-    def ok(self) -> bool:
-        return self.before == 0 and self.after == 0
 
 
 def poison_bits(dtype: torch.dtype) -> int:

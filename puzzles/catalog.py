@@ -55,6 +55,11 @@ class PerfSpec:
     """How many times faster than ``baseline`` earns three stars."""
     requires: str | None = None
     """A storage scope the lesson's technique allocates in (``shared``): without it, at most two stars."""
+    torch: str | None = None
+    """What a learner would use instead: a lambda over the puzzle's tensors (inputs, then outputs) calling
+    torch, timed in the same run; None where torch has no such operation."""
+    torch_target: float | None = None
+    """The most times torch's time that earns three stars (``1.25``: at most 25% slower than torch)."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,8 @@ class WrongSolution:
     """A shorter limit for a file that never loads, so that its test does not wait the default."""
     gpu_only: str | None = None
     """Why only a GPU check can catch this mistake (it lies in the GPU run itself); None when any can."""
+    sanitize: bool = False
+    """Only a check under compute-sanitizer (``--sanitize``) can catch it: its outputs come out right."""
 
 
 @dataclass(frozen=True)
@@ -96,8 +103,6 @@ class Puzzle:
     perf: PerfSpec
     wrong: list[WrongSolution]
     seeds: int = 2
-    cpu: bool = False
-    """TileLang's C target can run this puzzle, so a machine without a GPU still checks values."""
     tolerance: dict[str, float] = field(default_factory=dict)
     hidden: HiddenSpec | None = None
     cpu_cases: list[Case] | None = None
@@ -168,13 +173,22 @@ def _puzzle(folder: Path) -> Puzzle:
             perf.get("baseline"),
             perf.get("speedup"),
             perf.get("requires"),
+            perf.get("torch"),
+            perf.get("torch_target"),
         ),
         wrong=[
-            WrongSolution(w["file"], w["mistake"], w["expect"], w.get("case"), w.get("timeout_s"), w.get("gpu_only"))
+            WrongSolution(
+                w["file"],
+                w["mistake"],
+                w["expect"],
+                w.get("case"),
+                w.get("timeout_s"),
+                w.get("gpu_only"),
+                bool(w.get("sanitize", False)),
+            )
             for w in meta["wrong"]
         ],
         seeds=int(meta.get("seeds", 2)),
-        cpu=bool(meta.get("cpu", False)),
         tolerance=dict(meta.get("tolerance", {})),
         hidden=None if hidden is None else _hidden(hidden),
         cpu_cases=_cases(meta["cpu_cases"]) if "cpu_cases" in meta else None,

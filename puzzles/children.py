@@ -1,17 +1,16 @@
-"""Every process the grader starts, started and watched here: one place, so that a shared
-supervisor can replace it.
+"""The grader's children (loader, kernel process, sanitizer runs) and the line protocol they speak.
 
-A child speaks JSON lines: requests on its stdin, replies on a private copy of its stdout (whatever
-the code it loads prints goes to stderr, of which the last lines are kept). Resource limits are
-applied by the child itself at start (``apply_limits``), never through ``preexec_fn``. When a
-child exits, is killed or hangs, ``ChildGone`` says how, with its exit status or signal and the
-tail of its stderr, so the report can name the real reason.
+Each child runs behind the core's supervisor (``tilescope.core.supervise``), as the compiler worker
+does: in a session of its own, with its resource limits applied between ``fork`` and ``exec``, its
+whole process tree ended when it is killed, and its own exit status or signal reported apart. A
+child speaks JSON lines: requests on its stdin, replies on a private copy of its stdout (whatever
+the code it loads prints goes to stderr, of which the last lines are kept). When a child exits, is
+killed or hangs, ``ChildGone`` says how, with its exit status or signal and the tail of its stderr,
+so the report can name the real reason.
 """
 
 from __future__ import annotations
 
-import collections
-import contextlib
 import json
 import os
 import queue
@@ -19,14 +18,15 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import IO, Any
 
 from tilescope.core.spawn import module_command
+from tilescope.core.supervise import Limits, Supervised, SupervisorLost
 
-LIMITS_ENV = "TILESCOPE_CHILD_LIMITS"
 STDERR_LINES = 20
+_CONTENT = Path(__file__).resolve().parent / "content"
+"""The children's working directory: no module there can shadow an import."""
 
 
 class ChildGone(Exception):
@@ -45,17 +45,6 @@ class ChildGone(Exception):
         return self.status is None and self.signal_name is None
 
 
-def apply_limits() -> None:
-    """In the child, at start: the limits its parent asked for in ``TILESCOPE_CHILD_LIMITS``."""
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    spec = json.loads(os.environ.get(LIMITS_ENV) or "{}")
-    if "address_space" in spec:
-        limit = int(spec["address_space"])
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-
 def reply_channel() -> IO[str]:
     """In the child: a private copy of stdout for replies; fd 1 then points at stderr."""
     replies = os.fdopen(os.dup(1), "w")
@@ -71,7 +60,7 @@ def _signal_name(code: int) -> str:
 
 
 class Child:
-    """One child process running ``python -m MODULE``."""
+    """One supervised child running ``python -m MODULE`` (behind ``prefix``, a tool that wraps it)."""
 
     def __init__(
         self,
@@ -79,47 +68,38 @@ class Child:
         module: str,
         *,
         prefix: list[str] | None = None,
-        limits: dict[str, int] | None = None,
+        limits: Limits | None = None,
         env: dict[str, str] | None = None,
     ) -> None:
         self.role = role
-        child_env = {**os.environ, **(env or {}), LIMITS_ENV: json.dumps(limits or {}), "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen(
-            [*(prefix or []), *module_command(sys.executable, module)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=str(Path(__file__).resolve().parent / "content"),  # no module there can shadow an import
-            env=child_env,
-        )
+        child_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
+        try:
+            self.process = Supervised(
+                [*(prefix or []), *module_command(sys.executable, module)],
+                limits=limits or Limits(),
+                env=child_env,
+                cwd=str(_CONTENT),
+                stderr_lines=STDERR_LINES,
+            )
+        except SupervisorLost as lost:
+            raise ChildGone(role, f"could not be started ({lost})", None, None, []) from None
         self._lines: queue.Queue[str | None] = queue.Queue()
-        self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
-        self.stderr_all: list[str] | None = [] if prefix else None
         threading.Thread(target=self._pump_out, daemon=True).start()
-        threading.Thread(target=self._pump_err, daemon=True).start()
 
     def _pump_out(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self._lines.put(line)
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self._lines.put(line.decode(errors="replace"))
         self._lines.put(None)
 
-    def _pump_err(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self._stderr.append(line.rstrip("\n"))
-            if self.stderr_all is not None:
-                self.stderr_all.append(line.rstrip("\n"))
-
     def alive(self) -> bool:
-        return self.proc.poll() is None
+        return self.process.poll() is None
 
     def send(self, message: dict[str, Any]) -> None:
         try:
-            assert self.proc.stdin is not None
-            self.proc.stdin.write(json.dumps(message) + "\n")
-            self.proc.stdin.flush()
+            assert self.process.stdin is not None
+            self.process.stdin.write((json.dumps(message) + "\n").encode())
+            self.process.stdin.flush()
         except (BrokenPipeError, OSError, ValueError):
             raise self._gone(None) from None
 
@@ -140,15 +120,12 @@ class Child:
     def _gone(self, timeout_s: float | None) -> ChildGone:
         if timeout_s is not None:
             self.kill()
-            tail = list(self._stderr)
-            return ChildGone(self.role, f"did not answer within {timeout_s:g} s", None, None, tail)
-        try:
-            code = self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
+            return ChildGone(self.role, f"did not answer within {timeout_s:g} s", None, None, self.stderr_tail())
+        code = self.process.exit_code(timeout=5)
+        if code is None:
             self.kill()
-            code = self.proc.returncode
-        time.sleep(0.05)  # let the stderr pump drain the last lines
-        tail = list(self._stderr)
+            code = self.process.exit_code(timeout=0)
+        tail = self.stderr_tail()
         if code is not None and code < 0:
             name = _signal_name(code)
             why = f"was killed by {name}"
@@ -159,19 +136,20 @@ class Child:
             return ChildGone(self.role, why, None, name, tail)
         return ChildGone(self.role, f"exited with status {code}", code, None, tail)
 
+    def stderr_tail(self) -> list[str]:
+        return self.process.stderr_tail()
+
     def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=10)
+        """End the child and every process it started."""
+        self.process.kill()
 
     def close(self, wait_s: float = 3.0) -> None:
-        """Ask the child to stop (end of input), then kill it if it lingers."""
-        if self.proc.poll() is None:
+        """Ask the child to stop (end of input), then end its whole tree if it lingers."""
+        if self.process.poll() is None:
             try:
-                assert self.proc.stdin is not None
-                self.proc.stdin.close()
-                self.proc.wait(timeout=wait_s)
-            except (subprocess.TimeoutExpired, OSError):
+                assert self.process.stdin is not None
+                self.process.stdin.close()
+                self.process.wait(timeout=wait_s)
+            except (subprocess.TimeoutExpired, OSError, ValueError):
                 pass
         self.kill()

@@ -7,35 +7,13 @@ Pure torch on whichever device holds the reference: the grader compares bytes it
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
+from tilescope.puzzles.measures import Comparison
 
 HEATMAP_ROWS = 8
 HEATMAP_COLS = 32
-
-
-@dataclass(frozen=True)
-class Comparison:
-    shape: list[int]
-    total: int
-    wrong: int
-    atol: float
-    rtol: float
-    first_wrong: list[int] | None
-    """The first wrong element's index, in row-major order."""
-    expected: float | None
-    got: float | None
-    max_abs_error: float
-    max_rel_error: float
-    """Against |expected|, floored at ``atol`` so that near-zero expected values do not explode it."""
-    heatmap: list[list[float]]
-    """The fraction of wrong elements per cell of a coarse grid over the output (rows x columns)."""
-
-    @property
-    def ok(self) -> bool:
-        return self.wrong == 0
 
 
 def default_tolerance(dtype: torch.dtype) -> tuple[float, float]:

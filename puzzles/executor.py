@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-from tilescope.puzzles.children import apply_limits, reply_channel
+from tilescope.puzzles.children import reply_channel
 
 
 def _send(replies: IO[str], message: dict[str, Any]) -> None:
@@ -62,7 +62,7 @@ class Executor:
             return self._translate(request["key"], func, path, params, scopes)
         flags = ["-lineinfo"] if request.get("lineinfo") else None
         try:
-            kernel = runner.compile_kernel(func, request["device"], path, source, flags)
+            kernel = runner.compile_kernel(func, path, source, flags)
         except runner.CompileFailure as failure:
             return {"op": "compile-error", "diagnostic": to_json(failure.diagnostic)}
         self.kernels[request["key"]] = kernel
@@ -91,22 +91,19 @@ class Executor:
         from tilescope.core.errors import first_message
         from tilescope.puzzles.buffers import open_lent
 
-        device = request["device"]
         kernel = self.kernels[request["key"]]
-        if device == "interpret":
+        if request["device"] == "interpret":
             return self._interpret(request, kernel)
-        lent = [open_lent(spec, device) for spec in request["buffers"]]
+        lent = [open_lent(spec, "cuda") for spec in request["buffers"]]
         try:
-            if device == "cuda":
+            if request.get("dirty", True):
                 self._dirty()
             kernel(*(body for _, _, body in lent))
-            if device == "cuda":
-                torch.cuda.synchronize()
+            torch.cuda.synchronize()
         except Exception as err:
             return {"op": "run-error", "message": first_message(err)}
-        if device != "cpu":
-            for host, whole, _ in lent:
-                host.copy_(whole)
+        for host, whole, _ in lent:
+            host.copy_(whole)
         self.resident = {request["key"]: lent}
         return {"op": "ran"}
 
@@ -135,6 +132,21 @@ class Executor:
         times = time_cuda_runs(lambda: kernel(*bodies), warmup=int(request["warmup"]), runs=int(request["runs"]))
         return {"op": "timed", "times_us": times}
 
+    def time_torch(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The puzzle's torch baseline (an expression the grader read from the puzzle's own content), timed
+        on the same lent tensors as the kernel just timed, with the same flush and runs."""
+        from tilescope.puzzles.timing import time_torch_runs
+
+        lent = self.resident.get(request["key"])
+        if lent is None:
+            return {"op": "run-error", "message": "timing asked for before a checked run"}
+        bodies = [body for _, _, body in lent]
+        try:
+            times = time_torch_runs(str(request["expr"]), bodies, int(request["warmup"]), int(request["runs"]))
+        except Exception as err:
+            return {"op": "run-error", "message": f"the torch baseline failed: {type(err).__name__}: {err}"}
+        return {"op": "timed", "times_us": times}
+
 
 def hello() -> dict[str, Any]:
     import torch
@@ -147,13 +159,17 @@ def hello() -> dict[str, Any]:
 def main() -> None:
     import json
 
-    apply_limits()
     replies = reply_channel()
     import tilelang  # noqa: F401  (imported before the first request, while the grader waits)
 
     _send(replies, hello())
     executor = Executor()
-    handlers = {"compile": executor.compile, "run": executor.run, "time": executor.time}
+    handlers = {
+        "compile": executor.compile,
+        "run": executor.run,
+        "time": executor.time,
+        "time-torch": executor.time_torch,
+    }
     for line in sys.stdin:
         request = json.loads(line)
         reply = handlers[request["op"]](request)

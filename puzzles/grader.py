@@ -82,10 +82,12 @@ def grade_cpu(
     analyzer: Any = None,
     ptxas: bool | None = None,
     timeout_s: float = judge.DEFAULT_TIMEOUT_S,
+    started: float | None = None,
     seed: int | None = None,
     progress: ProgressFn = _quiet,
 ) -> Report:
-    """Check a solution without a GPU: lower it for sm_90, then run and judge it through the interpreter."""
+    """Check a solution without a GPU: lower it for sm_90, then run and judge it through the interpreter
+    (``timeout_s`` and ``started`` as for ``judge.check``)."""
     from tilescope.core import Analyzer
     from tilescope.core.ptxas import find_nvcc
 
@@ -97,7 +99,15 @@ def grade_cpu(
     session = session or Session(cpu_only=True, keep_spare=False)
     try:
         report = judge.check(
-            puzzle, path, session, device="interpret", perf=False, timeout_s=timeout_s, seed=seed, progress=progress
+            puzzle,
+            path,
+            session,
+            device="interpret",
+            perf=False,
+            timeout_s=timeout_s,
+            started=started,
+            seed=seed,
+            progress=progress,
         )
         if report.failure in LOADER_FAILURES:  # the same reasons as on a GPU: nothing was lowered or run
             return report

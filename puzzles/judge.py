@@ -18,7 +18,7 @@ import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from tilescope.core.model import Diagnostic, Span, from_json
@@ -27,7 +27,7 @@ from tilescope.puzzles.cases import TIMED, PlannedCase, fresh_seed, plan
 from tilescope.puzzles.catalog import Puzzle
 from tilescope.puzzles.children import Child, ChildGone
 from tilescope.puzzles.report import CaseResult, ChildExit, FailureKind, PerfResult, Report
-from tilescope.puzzles.session import Session
+from tilescope.puzzles.session import ANSWER_S, DEFAULT_TIMEOUT_S, Session
 from tilescope.puzzles.timing import datasheet_roofline, stars
 from tilescope.puzzles.verdict import (
     Param,
@@ -41,7 +41,6 @@ from tilescope.puzzles.verdict import (
 )
 
 ProgressFn = Callable[[str], None]
-DEFAULT_TIMEOUT_S = 60.0
 TIMING_RUNS = 20
 
 
@@ -83,33 +82,31 @@ def _diagnostic(data: Any) -> Diagnostic:
     raise Violation(f"a malformed diagnostic: {json.dumps(data)[:160]}")
 
 
-def build(builder: Child, path: str, arg_sets: list[dict[str, int]], timeout_s: float) -> list[str]:
-    """PrimFunc JSON per argument set, from a fresh loader; raises BuildFailed, ChildGone or Violation."""
-    from tilescope.puzzles.session import READY_S
-
-    hello = builder.receive(READY_S)
-    if not isinstance(hello, dict) or hello.get("op") != "ready":
-        raise Violation(f"no greeting but {str(hello)[:120]!r}")
-    rid = secrets.token_hex(8)
-    builder.send({"id": rid, "op": "build", "path": path, "arg_sets": arg_sets})
-    deadline = time.monotonic() + timeout_s
+def build(builder: Child, path: str, arg_sets: list[dict[str, int]], deadline: float, timeout_s: float) -> list[str]:
+    """PrimFunc JSON per argument set, from a fresh loader that must have answered by ``deadline`` (on
+    ``time.monotonic()``'s clock: the check's start plus ``timeout_s``); raises BuildFailed, ChildGone or Violation."""
     built: list[str] = []
-    while True:
-        try:
+    try:
+        hello = builder.receive(deadline - time.monotonic())
+        if not isinstance(hello, dict) or hello.get("op") != "ready":
+            raise Violation(f"no greeting but {str(hello)[:120]!r}")
+        rid = secrets.token_hex(8)
+        builder.send({"id": rid, "op": "build", "path": path, "arg_sets": arg_sets})
+        while True:
             reply = _expect(builder.receive(deadline - time.monotonic()), rid, {"built", "build-error", "done"})
-        except ChildGone as gone:
-            if gone.timed_out:
-                gone.reason = f"did not finish within {timeout_s:g} s"
-            raise
-        if reply["op"] == "done":
-            break
-        if reply.get("index") != len(built) or len(built) >= len(arg_sets):
-            raise Violation(f"an answer out of turn: {json.dumps(reply)[:160]}")
-        if reply["op"] == "build-error":
-            raise BuildFailed(_diagnostic(reply.get("diagnostic")))
-        if not isinstance(reply.get("prim_func"), str):
-            raise Violation("a build answer without a kernel")
-        built.append(reply["prim_func"])
+            if reply["op"] == "done":
+                break
+            if reply.get("index") != len(built) or len(built) >= len(arg_sets):
+                raise Violation(f"an answer out of turn: {json.dumps(reply)[:160]}")
+            if reply["op"] == "build-error":
+                raise BuildFailed(_diagnostic(reply.get("diagnostic")))
+            if not isinstance(reply.get("prim_func"), str):
+                raise Violation("a build answer without a kernel")
+            built.append(reply["prim_func"])
+    except ChildGone as gone:
+        if gone.timed_out:
+            gone.reason = f"did not finish within the {timeout_s:g} s limit"
+        raise
     if len(built) != len(arg_sets):
         raise Violation(f"'done' after {len(built)} of {len(arg_sets)} kernels")
     return built
@@ -133,8 +130,11 @@ def run_case(
     timeout_s: float,
     *,
     guarded: bool = True,
+    dirty: bool = True,
 ) -> CaseResult:
-    """Lend the case's tensors, have the kernel process run it, and judge what it left in them."""
+    """Lend the case's tensors, have the kernel process run it, and judge what it left in them. ``dirty``
+    has the kernel process leave garbage in registers and shared memory first (a cuBLAS GEMM); a run under
+    compute-sanitizer goes without, so that the tool sees the learner's kernel alone."""
     ref = puzzle.reference()
     on_gpu = case.kind == "timed" and device == "cuda"  # the timed shape's inputs are large: make them there
     gen = torch.Generator(device="cuda" if on_gpu else "cpu").manual_seed(case.data_seed)
@@ -158,7 +158,7 @@ def run_case(
     for buf in out_bufs:
         buf.poison_body()
     specs = [b.spec.to_json() for b in (*in_bufs, *out_bufs)]
-    request = {"op": "run", "key": case.key, "buffers": specs, "device": device}
+    request = {"op": "run", "key": case.key, "buffers": specs, "device": device, "dirty": dirty}
     if device == "interpret":
         request["outputs"] = names[len(inputs) :]
     reply = _call(executor, request, timeout_s, {"ran", "run-error"})
@@ -186,9 +186,14 @@ def run_case(
     return _result(case, passed=True, outputs=checks)
 
 
-def _times(executor: Child, key: str, timeout_s: float) -> float:
-    request = {"op": "time", "key": key, "warmup": 3, "runs": TIMING_RUNS}
-    reply = _call(executor, request, timeout_s, {"timed"})
+def _times(executor: Child, key: str, timeout_s: float, expr: str | None = None) -> float:
+    """The median of the kernel's timed runs, or with ``expr`` of the torch baseline's on the same tensors."""
+    request: dict[str, Any] = {"op": "time", "key": key, "warmup": 3, "runs": TIMING_RUNS}
+    if expr is not None:
+        request = {**request, "op": "time-torch", "expr": expr}
+    reply = _call(executor, request, timeout_s, {"timed", "run-error"})
+    if reply["op"] == "run-error":
+        raise RuntimeError(str(reply.get("message")))
     times = reply.get("times_us")
     if not (isinstance(times, list) and len(times) == TIMING_RUNS):
         raise Violation("a timing answer with the wrong number of runs")
@@ -205,9 +210,12 @@ def perf_result(
     gpu: str,
     baseline_us: float | None,
     scopes: list[str] | None = None,
+    torch_us: float | None = None,
 ) -> PerfResult:
-    """Grade a time; a figure above the roofline is a measurement error and earns nothing, and a kernel
-    that does not use the lesson's technique (``requires``) earns at most two stars."""
+    """Grade a time: against torch's time in the same run where the puzzle names a torch baseline (and
+    against the naive version's where it names one, both to be met), else against the roofline. A figure
+    above the roofline is a measurement error and earns nothing, and a kernel that does not use the
+    lesson's technique (``requires``) earns at most two stars."""
     spec, ref = puzzle.perf, puzzle.reference()
     flops = int(ref.flops(args)) if hasattr(ref, "flops") else 0
     peak = datasheet_roofline(gpu)
@@ -226,8 +234,14 @@ def perf_result(
     capped = None
     if spec.requires and scopes is not None and not any(s.startswith(spec.requires) for s in scopes):
         capped = f"the kernel allocates no {spec.requires} memory, the technique this puzzle teaches"
+    ratio = None if torch_us is None else round(time_us / torch_us, 3)
+    scores = []
+    if ratio is not None and spec.torch_target:
+        scores.append(spec.torch_target / ratio)
     if speedup is not None and spec.speedup:
-        score = speedup / spec.speedup
+        scores.append(speedup / spec.speedup)
+    if scores:
+        score = min(scores)
     elif spec.bound == "latency":
         score = spec.target / time_us
     else:
@@ -249,6 +263,9 @@ def perf_result(
         baseline_us=None if baseline_us is None else round(baseline_us, 2),
         speedup=speedup,
         capped=capped,
+        torch_us=None if torch_us is None else round(torch_us, 2),
+        torch_ratio=ratio,
+        torch_target=spec.torch_target if ratio is not None else None,
     )
 
 
@@ -289,25 +306,36 @@ def check(
     path: str | Path,
     session: Session,
     *,
-    device: str | None = None,
+    device: Literal["cuda", "interpret"] | None = None,
     perf: bool = True,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    started: float | None = None,
     seed: int | None = None,
     sanitize: bool = False,
     progress: ProgressFn = _quiet,
 ) -> Report:
     """Check a solution file; never raises for a bad solution. ``device`` defaults to the GPU if any.
 
+    ``timeout_s`` is a deadline for starting the processes and loading the file, counted from
+    ``started`` (a ``time.monotonic()`` value: when the caller's check began; default now) and less
+    ``ANSWER_S`` to end the helpers and answer, then the limit for each compile and each run.
     ``sanitize`` also runs one small case under compute-sanitizer's memcheck and racecheck (GPU only).
     """
     path = str(Path(path).resolve())
     seed = fresh_seed() if seed is None else seed
-    builder = session.take_builder()
+    deadline = (time.monotonic() if started is None else started) + max(timeout_s - ANSWER_S, timeout_s / 2)
+    unknown: dict[str, Any] = {"puzzle": puzzle.id, "path": path, "device": "?", "seed": seed}
     try:
-        executor, hello = session.executor()
+        builder = session.take_builder()
     except ChildGone as gone:
-        builder.close()
-        return exit_report({"puzzle": puzzle.id, "path": path, "device": "?", "seed": seed}, gone, "starting", [])
+        return exit_report(unknown, gone, "starting", [])
+    try:
+        executor, hello = session.executor(deadline - time.monotonic())
+    except ChildGone as gone:
+        builder.kill()
+        if gone.timed_out:
+            gone.reason = f"did not answer within the {timeout_s:g} s limit"
+        return exit_report(unknown, gone, "starting", [])
     device = device or ("cuda" if hello.get("cuda") else "interpret")
     gpu = str(hello.get("gpu")) if device == "cuda" else "cpu"
     base: dict[str, Any] = {"puzzle": puzzle.id, "path": path, "device": gpu, "seed": seed}
@@ -315,7 +343,7 @@ def check(
     keys = list(dict.fromkeys(c.key for c in planned))
     arg_sets = [next(c.args for c in planned if c.key == k) for k in keys]
     progress("loading the file")
-    loaded = _load(builder, path, keys, arg_sets, base, timeout_s)
+    loaded = _load(builder, path, keys, arg_sets, base, deadline, timeout_s)
     if isinstance(loaded, Report):
         return loaded
     funcs = loaded
@@ -328,11 +356,17 @@ def check(
 
 
 def _load(
-    builder: Child, path: str, keys: list[str], arg_sets: list[dict[str, int]], base: dict[str, Any], timeout_s: float
+    builder: Child,
+    path: str,
+    keys: list[str],
+    arg_sets: list[dict[str, int]],
+    base: dict[str, Any],
+    deadline: float,
+    timeout_s: float,
 ) -> dict[str, str] | Report:
     """PrimFunc JSON by case key, or the report of why the file could not be loaded."""
     try:
-        return dict(zip(keys, build(builder, path, arg_sets, timeout_s), strict=True))
+        return dict(zip(keys, build(builder, path, arg_sets, deadline, timeout_s), strict=True))
     except BuildFailed as failed:
         d = failed.diagnostic
         kind: FailureKind = "out-of-memory" if d.code == "out-of-memory" else "compile-error"
@@ -342,7 +376,7 @@ def _load(
     except Violation as violation:
         return _void(base, "loader", violation, [])
     finally:
-        builder.close()
+        builder.kill()  # used once: nothing it holds is worth waiting for
 
 
 def _precompile(session: Session, planned: list[PlannedCase], funcs: dict[str, str], path: str, device: str) -> None:
@@ -375,7 +409,7 @@ def _run_once(
     reply = _call(child, {**request, "device": "cuda"}, timeout_s, {"compiled", "compile-error"})
     if reply["op"] == "compiled":
         params = [Param(p["name"], tuple(p["shape"]), p["dtype"]) for p in reply["params"]]
-        run_case(puzzle, case, params, child, ws, "cuda", timeout_s, guarded=False)
+        run_case(puzzle, case, params, child, ws, "cuda", timeout_s, guarded=False, dirty=False)
 
 
 def _sanitized(
@@ -466,7 +500,13 @@ def _run(
                 progress(doing)
                 n_bytes = _traffic(params[case.key])
                 learner_us = _times(executor, case.key, timeout_s)
-                baseline_us = None
+                baseline_us = torch_us = None
+                if puzzle.perf.torch:
+                    progress("timing torch's own version")
+                    try:
+                        torch_us = _times(executor, case.key, timeout_s, puzzle.perf.torch)
+                    except RuntimeError as err:
+                        not_checked.append(f"the comparison with torch ({err})")
                 if puzzle.perf.baseline:
                     progress("timing the naive baseline")
                     try:
@@ -474,7 +514,7 @@ def _run(
                     except (RuntimeError, KeyError) as err:
                         not_checked.append(f"the speed-up over the naive version ({err})")
                 perf_out = perf_result(
-                    puzzle, case.args, learner_us, n_bytes, base["device"], baseline_us, scopes[case.key]
+                    puzzle, case.args, learner_us, n_bytes, base["device"], baseline_us, scopes[case.key], torch_us
                 )
     except ChildGone as gone:
         session.drop_executor()
@@ -504,9 +544,7 @@ def _summarise(
 ) -> Report:
     bad = next((r for r in results if not r.passed), None)
     hidden = sum(1 for r in results if r.name.startswith("hidden"))
-    where = {"cuda": "on the GPU", "interpret": "on the CPU through the tile interpreter, every access checked"}.get(
-        device, "on the CPU through TileLang's C target"
-    )
+    where = "on the GPU" if device == "cuda" else "on the CPU through the tile interpreter, every access checked"
     checked = [f"{len(results)} case runs {where} against the torch reference ({hidden} hidden), guarded"]
     if bad is not None:
         summary = f"case {bad.name} ({_describe(bad.args)}, {bad.values} values, seed {bad.seed}): {bad.problem}"
@@ -528,6 +566,11 @@ def perf_words(p: PerfResult) -> str:
     if p.error:
         return f"{p.time_us:.1f} µs: {p.error}"
     text = "★" * p.stars + "☆" * (3 - p.stars) + (f" ({p.capped})" if p.capped else "")
+    if p.torch_ratio is not None:
+        share = "" if p.percent is None else f", {p.percent:.0f}% of the {p.bound} roofline"
+        naive = "" if p.speedup is None else f", {p.speedup:.2f}× the naive version's speed"
+        goal = f" (three stars at ≤ {p.torch_target:g}×)" if p.torch_target else ""
+        return f"{p.time_us:.1f} µs, {p.torch_ratio:.2f}× torch's {p.torch_us:.1f} µs{goal}{share}{naive} {text}"
     if p.speedup is not None:
         return f"{p.time_us:.1f} µs, {p.speedup:.2f}× the naive version's speed (target {p.target:g}×) {text}"
     if p.percent is None:

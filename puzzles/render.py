@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
+from tilescope.puzzles.catalog import PerfSpec
 from tilescope.puzzles.report import CaseResult, Report
 
 SHADES = " ░▒▓█"
+
+
+def target_words(spec: PerfSpec) -> str:
+    """What earns three stars, as the grader judges it."""
+    goals = []
+    if spec.torch and spec.torch_target:
+        goals.append(f"≤ {spec.torch_target:g}× torch's time in the same run")
+    if spec.baseline and spec.speedup:
+        goals.append(f"{spec.speedup:g}× the naive version's speed")
+    if not goals:
+        goals.append(
+            f"≤ {spec.target:g} µs" if spec.bound == "latency" else f"{spec.target:g}% of the {spec.bound} roofline"
+        )
+    return " and ".join(goals)
 
 
 def heatmap_lines(heatmap: list[list[float]]) -> list[str]:
@@ -53,13 +68,21 @@ def report_lines(report: Report, name: str = "") -> list[str]:
     if report.perf:
         p = report.perf
         stars = "★" * p.stars + "☆" * (3 - p.stars)
+        if p.torch_ratio is not None:
+            graded = f"; three stars at ≤ {p.torch_target:g}×" if p.torch_target else ""
+            lines.append(
+                f"torch, same run and GPU: {p.torch_us:.1f} µs; yours {p.time_us:.1f} µs = {p.torch_ratio:.2f}× "
+                f"torch's time{graded}"
+            )
         if p.percent is None:
             lines.append(f"performance: {p.time_us:.1f} µs on {p.gpu} (target ≤ {p.target:g} µs) {stars}")
         else:
             unit = "TB/s" if p.bound == "memory" else "TFLOP/s"
             lines.append(
                 f"performance: {p.time_us:.1f} µs, {p.achieved / 1e12:.2f} {unit} = {p.percent:.0f}% of the "
-                f"{p.gpu} {p.bound} roofline ({p.roofline_source}; target {p.target:g}%) {stars}"
+                f"{p.gpu} {p.bound} roofline ({p.roofline_source}"
+                + ("" if p.torch_target else f"; target {p.target:g}%")
+                + f") {stars}"
             )
     for item in report.warnings[:3]:
         lines.append(f"warning: {item.splitlines()[0]}")

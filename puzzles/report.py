@@ -6,8 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from tilescope.core.model import Diagnostic
-from tilescope.puzzles.buffers import GuardReport
-from tilescope.puzzles.compare import Comparison
+from tilescope.puzzles.measures import Comparison, GuardReport
 
 FailureKind = Literal[
     "compile-error",
@@ -71,6 +70,12 @@ class PerfResult:
     speedup: float | None = None
     capped: str | None = None
     """Why the stars were held below three although the time met the target."""
+    torch_us: float | None = None
+    """The puzzle's torch baseline (``perf.torch``), timed in the same run, on the same GPU, the same way."""
+    torch_ratio: float | None = None
+    """This time over torch's: below 1.0 is faster than what a learner would otherwise use."""
+    torch_target: float | None = None
+    """The ratio at or under which the time earns three stars; the stars are graded on it where it is set."""
 
 
 @dataclass(frozen=True)

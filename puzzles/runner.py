@@ -48,15 +48,14 @@ def build(path: str, source: str, args: dict[str, Any]) -> Any:
         raise CompileFailure(build_error(err, path, KERNEL_NAME, _kernel_line(source, path))) from err
 
 
-def compile_kernel(prim_func: Any, device: str, path: str, source: str, flags: list[str] | None = None) -> Any:
-    """A callable kernel for ``cuda`` (this machine's GPU) or ``cpu`` (TileLang's C target)."""
+def compile_kernel(prim_func: Any, path: str, source: str, flags: list[str] | None = None) -> Any:
+    """A callable kernel for this machine's GPU (without one, the tile interpreter runs the PrimFunc)."""
     import tilelang
 
-    target = "cuda" if device == "cuda" else "c"
     try:
-        return tilelang.compile(prim_func, target=target, compile_flags=flags)
+        return tilelang.compile(prim_func, target="cuda", compile_flags=flags)
     except Exception as err:
-        message = f"Compiling kernel '{KERNEL_NAME}' for {target} failed: {first_message(err)}"
+        message = f"Compiling kernel '{KERNEL_NAME}' for cuda failed: {first_message(err)}"
         diagnostic = Diagnostic(
             "error",
             message,

@@ -1,31 +1,48 @@
-"""A per-user warm grading service, so that ``puzzles check`` from the shell pays for no imports.
+"""The per-user warm grading service that the app and ``puzzles check`` share, so a check pays for no imports.
 
 The service is an ``IsolatedGrader`` behind a Unix socket in the user's data folder (mode 0600): it
 is the grader process (verdicts are made there, never in a child), keeps the kernel process warm
-and a spare loader ready, answers one check at a time, and exits after ``IDLE_S`` without one.
-``check`` connects, starting the service first when none answers; the report comes back as JSON.
+and a spare loader ready, answers one check at a time, and exits after ``IDLE_S`` without one. Its
+socket is named for the interpreter, the installed package and its version, so that a checkout or
+an upgrade never talks to a service running other code; a lock file keeps it to one per name.
+``Client.check`` connects, starting the service first when none answers; the report comes back as JSON.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from tilescope.puzzles.session import DEFAULT_TIMEOUT_S
+
+if TYPE_CHECKING:
+    from tilescope.puzzles.isolated import IsolatedGrader
+    from tilescope.puzzles.report import Report
 
 IDLE_S = 600.0
 START_S = 120.0
 
 
 def socket_path() -> Path:
+    from importlib.metadata import PackageNotFoundError, version
+
     from tilescope.puzzles.progress import data_dir
 
-    return data_dir() / "grader.sock"
+    try:
+        own = version("tilescope")
+    except PackageNotFoundError:
+        own = "?"
+    code = "\0".join((sys.executable, str(Path(__file__).resolve().parent), own))
+    return data_dir() / f"grader-{hashlib.sha256(code.encode()).hexdigest()[:12]}.sock"
 
 
 def _connect(path: Path) -> socket.socket | None:
@@ -53,8 +70,8 @@ def _start(path: Path) -> None:
     log.close()
 
 
-def request(message: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-    """Send one request to the service (starting it if needed) and return its JSON answer."""
+def _open() -> socket.socket:
+    """A connection to the service, started first when none answers."""
     path = socket_path()
     sock = _connect(path)
     if sock is None:
@@ -65,6 +82,10 @@ def request(message: dict[str, Any], timeout_s: float) -> dict[str, Any]:
             sock = _connect(path)
         if sock is None:
             raise RuntimeError(f"the grading service did not start; see {path.with_suffix('.log')}")
+    return sock
+
+
+def _exchange(sock: socket.socket, message: dict[str, Any], timeout_s: float) -> dict[str, Any]:
     with sock, sock.makefile("rw") as stream:
         sock.settimeout(timeout_s)
         stream.write(json.dumps(message) + "\n")
@@ -76,27 +97,84 @@ def request(message: dict[str, Any], timeout_s: float) -> dict[str, Any]:
     return answer
 
 
-def check(
-    puzzle: str, path: str, *, device: str | None, perf: bool, seed: int | None, sanitize: bool, timeout_s: float
-) -> Any:
-    """A ``Report`` from the service."""
-    from tilescope.core.model import from_json
-    from tilescope.puzzles.report import Report
+def request(message: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    """Send one request to the service (starting it if needed) and return its JSON answer."""
+    return _exchange(_open(), message, timeout_s)
 
-    message = {
-        "op": "check",
-        "puzzle": puzzle,
-        "path": str(Path(path).resolve()),
-        "device": device,
-        "perf": perf,
-        "seed": seed,
-        "sanitize": sanitize,
-        "timeout_s": timeout_s,
-    }
-    answer = request(message, timeout_s=3600.0)
-    if "error" in answer:
-        raise RuntimeError(answer["error"])
-    return from_json(Report, answer["report"])
+
+class Client:
+    """Checks through the service; ``cancel()``, from any thread, drops the check in flight (the service
+    finishes it; its answer is dropped)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sock: socket.socket | None = None
+        self._cancelled = False
+
+    def check(
+        self,
+        puzzle: str,
+        path: str | Path,
+        *,
+        device: str | None = None,
+        perf: bool = True,
+        seed: int | None = None,
+        sanitize: bool = False,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        started: float | None = None,
+    ) -> Report:
+        """A ``Report`` from the service; ``timeout_s`` counts from ``started`` (``time.monotonic()``, default
+        now), the service's own start included. Raises RuntimeError when the service fails or is cancelled."""
+        from tilescope.core.model import from_json
+        from tilescope.puzzles.report import Report
+
+        started = time.monotonic() if started is None else started
+        sock = _open()
+        with self._lock:
+            if self._cancelled:
+                sock.close()
+                raise RuntimeError("the check was cancelled")
+            self._sock = sock
+        message = {
+            "op": "check",
+            "puzzle": puzzle,
+            "path": str(Path(path).resolve()),
+            "device": device,
+            "perf": perf,
+            "seed": seed,
+            "sanitize": sanitize,
+            "timeout_s": timeout_s,
+            "elapsed_s": time.monotonic() - started,
+        }
+        try:
+            answer = _exchange(sock, message, timeout_s=3600.0)
+        except (OSError, ValueError) as err:
+            raise RuntimeError(f"the grading service did not answer ({err})") from None
+        finally:
+            with self._lock:
+                self._sock = None
+        if "error" in answer:
+            raise RuntimeError(answer["error"])
+        report: Report = from_json(Report, answer["report"])
+        return report
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            if self._sock is not None:
+                with contextlib.suppress(OSError):
+                    self._sock.shutdown(socket.SHUT_RDWR)
+
+
+def check(puzzle: str, path: str | Path, **options: Any) -> Report:
+    """One check through the service (``Client.check``'s options)."""
+    return Client().check(puzzle, path, **options)
+
+
+def status() -> dict[str, Any] | None:
+    """The running service's pid and how many checks it has answered; None when none answers."""
+    sock = _connect(socket_path())
+    return None if sock is None else _exchange(sock, {"op": "status"}, 30.0)
 
 
 def stop() -> bool:
@@ -104,17 +182,14 @@ def stop() -> bool:
     sock = _connect(socket_path())
     if sock is None:
         return False
-    with sock, sock.makefile("rw") as stream:
-        stream.write(json.dumps({"op": "stop"}) + "\n")
-        stream.flush()
-        stream.readline()
+    _exchange(sock, {"op": "stop"}, 30.0)
     return True
 
 
-def _answer(grader: Any, message: dict[str, Any]) -> dict[str, Any]:
+def _answer(grader: IsolatedGrader, message: dict[str, Any]) -> dict[str, Any]:
     from tilescope.core.model import to_json
 
-    grader.timeout_s = float(message.get("timeout_s") or 60.0)
+    elapsed = max(0.0, float(message.get("elapsed_s") or 0.0))
     report = grader.grade(
         str(message["puzzle"]),
         str(message["path"]),
@@ -122,8 +197,23 @@ def _answer(grader: Any, message: dict[str, Any]) -> dict[str, Any]:
         perf=bool(message.get("perf", True)),
         seed=message.get("seed"),
         sanitize=bool(message.get("sanitize", False)),
+        timeout_s=float(message.get("timeout_s") or DEFAULT_TIMEOUT_S),
+        started=time.monotonic() - elapsed,
     )
     return {"report": to_json(report), "pid": os.getpid()}
+
+
+def _sole(path: Path) -> Any:
+    """The service's lock file, held for its life; None when another service holds it."""
+    import fcntl
+
+    lock = open(path.with_suffix(".lock"), "a")  # noqa: SIM115  (held until the service exits)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.close()
+        return None
+    return lock
 
 
 def serve(path: Path, idle_s: float = IDLE_S) -> None:
@@ -131,6 +221,9 @@ def serve(path: Path, idle_s: float = IDLE_S) -> None:
     from tilescope.puzzles.isolated import IsolatedGrader
 
     path.parent.mkdir(parents=True, exist_ok=True)
+    lock = _sole(path)
+    if lock is None:  # another service started first: clients reach that one
+        return
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -142,6 +235,7 @@ def serve(path: Path, idle_s: float = IDLE_S) -> None:
     server.listen(4)
     server.settimeout(idle_s)
     grader = IsolatedGrader()
+    checks = 0
     try:
         while True:
             try:
@@ -155,19 +249,24 @@ def serve(path: Path, idle_s: float = IDLE_S) -> None:
                     if message.get("op") == "stop":
                         stream.write(json.dumps({"stopped": True}) + "\n")
                         return
-                    if message.get("op") != "check":
+                    if message.get("op") == "status":
+                        answer = {"pid": os.getpid(), "checks": checks}
+                    elif message.get("op") == "check":
+                        checks += 1
+                        answer = _answer(grader, message)
+                    else:
                         raise ValueError(f"unknown request {message.get('op')!r}")
-                    answer = _answer(grader, message)
                 except Exception as err:  # a bad request must not take the service down
                     answer = {"error": f"{type(err).__name__}: {err}"}
                 with contextlib.suppress(OSError):
                     stream.write(json.dumps(answer) + "\n")
                     stream.flush()
-    finally:
-        grader.close()
+    finally:  # gone for clients first, then the helpers end
         server.close()
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
+        lock.close()
+        grader.close()
 
 
 if __name__ == "__main__":

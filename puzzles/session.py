@@ -10,11 +10,17 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from tilescope.core.supervise import Limits
 from tilescope.puzzles.builder import ADDRESS_SPACE
 from tilescope.puzzles.children import Child, ChildGone
 
 READY_S = 120.0
 """How long a fresh process may take to import TileLang before it counts as broken."""
+DEFAULT_TIMEOUT_S = 60.0
+"""A check's default limit: for starting its processes and loading the file, then for each compile and run."""
+ANSWER_S = 2.0
+"""Of the loading limit, kept to end the helpers, print the report and exit (the grader's interpreter takes
+1-1.5 s to tear torch down on a busy machine), so that the whole command ends within its limit."""
 
 
 class Session:
@@ -32,7 +38,7 @@ class Session:
     def spawn(self) -> None:
         """Start whatever is missing: a spare loader, a kernel process."""
         if self._builder is None:
-            self._builder = Child("loader", "tilescope.puzzles.builder", limits={"address_space": ADDRESS_SPACE})
+            self._builder = Child("loader", "tilescope.puzzles.builder", limits=Limits(memory_mb=ADDRESS_SPACE >> 20))
         if self._executor is None or not self._executor.alive():
             self._executor = Child("kernel", "tilescope.puzzles.executor", env=self.env)
             self.hello = None
@@ -52,12 +58,12 @@ class Session:
             self.spawn()
         return builder
 
-    def executor(self) -> tuple[Child, dict[str, Any]]:
-        """The warm kernel process and what it said at start (its device)."""
+    def executor(self, ready_s: float = READY_S) -> tuple[Child, dict[str, Any]]:
+        """The warm kernel process and what it said at start (its device), waiting at most ``ready_s`` for that."""
         self.spawn()
         assert self._executor is not None
         if self.hello is None:
-            reply = self._executor.receive(READY_S)
+            reply = self._executor.receive(min(ready_s, READY_S))
             if not isinstance(reply, dict) or reply.get("op") != "ready":
                 self.drop_executor()
                 raise ChildGone("kernel", "sent no greeting", None, None, [])
@@ -70,7 +76,8 @@ class Session:
         self._executor, self.hello = None, None
 
     def close(self) -> None:
+        """End every helper now: none holds anything worth waiting for (the grader owns the buffers)."""
         for child in (self._builder, self._executor, self._helper):
             if child is not None:
-                child.close()
+                child.kill()
         self._builder = self._executor = self._helper = None

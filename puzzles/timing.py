@@ -97,6 +97,27 @@ def time_cuda_runs(fn: Callable[[], object], warmup: int = 3, runs: int = 20) ->
     return times
 
 
+def torch_baseline(expr: str) -> Callable[..., object]:
+    """A puzzle's torch baseline (``perf.torch`` in its ``puzzle.json``: trusted content, never a learner's)
+    as a function of the puzzle's tensors in order, inputs then outputs."""
+    import torch.nn.functional as F
+
+    fn = eval(expr, {"__builtins__": {}, "torch": torch, "F": F})
+    if not callable(fn):
+        raise TypeError(f"a torch baseline must be a lambda over the puzzle's tensors, not {expr!r}")
+    return fn
+
+
+def time_torch_runs(expr: str, tensors: list[torch.Tensor], warmup: int = 3, runs: int = 20) -> list[float]:
+    """Microseconds of each run of the torch baseline, timed as ``time_cuda_runs`` times a kernel.
+    Attention runs on SDPA's flash backend, the one a learner's flash attention is measured against."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    fn = torch_baseline(expr)
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+        return time_cuda_runs(lambda: fn(*tensors), warmup, runs)
+
+
 def stars(score: float) -> int:
     """Stars for a correct solution: ``score`` is achieved over target (1.0 meets the target)."""
     if score >= 1.0:

@@ -1,4 +1,4 @@
-"""Analyse one file with the real compiler: discover, instantiate, lower, extract. Runs in the worker.
+"""Analyse one file with the real compiler: load, build, lower, extract. Runs in the worker.
 
 Each kernel is analysed on its own, so one broken kernel leaves the others' models intact.
 """
@@ -10,14 +10,14 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tilescope.core import autotune, compiler_warnings, errors, extract, launch_records, ptxas
+from tilescope.core import autotune, compiler_warnings, environment, errors, extract, launch_records, ptxas
 from tilescope.core.compat import spans
-from tilescope.core.discovery import Instantiation, instantiations, syntax_diagnostic
+from tilescope.core.discovery import Instantiation
 from tilescope.core.loader import build_prim_func, jit_options, load_module
 from tilescope.core.lowering import Lowered, lower
 from tilescope.core.model import Buffer, Diagnostic, FileAnalysis, KernelModel, Span
 from tilescope.core.static import StaticKernel, analyze_source
-from tilescope.core.targets import decorator_target, shared_memory_budget, target_error
+from tilescope.core.targets import decorator_target, shared_memory_budget
 from tvm import tirx
 
 
@@ -32,50 +32,20 @@ class KernelRun:
 def analyze_file(
     path: str,
     source: str,
+    found: list[Instantiation],
     *,
     target: str = "sm_90",
-    kernel: str | None = None,
     args: dict[str, Any] | None = None,
     with_ptxas: bool = False,
 ) -> tuple[FileAnalysis, dict[str, KernelRun]]:
-    syntax = syntax_diagnostic(source, path)
-    if syntax is not None:
-        return FileAnalysis(path=path, target=target, kernels=[], discovered=[], diagnostics=[syntax]), {}
-    found = instantiations(source, path)
-    discovered = [i.kernel for i in found]
-    if kernel is not None:
-        found = [i for i in found if i.kernel.name == kernel]
-    diagnostics: list[Diagnostic] = []
-    if not discovered:
-        diagnostics.append(
-            Diagnostic(
-                severity="warning",
-                message="No TileLang kernels found: expected a @T.prim_func, a factory returning one, "
-                "or a @tilelang.jit function",
-                span=Span(line=1),
-                code="no-kernels",
-            )
-        )
-    elif kernel is not None and not found:
-        diagnostics.append(
-            Diagnostic(
-                severity="error",
-                message=f"No kernel named '{kernel}' in this file",
-                span=Span(line=1),
-                code="no-kernel",
-            )
-        )
-    problem = target_error(target)
-    if problem:
-        diagnostics.append(Diagnostic(severity="error", message=problem, span=Span(line=1), code="bad-target"))
-        return FileAnalysis(path=path, target=target, kernels=[], discovered=discovered, diagnostics=diagnostics), {}
-    if not found:
-        return FileAnalysis(path=path, target=target, kernels=[], discovered=discovered, diagnostics=diagnostics), {}
-    try:
-        namespace = load_module(source, path)
-    except Exception as err:
-        diagnostics.append(errors.load_error(err, path))
-        return FileAnalysis(path=path, target=target, kernels=[], discovered=discovered, diagnostics=diagnostics), {}
+    """Load the file once and analyse each instantiation the caller computed (the parent's discovery).
+
+    The caller has already reported syntax errors, a bad target and a file without kernels; what is
+    left here is what needs the user's code: loading the module, building and lowering.
+    """
+    namespace, failure = _load(source, path)
+    if namespace is None:
+        return FileAnalysis(path=path, target=target, kernels=[], discovered=[], diagnostics=[failure]), {}
 
     runs: dict[str, KernelRun] = {}
     static = {} if spans.STAMPED else {k.ref.name: k for k in analyze_source(source, path, target=target).kernels}
@@ -95,13 +65,36 @@ def analyze_file(
 
         runs[inst.kernel.name] = autotune.analyze_kernel(namespace, inst, analyze)
     analysis = FileAnalysis(
-        path=path,
-        target=target,
-        kernels=[r.model for r in runs.values()],
-        discovered=discovered,
-        diagnostics=diagnostics,
+        path=path, target=target, kernels=[r.model for r in runs.values()], discovered=[], diagnostics=[]
     )
     return analysis, runs
+
+
+_failed: dict[tuple[str, str], Diagnostic] = {}
+
+
+def _load(source: str, path: str) -> tuple[dict[str, Any], None] | tuple[None, Diagnostic]:
+    """The file's namespace, or why it could not load; a ``sys.exit()`` at import ends the load, not the worker.
+
+    Kernels of a file arrive one request each; like a successful load (``loader``), a failed one
+    is kept for the last file, so the file's other kernels report it without executing it again.
+    """
+    key = (path, source)
+    if key in _failed:
+        return None, _failed[key]
+    _failed.clear()
+    exited: SystemExit | None = None
+    with compiler_warnings.captured_stderr() as printed:
+        try:
+            return load_module(source, path), None
+        except SystemExit as err:  # a probe such as ``if not torch.cuda.is_available(): sys.exit(1)``
+            exited = err
+        except Exception as err:
+            failure = errors.load_error(err, path)
+    if exited is not None:
+        failure = environment.exited(exited, printed[0], path, None, 1)
+    _failed[key] = failure
+    return None, failure
 
 
 def _empty(name: str, args: dict[str, Any], target: str, diagnostics: list[Diagnostic]) -> KernelModel:
@@ -191,9 +184,12 @@ def _analyze_kernel(
         )
         return KernelRun(_empty(name, dict(inst.args), target, [diagnostic]), None)
     args = _bound_args(namespace[name], inst)
+    exited: SystemExit | None = None
     with compiler_warnings.captured_stderr() as printed:
         try:
             prim_func = build_prim_func(namespace, inst)
+        except SystemExit as err:
+            prim_func, exited = None, err
         except Exception as err:
             prim_func, failure = None, errors.build_error(err, path, name, line)
         if prim_func is not None and not isinstance(prim_func, tirx.PrimFunc):
@@ -205,6 +201,8 @@ def _analyze_kernel(
             lowered = lower(prim_func, target, configs)
             lower_ms = (time.perf_counter() - start) * 1000
     warnings = compiler_warnings.parse(printed[0], path, name)
+    if exited is not None:
+        failure = environment.exited(exited, printed[0], path, name, line)
     if prim_func is None:
         return KernelRun(_empty(name, args, target, [failure, *warnings]), None)
 

@@ -1,7 +1,9 @@
 """Analyse many files with several compiler workers at once: ``tilescope check DIR -j N``.
 
 Each worker is an ``Analyzer`` of its own (one TileLang process each), fed from one queue by a
-thread, so N files lower at the same time on N cores while results come back in file order.
+thread, so N files lower at the same time on N cores while results come back in file order. The
+queue holds the biggest files first (size is the cheapest predictor of work there is before
+anything runs), so small files fill in at the end instead of one long file finishing alone.
 """
 
 from __future__ import annotations
@@ -47,6 +49,13 @@ def _mentions_tilelang(file: Path) -> bool:
         return False
 
 
+def _size(file: Path) -> int:
+    try:
+        return file.stat().st_size
+    except OSError:
+        return 0
+
+
 def analyze_files(
     files: list[Path],
     jobs: int,
@@ -57,8 +66,8 @@ def analyze_files(
     """Every file's analysis, in the order given; ``progress(done, total, file)`` after each."""
     results: list[FileAnalysis | None] = [None] * len(files)
     work: queue.Queue[int] = queue.Queue()
-    for index in range(len(files)):
-        work.put(index)
+    for index in sorted(range(len(files)), key=lambda i: -_size(files[i])):
+        work.put(index)  # biggest first, so the workers do not finish on one long file while the others idle
     lock = threading.Lock()
     done = [0]
 

@@ -84,3 +84,33 @@ def gpu_query(err: BaseException, path: str, kernel: str | None, kernel_line: in
         kernel=kernel,
         detail="".join(traceback.format_exception(err))[-4000:],
     )
+
+
+def exited(err: SystemExit, printed: str, path: str, kernel: str | None, kernel_line: int) -> Diagnostic:
+    """User code called ``sys.exit()`` while the file loaded or a kernel was built.
+
+    Examples probe the device at import (``if not torch.cuda.is_available(): print(...); sys.exit(1)``);
+    when what it printed says there is no GPU, this is the environment, else the file's own choice.
+    The worker survives either way: only this file or kernel is not analysed.
+    """
+    line, _ = _user_frame(err, path)
+    whose = f"Building kernel '{kernel}'" if kernel else "Loading the file"
+    said = printed.strip().splitlines()[-1].strip()[:200] if printed.strip() else ""
+    after = f" after printing '{said}'" if said else ""
+    if gpu_message(printed):
+        return Diagnostic(
+            severity="warning",
+            message=f"{whose} called sys.exit({err.code!r}){after}: it looks for a GPU, and analysis runs without "
+            "one. Give the values it needs in a '# tilescope: NAME=VALUE' directive above the def, or record a "
+            "real run with 'tilescope record -- python FILE' on a GPU machine",
+            span=Span(line=line or kernel_line),
+            code="needs-gpu",
+            kernel=kernel,
+        )
+    return Diagnostic(
+        severity="error",
+        message=f"{whose} called sys.exit({err.code!r}){after}, so it could not be analysed",
+        span=Span(line=line or kernel_line),
+        code="load-error" if kernel is None else "build-error",
+        kernel=kernel,
+    )

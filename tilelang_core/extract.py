@@ -9,11 +9,13 @@ device module.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import linecache
 import math
 import re
 from typing import Any
 
+import numpy as np
 from tilescope.core import layout_eval
 from tilescope.core.compat import spans
 from tilescope.core.dtypes import dtype_bits
@@ -286,24 +288,36 @@ def swizzle_name(buf: Any, record: Layout) -> str:
     Each candidate is built by TileLang for a 2-D buffer of the tile's shape and dtype; the first
     whose physical offsets match the inferred layout's on every element names it.
     """
-    from tilelang import layout as tl_layout
-
     if len(record.input_shape) < 2:
         return "none" if record.index == record.input_vars else "custom"
     rows, cols = record.input_shape[-2:]
     stage_elements = rows * cols
     inferred = layout_eval.shared_map(record).offset.reshape(-1)[:stage_elements]
     inferred = inferred - inferred.min()
-    tile = tirx.decl_buffer((rows, cols), str(buf.dtype), scope="shared.dyn")
     for name, maker in _SWIZZLES:
-        try:
-            candidate = layout_record(record.buffer, getattr(tl_layout, maker)(tile))
-            offsets = layout_eval.shared_map(candidate).offset.reshape(-1)
-        except Exception:  # a swizzle that does not apply to this shape or dtype
-            continue
-        if offsets.shape == inferred.shape and bool((offsets == inferred).all()):
+        offsets = _candidate_offsets(rows, cols, str(buf.dtype), maker)
+        if offsets is not None and offsets.shape == inferred.shape and bool((offsets == inferred).all()):
             return name
     return "padded" if int(inferred.max()) + 1 > stage_elements else "custom"
+
+
+@functools.lru_cache(maxsize=256)
+def _candidate_offsets(rows: int, cols: int, dtype: str, maker: str) -> np.ndarray | None:
+    """TileLang's own swizzle for a tile, as offsets; ``None`` where it does not apply.
+
+    Building one costs TileLang about 0.1 s and depends only on shape and dtype, while kernels of
+    one process keep reusing a few tile shapes, so each is built once per worker.
+    """
+    from tilelang import layout as tl_layout
+
+    tile = tirx.decl_buffer((rows, cols), dtype, scope="shared.dyn")
+    try:
+        candidate = layout_record("tile", getattr(tl_layout, maker)(tile))
+        offsets = layout_eval.shared_map(candidate).offset.reshape(-1)
+    except Exception:  # a swizzle that does not apply to this shape or dtype
+        return None
+    offsets.setflags(write=False)
+    return offsets
 
 
 def shared_bytes(device_mod: Any | None) -> int:

@@ -14,10 +14,11 @@ import dataclasses
 import json
 import types
 import typing
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 Severity = Literal["error", "warning", "information", "hint"]
 Dim = int | str
@@ -415,6 +416,8 @@ def to_json(obj: Any) -> Any:
         return [to_json(x) for x in obj]
     if isinstance(obj, dict):
         return {str(k): to_json(v) for k, v in obj.items()}
+    if isinstance(obj, Sequence) and not isinstance(obj, str | bytes):
+        return [to_json(x) for x in obj]
     return obj
 
 

@@ -230,9 +230,3 @@ def recorded_arguments(path: str, kernel: str) -> dict[str, Any] | None:
             values = {**entry.get("args", {}), **entry.get("consts", {})}
             return {k: v for k, v in values.items() if isinstance(v, int | float | str | bool)}
     return None
-
-
-def stamp(path: str) -> float | None:
-    """When the instances a file would read last changed (part of the compiler tier's cache key)."""
-    instances = find_instances(path)
-    return instances.stat().st_mtime if instances is not None else None

@@ -18,10 +18,26 @@ from typing import Any
 
 from tilescope.core.discovery import discover, instantiations, syntax_diagnostic
 from tilescope.core.environment import gpu_message
-from tilescope.core.model import Diagnostic, FileAnalysis, IRText, KernelModel, KernelRef, RunReport, Span, from_json
-from tilescope.core.record import stamp
+from tilescope.core.model import (
+    Diagnostic,
+    FileAnalysis,
+    IRText,
+    KernelModel,
+    KernelRef,
+    RunReport,
+    Span,
+    from_json,
+    to_json,
+)
 from tilescope.core.targets import target_error
 from tilescope.core.worker_link import WorkerError, WorkerLink
+
+_NO_KERNELS = Diagnostic(
+    severity="warning",
+    message="No TileLang kernels found: expected a @T.prim_func, a factory returning one, or a @tilelang.jit function",
+    span=Span(line=1),
+    code="no-kernels",
+)
 
 
 class Analyzer:
@@ -144,13 +160,15 @@ class Analyzer:
         problem = target_error(target)
         if problem:
             return _file_only(path, target, discover(source, path), Diagnostic("error", problem, Span(1), "bad-target"))
-        found = instantiations(source, path)
+        found = instantiations(source, path)  # computed once, here: the worker builds what it is sent
         discovered = [i.kernel for i in found]
+        if not discovered:
+            return _file_only(path, target, [], _NO_KERNELS)
         if kernel is not None:
             found = [i for i in found if i.kernel.name == kernel]
-        if not found:
-            payload = {"op": "analyze", "path": path, "source": source, "target": target, "kernel": kernel}
-            return self._analyze_one(payload, None, discovered, timeout_s)
+            if not found:
+                missing = Diagnostic("error", f"No kernel named '{kernel}' in this file", Span(line=1), "no-kernel")
+                return _file_only(path, target, discovered, missing)
         kernels: list[KernelModel] = []
         file_diagnostics: list[Diagnostic] = []
         for inst in found:
@@ -160,9 +178,9 @@ class Analyzer:
                 "source": source,
                 "target": target,
                 "kernel": inst.kernel.name,
+                "instantiations": [to_json(inst)],  # recorded values included: a new recording misses the cache
                 "args": args,
                 "ptxas": ptxas,
-                "recorded": stamp(path),  # recorded instances are an argument source: a new recording misses the cache
             }
             partial = self._analyze_one(payload, inst.kernel, discovered, timeout_s)
             kernels.extend(partial.kernels)
@@ -260,6 +278,7 @@ class Analyzer:
             "source": source,
             "target": target,
             "kernel": kernel,
+            "instantiations": [to_json(i) for i in instantiations(source, path) if i.kernel.name == kernel],
             "args": args,
             "index": index,
         }

@@ -14,12 +14,14 @@ between ``fork`` and ``exec``. So:
 
 Control protocol (one line each way): the caller writes ``sweep``; the supervisor answers
 ``swept <ended> <signal names or ->``. Closing the control pipe means: end everything and exit.
-The supervisor first writes ``pid <child pid>``, and exits with the child's code (``128 + n``
-for a child ended by signal ``n``).
+The supervisor first writes ``pid <child pid>``, last ``exit <code>`` (the child's own code as
+``Popen`` gives it: ``-n`` when signal ``n`` ended it, so a status 139 and a SIGSEGV stay apart),
+and exits with the child's code (``128 + n`` for a child ended by signal ``n``).
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import select
@@ -75,8 +77,12 @@ class Supervised:
         stdout: int | IO[bytes] | None = subprocess.PIPE,
         stderr: int | IO[bytes] | None = subprocess.PIPE,
         start_timeout_s: float = 30.0,
+        stderr_lines: int = 0,
     ) -> None:
         self._closing = threading.Lock()
+        self._exit: int | None = None
+        self._tail: collections.deque[str] = collections.deque(maxlen=max(stderr_lines, 1))
+        self._tail_reader: threading.Thread | None = None
         control_read, self._control = os.pipe()
         self._replies, reply_write = os.pipe()
         command = [sys.executable, "-I", __file__, "--control", str(control_read), "--reply", str(reply_write)]
@@ -101,6 +107,9 @@ class Supervised:
             raise SupervisorLost(f"the supervisor did not start the command ({first or 'no answer'})")
         self.pid = int(first.split()[1])
         """The supervised command's pid (also its process group and session id)."""
+        if stderr_lines > 0 and stderr == subprocess.PIPE:
+            self._tail_reader = threading.Thread(target=self._read_stderr, daemon=True)
+            self._tail_reader.start()
 
     @property
     def stdin(self) -> IO[bytes] | None:
@@ -120,6 +129,29 @@ class Supervised:
 
     def wait(self, timeout: float | None = None) -> int:
         return self.process.wait(timeout)
+
+    def exit_code(self, timeout: float | None = None) -> int | None:
+        """The command's own exit code once the supervisor is gone, ``Popen``-style (``-n``: ended by signal
+        ``n``); ``None`` while it still runs after ``timeout``, or when the supervisor was lost before saying."""
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        with self._closing:
+            self._drain()
+        return self._exit
+
+    def stderr_tail(self, wait_s: float = 0.5) -> list[str]:
+        """The last ``stderr_lines`` lines the command wrote to stderr (when started with ``stderr_lines``);
+        once it has exited, waits up to ``wait_s`` for the lines still in the pipe."""
+        if self._tail_reader is not None and self.process.poll() is not None:
+            self._tail_reader.join(wait_s)
+        return list(self._tail)
+
+    def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self._tail.append(line.decode(errors="replace").rstrip("\n"))
 
     def sweep(self, timeout: float = 5.0) -> Sweep:
         """End every process of the tree except the command itself; report signals sent upwards."""
@@ -154,11 +186,27 @@ class Supervised:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 code = self.process.wait(_EXIT_GRACE_S)
         if self._replies >= 0:
+            if code is not None:
+                self._drain()
             os.close(self._replies)
             self._replies = -1
         return code
 
+    def _drain(self) -> None:
+        """Read what the supervisor wrote before it exited (its ``exit`` line)."""
+        while self._replies >= 0 and self._line(0.5):
+            pass
+
     def _line(self, timeout: float) -> str:
+        """The next reply line but ``exit``, which is kept for ``exit_code``; "" on timeout or end."""
+        while True:
+            line = self._raw_line(timeout)
+            if not line.startswith("exit "):
+                return line
+            with contextlib.suppress(ValueError):
+                self._exit = int(line.split()[1])
+
+    def _raw_line(self, timeout: float) -> str:
         deadline = time.monotonic() + timeout
         while b"\n" not in self._buffer:
             remaining = deadline - time.monotonic()
@@ -320,6 +368,7 @@ class _Supervisor:
         self.reap()
         if self.code is None:
             return 137
+        self.answer(f"exit {self.code}")
         return self.code if self.code >= 0 else 128 - self.code
 
 

@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 
 from tilescope.core.compat import releases
 from tilescope.core.frames import CHANNEL_DAMAGED_EXIT, channel_damage, channel_fingerprint, encode, write_all
-from tilescope.core.model import to_json
+from tilescope.core.model import from_json, to_json
 
 _CACHE_SIZE = 8
 
@@ -41,29 +41,35 @@ class Worker:
     def __init__(self) -> None:
         import tilelang  # noqa: F401  (warm the import: it is most of the start-up cost)
         from tilescope.core import analysis, autotune, ir_text
+        from tilescope.core.discovery import Instantiation
 
         autotune.guard()
 
         self._analysis = analysis
         self._ir_text = ir_text
+        self._instantiation = Instantiation
         self._runs: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
     @staticmethod
     def key(request: dict[str, Any]) -> str:
+        """What a lowering depends on; the instantiations carry recorded values, so a re-recording misses."""
         parts = [
             request["path"],
             request.get("source", ""),
             request.get("target", "sm_90"),
             request.get("args") or {},
+            request.get("instantiations") or [],
         ]
         return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
     def analyze(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Build and lower the instantiations the parent computed; the worker never re-runs discovery."""
+        found = [from_json(self._instantiation, i) for i in request.get("instantiations") or []]
         result, runs = self._analysis.analyze_file(
             request["path"],
             request["source"],
+            found,
             target=request.get("target", "sm_90"),
-            kernel=request.get("kernel"),
             args=request.get("args"),
             with_ptxas=bool(request.get("ptxas")),
         )
@@ -78,7 +84,7 @@ class Worker:
         kernel = request["kernel"]
         runs = self._runs.get(self.key(request), {})
         if kernel not in runs:
-            self.analyze({**request, "kernel": kernel, "ptxas": False})
+            self.analyze({**request, "ptxas": False})
             runs = self._runs.get(self.key(request), {})
         run = runs.get(kernel)
         if run is None or run.lowered is None:
@@ -147,7 +153,7 @@ def main() -> None:
         request = json.loads(line)
         try:
             answer = {"id": request.get("id"), "ok": True, "result": worker.handle(request)}
-        except Exception as err:
+        except (Exception, SystemExit) as err:  # user code's sys.exit() ends a request, never the worker
             answer = {
                 "id": request.get("id"),
                 "ok": False,

@@ -23,6 +23,10 @@ from tilescope.core.spawn import worker_command, worker_env
 from tilescope.core.supervise import Limits, Supervised, SupervisorLost
 
 START_TIMEOUT_S = 120.0
+NO_GPU = {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "", "ROCR_VISIBLE_DEVICES": ""}
+"""Analysis lowers for a named target and never needs a device; user code that asks for one while a
+file loads or a kernel builds (``get_num_sms()``, ``torch.cuda...``) finds none, even on a GPU machine,
+and becomes a ``needs-gpu`` diagnostic instead of opening a CUDA context there."""
 
 
 class WorkerError(Exception):
@@ -37,7 +41,7 @@ class WorkerLink:
     """One supervised worker process and its pipes; not thread-safe (``Analyzer`` serialises access)."""
 
     def __init__(self, python: str, memory_mb: int) -> None:
-        env = {**worker_env(os.environ), "PYTHONUNBUFFERED": "1", "TILELANG_ENABLE_IR_SPAN": "1"}
+        env = {**worker_env(os.environ), "PYTHONUNBUFFERED": "1", "TILELANG_ENABLE_IR_SPAN": "1", **NO_GPU}
         self.python = python
         self.process = Supervised(worker_command(python), limits=Limits(memory_mb=memory_mb), env=env)
         self.stderr_tail: deque[str] = deque(maxlen=60)

@@ -78,6 +78,61 @@ def test_process_exit_is_a_crash_diagnostic_and_the_worker_restarts(strict: Anal
     assert strict.restarts > restarts
 
 
+def test_sys_exit_at_load_is_a_gpu_diagnostic_and_the_worker_survives(strict: Analyzer) -> None:
+    restarts = strict.restarts
+    result = strict.analyze(str(FIXTURES / "probes_gpu.py"))
+    (problem,) = result.all_diagnostics()
+    assert (problem.code, problem.severity, problem.span.line) == ("needs-gpu", "warning", 8)
+    assert "sys.exit(1) after printing 'Error: GPU Device is not detected'" in problem.message
+    assert strict.analyze(str(FIXTURES / "module_prim_func.py")).ok
+    assert strict.restarts == restarts
+
+
+def test_sys_exit_while_building_is_a_build_error_and_the_worker_survives(strict: Analyzer) -> None:
+    restarts = strict.restarts
+    error = _only_error(strict.analyze(str(FIXTURES / "exits_while_building.py")))
+    assert (error.code, error.span.line, error.kernel) == ("build-error", 8, "gives_up")
+    assert "called sys.exit(2)" in error.message
+    assert strict.analyze(str(FIXTURES / "module_prim_func.py")).ok
+    assert strict.restarts == restarts
+
+
+LOADS_ONCE = """\
+import tilelang.language as T
+
+
+def _config():
+    open(MARKER, "a").write("load\\n")
+    raise RuntimeError("no config here")
+
+
+def first(N=128):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=128):
+            pass
+
+    return main
+
+
+def second(N=_config()):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=128):
+            pass
+
+    return main
+"""
+
+
+def test_a_file_that_fails_to_load_is_executed_once_for_all_its_kernels(analyzer: Analyzer, tmp_path: Path) -> None:
+    marker = tmp_path / "loads"
+    (tmp_path / "two.py").write_text(LOADS_ONCE.replace("MARKER", repr(str(marker))))
+    result = analyzer.analyze(str(tmp_path / "two.py"))
+    assert [d.code for d in result.all_diagnostics()] == ["load-error"], result.all_diagnostics()
+    assert len(result.discovered) == 2 and marker.read_text() == "load\n"
+
+
 def test_unbounded_allocation_hits_the_memory_limit(strict: Analyzer) -> None:
     error = _only_error(strict.analyze(str(FIXTURES / "greedy.py")))
     assert error.span.line in (4, 7)
@@ -95,6 +150,11 @@ def test_main_block_never_runs(analyzer: Analyzer, tmp_path: Path) -> None:
     kernel.write_text(source)
     assert analyzer.analyze(str(kernel)).ok
     assert not marker.exists()
+
+
+def test_the_worker_sees_no_gpu_even_on_a_gpu_machine(analyzer: Analyzer) -> None:
+    result = analyzer.analyze(str(FIXTURES / "looks_for_gpu.py"))
+    assert result.ok and result.kernels[0].passes, result.all_diagnostics()
 
 
 def test_layout_inference_failure_names_fragments_and_ops(analyzer: Analyzer) -> None:

@@ -127,3 +127,41 @@ def test_the_environments_own_sitecustomize_still_runs(tmp_path: Path, capfd: py
     assert code == 0 and lines == [{"pid": lines[0]["pid"], "event": "exit", "error": None}]
     out, err = capfd.readouterr()
     assert out.splitlines() == ["their sitecustomize ran", "program ran"] and "Error in sitecustomize" not in err
+
+
+def _write_instances(workspace: Path, n: int) -> None:
+    entry = {"file": "kernels.py", "kernel": "saxpy", "line": 5, "style": "jit", "args": {"N": n, "alpha": 3.0}}
+    (workspace / ".tilescope").mkdir(exist_ok=True)
+    (workspace / ".tilescope" / "instances.json").write_text(json.dumps({"version": 1, "instances": [entry]}))
+
+
+def test_a_new_recording_rebuilds_the_kernel_and_its_pass_ir(workspace: Path, analyzer: Analyzer) -> None:
+    # The parent sends the worker the instantiation, recorded values included, so both the model
+    # cache and the worker's pass-IR cache miss when the recording changes, and never otherwise.
+    path = str(workspace / "kernels.py")
+    _write_instances(workspace, 2048)
+    first = analyzer.analyze(path, kernel="saxpy").kernel("saxpy")
+    assert first is not None and first.launch is not None and first.launch.grid == [16]
+    assert "(2048,)" in analyzer.pass_ir(path, kernel="saxpy", index=-1).text
+    _write_instances(workspace, 4096)
+    ir = analyzer.pass_ir(path, kernel="saxpy", index=-1).text  # asked before any new analysis
+    assert "(4096,)" in ir and "(2048,)" not in ir
+    again = analyzer.analyze(path, kernel="saxpy").kernel("saxpy")
+    assert again is not None and again.launch is not None and again.launch.grid == [32]
+    assert again.arg_sources["N"] == "recorded"
+
+
+def test_the_worker_builds_the_instantiation_it_is_sent(workspace: Path, analyzer: Analyzer) -> None:
+    # One-way compiler path: discovery runs in the parent only; the worker builds exactly what it is sent.
+    from tilescope.core.discovery import instantiations
+    from tilescope.core.model import FileAnalysis, from_json, to_json
+
+    path = str(workspace / "kernels.py")
+    source = (workspace / "kernels.py").read_text()
+    (saxpy,) = [i for i in instantiations(source, path) if i.kernel.name == "saxpy"]
+    sent = to_json(saxpy) | {"args": {"N": 512, "alpha": 2.0}, "sources": {"N": "directive", "alpha": "directive"}}
+    payload = {"op": "analyze", "path": path, "source": source, "target": "sm_90", "instantiations": [sent]}
+    data, _ = analyzer._call(payload, 120)
+    (model,) = from_json(FileAnalysis, data).kernels
+    assert model.args["N"] == 512 and model.arg_sources == {"N": "directive", "alpha": "directive"}
+    assert model.launch is not None and model.launch.grid == [4]

@@ -61,6 +61,12 @@ RECORDS = [
 def test_schema_document_covers_every_field() -> None:
     text = (ROOT / "tilelang_core" / "SCHEMA.md").read_text()
     assert f"schema version {SCHEMA_VERSION}" in text
+    rows = re.findall(r"^\| `schema_version` \| int \| (\d+) \|", text, re.M)
+    assert rows and all(int(row) == SCHEMA_VERSION for row in rows), rows
+    versions = re.search(r"^## Versions\n(.*?)(?=^## )", text, re.S | re.M)
+    assert versions, "SCHEMA.md lists what each version changed"
+    listed = [int(v) for v in re.findall(r"^- (\d+): ", versions.group(1), re.M)]
+    assert listed == list(range(SCHEMA_VERSION, 0, -1)), listed
     for record in RECORDS:
         section = re.search(rf"^## {record.__name__}\b(.*?)(?=^## |\Z)", text, re.S | re.M)
         assert section, record.__name__

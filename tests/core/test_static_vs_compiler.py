@@ -1,7 +1,8 @@
 """Whatever the static tier says and the compiler can confirm must agree with the compiler.
 
 Every bundled example and every buildable fixture: the same buffers with the same shapes, dtypes,
-scopes and declaring lines; the same grid and threads; the same pipeline stages.
+scopes and declaring lines; the same grid and threads; the same pipeline stages; the same shared
+memory per block wherever the static tier gives an exact figure.
 """
 
 from __future__ import annotations
@@ -32,3 +33,4 @@ def test_static_facts_match_the_compiler(path: Path, analyzer: Analyzer) -> None
         assert kernel.launch.grid == model.launch.grid
         assert kernel.launch.threads == model.launch.threads
         assert [p.num_stages for p in kernel.pipelines] == [p.num_stages for p in model.pipelines]
+        assert kernel.shared_planned in (None, model.shared_bytes), "static shared memory differs from the compiler's"

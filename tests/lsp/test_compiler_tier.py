@@ -15,7 +15,7 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 from tilescope.core import pass_catalog
 from tilescope.core.ide.layout_view import choose
-from tilescope.core.model import FileAnalysis, from_json, to_json
+from tilescope.core.model import SCHEMA_VERSION, FileAnalysis, from_json, to_json
 
 from tests.lsp.conftest import (
     EXAMPLES,
@@ -251,7 +251,7 @@ async def test_commands_return_the_core_views(client: LanguageClient) -> None:
     assert cuda["kernel"] == "matmul" and "__global__" in cuda["source"]
 
     model = await within(execute(client, "tilescope.kernelModel", uri))
-    assert model["schema_version"] == 1 and model["kernels"][0]["launch"]["grid"] == [8, 8]
+    assert model["schema_version"] == SCHEMA_VERSION and model["kernels"][0]["launch"]["grid"] == [8, 8]
 
     # One view: the server's default answer is the core's view (and first buffer) of the model it holds.
     first = await within(execute(client, "tilescope.plotLayout", uri, None, None))

@@ -117,9 +117,9 @@ def test_the_launch_hint_follows_the_whole_with_line_and_literal_stages_get_none
 
 
 def test_one_diagnostic_per_fact_when_the_compiler_confirms_a_static_estimate() -> None:
+    from tilescope.core.ide.merge import diagnostics
     from tilescope.core.model import Diagnostic, FileAnalysis, Span
     from tilescope.core.static import analyze_source
-    from tilescope.core.static.merge import diagnostics
 
     static = analyze_source((FIXTURES / "budgets.py").read_text(), "budgets.py")
     (estimate,) = [d for d in static.diagnostics if d.code == "shared-memory"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tilescope.core.static.hints import HINT_KINDS
+from tilescope.core.ide.hints import HINT_KINDS
 from tilescope.lsp.settings import OPTIONS, Settings, merged
 
 from tests.lsp.settings_fixture import EXTENSION, FIXTURE, contributed, fixture_json

@@ -8,7 +8,7 @@ import time
 import pytest
 import torch
 from textual.widgets import Markdown, OptionList, Static
-from tilescope.puzzles import catalog, workspace
+from tilescope.puzzles import catalog, service, workspace
 from tilescope.puzzles.app import PuzzlesApp
 from tilescope.puzzles.buffers import GuardReport
 from tilescope.puzzles.compare import compare
@@ -115,3 +115,25 @@ async def test_check_key_grades_the_file_and_watch_rechecks_on_save() -> None:
             if app.store.status("12").attempts == 2:
                 break
         assert app.store.status("12").attempts == 2, "saving the file while watching re-checks it"
+
+
+async def test_the_app_and_the_command_line_share_one_warm_grading_service() -> None:
+    p = catalog.get(1)
+    path = workspace.start(p)
+    path.write_text((p.folder / "wrong" / "forged_report.py").read_text())
+    app = PuzzlesApp(device="cpu")
+    async with app.run_test(size=(150, 45)) as pilot:
+        await pilot.press("c")
+        for _ in range(1200):
+            await pilot.pause(0.1)
+            if not app.checking:
+                break
+        assert "FAIL" in _text(app, "#results") and "private channel" in _text(app, "#results")
+        assert app.store.status("01").attempts == 1
+    first = service.status()
+    assert first is not None and first["checks"] == 1  # the app's check, and the service outlives the app
+    from tilescope.core.cli import main
+
+    assert main(["puzzles", "check", "1", "--cpu", "--service", "--json"]) == 1
+    second = service.status()
+    assert second == {"pid": first["pid"], "checks": 2}

@@ -72,3 +72,28 @@ def test_check_json_reports_a_compile_error_at_the_line(capsys: pytest.CaptureFi
     assert "T.gemm" in wrong.read_text().splitlines()[line - 1]
     assert main(["puzzles", "list"]) == 0
     assert "· 12" in capsys.readouterr().out
+
+
+def test_a_file_that_never_loads_is_answered_within_the_timeout_from_the_commands_start() -> None:
+    """The limit counts from the command's start: the interpreter's start-up, the helpers' imports, the
+    load, ending the helpers, printing the report and exiting all fit in it."""
+    import subprocess
+    import sys
+    import time
+
+    never = catalog.get(1).folder / "wrong" / "never_loads.py"
+    command = [sys.executable, "-m", "tilescope", "puzzles", "check", "1", str(never), "--cpu", "--timeout", "15"]
+    start = time.monotonic()
+    process = subprocess.Popen([*command, "--no-service", "--json"], stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    lines = []
+    while not lines or lines[-1] != "}\n":
+        line = process.stdout.readline()
+        assert line, "the command ended without a report"
+        lines.append(line)
+    answered = time.monotonic() - start
+    assert process.wait(timeout=30) == 1
+    ended = time.monotonic() - start
+    report = json.loads("".join(lines))
+    assert report["failure"] == "timeout" and "within the 15 s limit" in report["summary"], report["summary"]
+    assert answered < ended < 15, (answered, ended)

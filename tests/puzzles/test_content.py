@@ -85,7 +85,7 @@ def test_reference_runs_on_the_cpu_for_the_smallest_case(puzzle: catalog.Puzzle)
 
 
 def test_puzzle_json_has_no_unknown_keys() -> None:
-    known = {"title", "topic", "outputs", "hints", "cases", "perf", "wrong", "cpu", "tolerance", "seeds", "hidden"}
+    known = {"title", "topic", "outputs", "hints", "cases", "perf", "wrong", "tolerance", "seeds", "hidden"}
     known |= {"cpu_cases", "cpu_hidden"}
     for p in PUZZLES:
         assert set(json.loads((p.folder / "puzzle.json").read_text())) <= known, p.id
@@ -125,3 +125,24 @@ def test_hidden_cases_draw_every_factory_argument(puzzle: catalog.Puzzle) -> Non
     assert set(puzzle.hidden.values) <= set(VALUE_KINDS)
     if puzzle.perf.baseline:
         assert (puzzle.folder / puzzle.perf.baseline).is_file() and puzzle.perf.speedup
+
+
+@pytest.mark.parametrize("puzzle", [p for p in PUZZLES if p.perf.torch], ids=lambda p: p.id)
+def test_the_torch_baseline_computes_what_the_kernel_must(puzzle: catalog.Puzzle) -> None:
+    """Stars are graded against this call: it must be the same operation, on the same tensors in order."""
+    from tilescope.puzzles.timing import torch_baseline
+
+    case = min(puzzle.cases, key=lambda c: (any(v == 1 for v in c.args.values()), sum(c.args.values())))
+    ref = puzzle.reference()
+    inputs = ref.inputs(case.args, torch.Generator().manual_seed(0), "normal", "cpu")
+    expected = ref.reference(*[t.clone() for t in inputs])
+    outputs = [torch.full_like(e, float("nan")) for e in expected]
+    returned = torch_baseline(puzzle.perf.torch)(*inputs, *outputs)
+    if isinstance(returned, torch.Tensor):
+        returned = (returned,)
+    got = [r for r in returned if isinstance(r, torch.Tensor)] if returned is not None else outputs
+    for g, e in zip(got, expected, strict=True):
+        if g.dim() == 4 and g.shape != e.shape:  # SDPA: (batch, heads, seq, dim); the puzzle: (batch, seq, heads, dim)
+            g = g.transpose(1, 2)
+        g = g.reshape(e.shape)  # conv1d keeps its channel axis
+        torch.testing.assert_close(g.float(), e.float(), atol=2e-2, rtol=2e-2)

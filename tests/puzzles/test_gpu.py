@@ -38,7 +38,8 @@ def test_wrong_solution_fails_for_the_stated_reason(
 ) -> None:
     timeout = wrong.timeout_s or judge.DEFAULT_TIMEOUT_S
     path = puzzle.folder / wrong.file
-    report = judge.check(puzzle, path, session, device="cuda", perf=wrong.case == "timed", timeout_s=timeout)
+    perf = wrong.case == "timed"
+    report = judge.check(puzzle, path, session, device="cuda", perf=perf, timeout_s=timeout, sanitize=wrong.sanitize)
     assert not report.passed
     assert report.failure == wrong.expect, report.summary
     if wrong.case:

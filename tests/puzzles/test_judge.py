@@ -1,6 +1,7 @@
-"""The grader's verdicts on the CPU, through the real loader and kernel processes: forged reports,
-hangs, exits, crashes and memory hogs get their real reason, stray writes are counted exactly, and
-hidden cases are fresh for every check yet reproducible from the report's seed."""
+"""The grader's verdicts on the CPU, through the real loader and kernel processes (the tile interpreter
+runs the kernels, as CPU grading does): forged reports, hangs, exits, crashes and memory hogs get
+their real reason, stray writes are counted exactly, and hidden cases are fresh for every check yet
+reproducible from the report's seed. (The guard bands' counts on a GPU: ``test_buffers``, ``test_gpu``.)"""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def _only(number: int, case: str) -> catalog.Puzzle:
 
 
 def _check(session: Session, p: catalog.Puzzle, wrong: str, **kw: object) -> Report:
-    return judge.check(p, p.folder / "wrong" / wrong, session, device="cpu", **kw)  # type: ignore[arg-type]
+    return judge.check(p, p.folder / "wrong" / wrong, session, device="interpret", **kw)  # type: ignore[arg-type]
 
 
 def test_a_forged_report_is_never_accepted(session: Session) -> None:
@@ -41,8 +42,8 @@ def test_a_file_that_never_loads_is_answered_within_the_limit(session: Session) 
     start = time.monotonic()
     report = _check(session, _only(1, "odd"), "never_loads.py", timeout_s=3)
     assert report.failure == "timeout" and report.exit is not None and report.exit.timed_out
-    assert "within 3 s" in report.summary
-    assert time.monotonic() - start < 3 + 60  # the limit, plus at most the loader's own start
+    assert "within the 3 s limit" in report.summary
+    assert time.monotonic() - start < 3  # the limit counts from the check's start: the helpers' start-up is inside it
     assert judge.DEFAULT_TIMEOUT_S == 60
 
 
@@ -70,21 +71,18 @@ def test_a_huge_allocation_is_out_of_memory_at_its_line(session: Session) -> Non
 def test_every_element_written_past_the_end_is_counted(session: Session) -> None:
     report = _check(session, _only(2, "ragged"), "double_length.py")
     assert report.failure == "out-of-bounds"
-    guard = report.cases[0].outputs[0].guard
-    assert (guard.after, guard.first_after) == (2048, 0)
+    assert "out-of-bounds write to B[2049] (shape 2049), 2048 elements" in report.summary  # from the first past the end
 
 
 def test_writes_ten_kilobytes_past_the_end_are_found(session: Session) -> None:
     report = _check(session, _only(3, "tiny"), "far_past_end.py")
     assert report.failure == "out-of-bounds"
-    guard = report.cases[0].outputs[0].guard
-    assert (guard.after, guard.first_after) == (256, 2560)
-    assert "256 elements past its end, starting 2560 elements after it" in report.summary
+    assert "out-of-bounds write to C[2565] (shape 5), 256 elements" in report.summary  # 2560 past the end
 
 
 def test_hidden_cases_run_and_their_seed_is_reported(session: Session) -> None:
     p = dataclasses.replace(catalog.get(1), seeds=1)
-    report = judge.check(p, p.solution_path, session, device="cpu", seed=1234)
+    report = judge.check(p, p.solution_path, session, device="interpret", seed=1234)
     assert report.passed, report.summary
     assert report.seed == 1234
     hidden = [c for c in report.cases if c.name.startswith("hidden")]
@@ -151,3 +149,42 @@ def test_a_message_that_answers_nothing_is_a_violation() -> None:
     with pytest.raises(judge.Violation):
         judge._expect('{"passed": true', "mine", {"ran"})
     assert judge._expect({"id": "mine", "op": "ran"}, "mine", {"ran"})["op"] == "ran"
+
+
+def test_stars_are_graded_against_torch_in_the_same_run() -> None:
+    p = catalog.get(6)
+    args = p.perf.args
+    n_bytes = 4 * args["M"] * args["N"] + 4 * args["M"]
+    target = p.perf.torch_target or 0.0
+    assert p.perf.torch and target > 1.0
+    level = judge.perf_result(p, args, 160.0, n_bytes, "NVIDIA H200", None, torch_us=160.0)
+    assert level.torch_ratio == 1.0 and level.torch_us == 160.0 and level.stars == 3
+    assert level.percent is not None and level.torch_target == target  # the roofline share is still shown
+    slow = judge.perf_result(p, args, 160.0 * target * 1.5, n_bytes, "NVIDIA H200", None, torch_us=160.0)
+    assert slow.stars == 2 and slow.torch_ratio is not None and slow.torch_ratio > target
+    crawl = judge.perf_result(p, args, 160.0 * target * 3, n_bytes, "NVIDIA H200", None, torch_us=160.0)
+    assert crawl.stars == 1
+    words = judge.perf_words(level)
+    assert "torch" in words and "1.00×" in words and "roofline" in words
+
+
+def test_without_a_torch_time_the_roofline_grades() -> None:
+    p = catalog.get(17)
+    assert p.perf.torch is None
+    args = p.perf.args
+    flops = 2 * args["M"] * args["N"] * args["K"]
+    time_us = flops / (989e12 * p.perf.target / 100) * 1e6 * 0.99  # just over the target share
+    result = judge.perf_result(p, args, time_us, 0, "NVIDIA H200", None)
+    assert result.torch_ratio is None and result.stars == 3
+
+
+def test_the_transpose_needs_both_torch_and_the_naive_speed_up() -> None:
+    p = catalog.get(10)
+    args = p.perf.args
+    n_bytes = 2 * 4 * args["M"] * args["N"]
+    quick = 300.0 * (p.perf.speedup or 1.0)
+    scopes = ["shared.dyn"]
+    both = judge.perf_result(p, args, 300.0, n_bytes, "NVIDIA H200", quick, scopes, torch_us=450.0)
+    assert both.stars == 3
+    slower_than_torch = judge.perf_result(p, args, 300.0, n_bytes, "NVIDIA H200", quick, scopes, torch_us=150.0)
+    assert slower_than_torch.stars == 2

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tilescope.core.ide.describe import hover
+from tilescope.core.ide.merge import Facts
 from tilescope.core.static import analyze_source
-from tilescope.core.static.describe import hover
-from tilescope.core.static.merge import Facts
 from tilescope.core.static.split import source_lines
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

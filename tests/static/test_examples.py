@@ -140,8 +140,8 @@ def dyn(block=128):
 
 
 def test_every_launch_of_a_prim_func_is_read_and_hinted() -> None:
-    from tilescope.core.static.hints import inlay_hints
-    from tilescope.core.static.merge import Facts
+    from tilescope.core.ide.hints import inlay_hints
+    from tilescope.core.ide.merge import Facts
 
     source = (
         "import tilelang.language as T\n\n\n@T.prim_func\n"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tilescope.core.ide.hints import inlay_hints
+from tilescope.core.ide.merge import CompiledSnapshot, diagnostics, facts, fingerprints
 from tilescope.core.model import Diagnostic, FileAnalysis, KernelModel, Launch, Span
 from tilescope.core.static import analyze_source
-from tilescope.core.static.hints import inlay_hints
-from tilescope.core.static.merge import CompiledSnapshot, diagnostics, facts, fingerprints
 
 FIXTURES = Path(__file__).resolve().parents[1] / "lsp" / "fixtures"
 GEMM = (Path(__file__).resolve().parents[2] / "examples" / "gemm.py").read_text()

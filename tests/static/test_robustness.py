@@ -6,11 +6,11 @@ import time
 from pathlib import Path
 
 import pytest
+from tilescope.core.ide.describe import hover
+from tilescope.core.ide.hints import inlay_hints
+from tilescope.core.ide.merge import Facts
+from tilescope.core.ide.navigate import outline
 from tilescope.core.static import analyze_source
-from tilescope.core.static.describe import hover
-from tilescope.core.static.hints import inlay_hints
-from tilescope.core.static.merge import Facts
-from tilescope.core.static.navigate import outline
 from tilescope.core.static.split import source_lines, split_blocks
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from tilescope.core.ide.describe import HoverText
+from tilescope.core.ide.merge import Facts
 from tilescope.core.model import Autotune, Span
-from tilescope.core.static.describe import HoverText
-from tilescope.core.static.merge import Facts
 
 
 def autotune_hover(facts: Facts, line: int) -> HoverText | None:

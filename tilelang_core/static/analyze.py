@@ -23,6 +23,7 @@ from tilescope.core.static.primitive_checks import check_primitives
 from tilescope.core.static.reader import KernelReader
 from tilescope.core.static.records import Binding, PrimitiveUse, QuickFix, StaticFile, StaticKernel, TextEdit
 from tilescope.core.static.recover import PlacedBlock, parse_tolerant
+from tilescope.core.static.shift import Placed
 from tilescope.core.static.syntax import span_of
 
 SOURCE = "tilescope-static"
@@ -41,7 +42,7 @@ def analyze_source(
     diagnostics = list(parsed.errors) + ([surrogate] if surrogate is not None else [])
     fixes: list[QuickFix] = []
     kernels = []
-    uses: list[PrimitiveUse] = []
+    uses: list[tuple[list[PrimitiveUse], int]] = []
     for placed in parsed.blocks:
         for ref, outer, body in discover_block(placed.block, context.aliases, context.tilelang):
             kernel, found, fixed = read_kernel(ref, outer, body, context, placed)
@@ -49,12 +50,12 @@ def analyze_source(
             diagnostics.extend(found)
             fixes.extend(fixed)
         block_uses, found = check_primitives(placed.block, context.aliases, table)
-        uses.extend(placed.place("uses", block_uses))  # type: ignore[arg-type]
+        uses.append((block_uses, placed.delta))
         notes = placed.place("notes", found)
         diagnostics.extend(d for d in notes if d.span.line not in parsed.repaired_lines)  # type: ignore[attr-defined]
     diagnostics = sorted((replace(d, source=SOURCE) for d in diagnostics), key=lambda d: (d.span.line, d.span.column))
     fixes = [replace(f, diagnostic=replace(f.diagnostic, source=SOURCE)) for f in fixes]
-    return StaticFile(path, target, kernels, diagnostics, uses, fixes=fixes, aliases=sorted(context.aliases))
+    return StaticFile(path, target, kernels, diagnostics, Placed(uses), fixes=fixes, aliases=sorted(context.aliases))
 
 
 def read_kernel(

@@ -13,7 +13,7 @@ from tilescope.core.static import checks
 from tilescope.core.static.context import bind_assignment
 from tilescope.core.static.discover import LAUNCHES, within
 from tilescope.core.static.evaluate import Sym, Value, as_dim, dtype_name, evaluate, is_known_int
-from tilescope.core.static.operand import Operand
+from tilescope.core.static.operand import operand_of
 from tilescope.core.static.records import (
     Binding,
     BufferDecl,
@@ -24,6 +24,8 @@ from tilescope.core.static.records import (
     StaticKernel,
     TextEdit,
 )
+from tilescope.core.static.shared_plan import planned_shared_bytes
+from tilescope.core.static.shift import Placed
 from tilescope.core.static.syntax import arg_span, arguments, keyword, primitive_name, source_text, span_of
 
 _SCOPES = {
@@ -65,6 +67,8 @@ class KernelReader:
         """The statements enclosing the one being read, outermost first."""
         self.kernel_depth: int | None = None
         self.loops: list[checks.Loop] = []
+        self.dead: list[ast.stmt] = []
+        """Statements of ``if`` branches a known condition rules out: the compiler never sees them."""
         self.accumulations: list[tuple[str, ast.expr, ast.Call, ast.stmt]] = []
         """``T.gemm`` calls without ``clear_accum``: accumulator, its node, the call, where a clear goes."""
 
@@ -97,6 +101,9 @@ class KernelReader:
             self.read_body(stmt.body, pipeline)
         elif isinstance(stmt, ast.For):
             self._for(stmt, pipeline)
+        elif isinstance(stmt, ast.If) and isinstance(taken := evaluate(stmt.test, self.env, self.aliases), bool):
+            self.dead.extend(stmt.orelse if taken else stmt.body)  # TVMScript keeps only the taken branch
+            self.read_body(stmt.body if taken else stmt.orelse, pipeline)
         elif isinstance(stmt, ast.If | ast.While):
             self.read_body(stmt.body, pipeline)
             self.read_body(stmt.orelse, pipeline)
@@ -259,37 +266,11 @@ class KernelReader:
                     bucket.append(node.value.id)
         self.accesses.append(Access("parallel", stmt.lineno, reads, writes))
 
-    def operand(self, node: ast.expr) -> Operand | None:
-        if isinstance(node, ast.Name) and node.id in self.buffers:
-            decl = self.buffers[node.id]
-            return Operand(decl, node, list(_values(decl.buffer.shape)))
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in self.buffers:
-            decl = self.buffers[node.value.id]
-            items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-            if not any(isinstance(i, ast.Slice) for i in items):
-                return Operand(decl, node, None)
-            extents: list[Value] = []
-            for item in items:
-                if isinstance(item, ast.Slice):
-                    lower = evaluate(item.lower, self.env, self.aliases) if item.lower is not None else 0
-                    upper = (
-                        evaluate(item.upper, self.env, self.aliases)
-                        if item.upper is not None
-                        else _values([decl.buffer.shape[len(extents)]])[0]
-                        if len(extents) < len(decl.buffer.shape)
-                        else Sym("?")
-                    )
-                    extents.append(upper - lower if is_known_int(upper) and is_known_int(lower) else Sym("?"))
-                else:
-                    extents.append(1)
-            return Operand(decl, node, extents)
-        return None
-
     def _op(self, call: ast.Call, pipeline: PipelineDecl | None) -> None:
         name = primitive_name(call, self.aliases)
         if name is None:
             return
-        operands = [self.operand(a) for a in call.args]
+        operands = [operand_of(a, self.buffers, self.env, self.aliases) for a in call.args]
         found = [o for o in operands if o is not None]
         if not found:
             return
@@ -338,12 +319,14 @@ class KernelReader:
             launch=self.launch,
             launches=self.launches,
             pipelines=self.pipelines,
-            accesses=self.accesses,
-            occurrences=self._occurrences(body_def, nodes),
+            accesses=Placed.of(self.accesses),
+            occurrences=Placed.of(self._occurrences(body_def, nodes)),
             shared_bytes=shared,
             target=self.target,
         )
         kernel = replace(kernel, shared_floor=checks.shared_floor(kernel, self.loops))
+        planned = planned_shared_bytes(body_def, kernel, self.aliases, {id(s) for s in self.dead})
+        kernel = replace(kernel, shared_planned=planned)
         self.diagnostics.extend(checks.check_kernel(kernel))
         self._uninitialised(kernel)
         return kernel
@@ -387,10 +370,6 @@ class KernelReader:
                 found.append(Occurrence(node.id, span_of(node), role))
         found.sort(key=lambda o: (o.span.line, o.span.column))
         return found
-
-
-def _values(dims: list[Dim]) -> list[Value]:
-    return [d if isinstance(d, int) else Sym(d) for d in dims]
 
 
 def _bytes(shape: list[Value], dtype: str) -> int | None:

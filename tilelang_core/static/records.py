@@ -8,6 +8,7 @@ All are frozen dataclasses that ``tilescope.core.model.to_json`` serialises.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -122,8 +123,10 @@ class StaticKernel:
     buffers: list[BufferDecl]
     launch: LaunchDecl | None
     pipelines: list[PipelineDecl]
-    accesses: list[Access]
-    occurrences: list[Occurrence]
+    accesses: Sequence[Access]
+    """Moved when read, like ``occurrences``: hover and the older releases' span matching read them."""
+    occurrences: Sequence[Occurrence]
+    """Kept in the block's own lines and moved when read (``shift.Placed``): only navigation reads them."""
     shared_bytes: int | None
     """Shared memory per block (pipeline copies included), ``None`` when a size is symbolic."""
     target: str
@@ -133,6 +136,9 @@ class StaticKernel:
     """Every ``T.Kernel`` of the prim_func, in order; ``launch`` is the first."""
     shared_floor: SharedFloor | None = None
     """Shared memory the kernel needs at least, whatever TileLang merges (``checks.shared_floor``)."""
+    shared_planned: int | None = None
+    """Shared memory per block as TileLang lays it out (``shared_plan``); ``None`` where the text
+    cannot say exactly (a symbolic size or stage count, stages assigned by hand)."""
 
     def buffer(self, name: str) -> BufferDecl | None:
         return next((b for b in self.buffers if b.buffer.name == name), None)
@@ -146,7 +152,8 @@ class StaticFile:
     target: str
     kernels: list[StaticKernel]
     diagnostics: list[Diagnostic]
-    primitives: list[PrimitiveUse] = field(default_factory=list)
+    primitives: Sequence[PrimitiveUse] = field(default_factory=list)
+    """Every ``T.*`` use, moved to file lines when first read (``shift.Placed``)."""
     fixes: list[QuickFix] = field(default_factory=list)
     """Quick fixes for the diagnostics that name one."""
     aliases: list[str] = field(default_factory=list)

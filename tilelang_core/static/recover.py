@@ -8,20 +8,19 @@ function leaves the others intact. A broken block is repaired by neutralising th
 
 Blocks are cached by their text, immutable, with the line numbers of the place they were first
 parsed at: a block that moves (a line inserted above it) is found again as it is, and only the
-records derived from it are moved, by ``shifted``.
+records derived from it are moved, by ``shift.shifted``.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-import types
-import typing
 import warnings
 from collections import OrderedDict
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 
 from tilescope.core.model import Diagnostic, Span
+from tilescope.core.static.shift import shifted
 from tilescope.core.static.split import forget_lexed, source_lines, split_blocks
 
 _HEADER = re.compile(r"(async\s+)?(for|while|if|elif|else|with|def|try|except|finally|class|match|case)\b")
@@ -102,87 +101,6 @@ class PlacedBlock:
 
 
 _cache: OrderedDict[str, ParsedBlock] = OrderedDict()
-_LINE_FIELDS = ("line", "end_line")
-
-
-def shifted(value: object, delta: int) -> object:
-    """A copy of a record (or a list, tuple or dict of them) ``delta`` lines further down.
-
-    Every ``line``/``end_line`` field of the frozen records is moved; whatever holds no line is
-    returned as is (the same object), so unchanged parts are shared, never copied.
-    """
-    return _shift(value, delta) if delta else value
-
-
-def _shift(value: object, delta: int) -> object:
-    kind = type(value)
-    if kind is list or kind is tuple:
-        items = [_shift(v, delta) for v in value]  # type: ignore[attr-defined]
-        if all(a is b for a, b in zip(items, value, strict=True)):  # type: ignore[call-overload]
-            return value
-        return items if kind is list else tuple(items)
-    if kind is dict:
-        return {k: _shift(v, delta) for k, v in value.items()}  # type: ignore[attr-defined]
-    plan = _plans.get(kind, _UNPLANNED)
-    if plan is _UNPLANNED:
-        plan = _plan(kind)
-    if plan is None:
-        return value
-    lines, nested = plan  # type: ignore[misc]
-    state = value.__dict__
-    changes: dict[str, object] = {}
-    for name in lines:
-        if state[name] is not None:
-            changes[name] = state[name] + delta
-    for name in nested:
-        current = state[name]
-        moved = _shift(current, delta)
-        if moved is not current:
-            changes[name] = moved
-    if not changes:
-        return value
-    copy = object.__new__(kind)
-    copy.__dict__.update(state)
-    copy.__dict__.update(changes)
-    return copy
-
-
-_UNPLANNED = object()
-_plans: dict[type, object] = {}
-
-
-def _plan(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    """For a dataclass: its line fields and the fields whose type may hold records; ``None`` else.
-
-    Fields typed as plain data (``str``, ``int | str``, ``list[str]``...) are never walked.
-    """
-    if not is_dataclass(cls):
-        _plans[cls] = None
-        return None
-    try:
-        hints = typing.get_type_hints(cls)
-    except (NameError, TypeError):
-        hints = {}
-    names = [f.name for f in fields(cls)]
-    lines = tuple(n for n in names if n in _LINE_FIELDS)
-    nested = tuple(n for n in names if n not in lines and _may_hold_records(hints.get(n, object)))
-    plan = (lines, nested)
-    _plans[cls] = plan
-    return plan
-
-
-_PLAIN = (str, int, float, bool, type(None), bytes)
-
-
-def _may_hold_records(kind: object) -> bool:
-    if kind in _PLAIN:
-        return False
-    origin = typing.get_origin(kind)
-    if origin is typing.Literal:
-        return False
-    if origin in (typing.Union, types.UnionType, list, tuple, dict, set, frozenset):
-        return any(_may_hold_records(arg) for arg in typing.get_args(kind) if arg is not Ellipsis)
-    return True
 
 
 def clear_cache() -> None:

@@ -4,7 +4,7 @@
  * extension must agree on these names.
  */
 
-/** The server's hint kinds (`tilescope.core.static.hints.HINT_KINDS`), each switchable; checked against the server's options in `test/settings.test.ts`. */
+/** The server's hint kinds (`tilescope.core.ide.hints.HINT_KINDS`), each switchable; checked against the server's options in `test/settings.test.ts`. */
 export const HINT_KINDS = ["buffers", "parameters", "launch", "layouts", "pipelines"] as const;
 
 export type HintKinds = Record<(typeof HINT_KINDS)[number], boolean>;

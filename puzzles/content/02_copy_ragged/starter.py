@@ -4,7 +4,7 @@ import tilelang.language as T
 
 
 # tilescope: N=1000003
-def kernel(N, block_N=2048, dtype="float32"):
+def kernel(N, block_N=1024, dtype="float32"):
     @T.prim_func
     def main(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype)):
         # Your code: how many blocks does a vector of N elements need?

@@ -1,5 +1,10 @@
 """GEMM with a fused epilogue, C = relu(A @ B + bias): the bias add and the ReLU run on the
-accumulator in registers, before the single store of C, instead of as two more passes over C."""
+accumulator in registers, before the single store of C, instead of as two more passes over C.
+
+Speed (H200, 8192^3: 0.96x the time of torch.relu(torch.addmm(bias, A, B)) in the search run):
+puzzle 13's pipelined 128 x 256 x 64 tiles, with `T.use_swizzle(10)` so blocks running together
+share their A and B tiles in L2; the epilogue costs nothing extra, as it runs in registers.
+"""
 
 import tilelang.language as T
 
@@ -18,6 +23,7 @@ def kernel(M, N, K, block_M=128, block_N=256, block_K=64, num_stages=3, dtype="f
             B_shared = T.alloc_shared((block_K, block_N), dtype)
             C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
             C_shared = T.alloc_shared((block_M, block_N), dtype)
+            T.use_swizzle(panel_size=10)
             T.clear(C_local)
             for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
                 T.copy(A[by * block_M, k * block_K], A_shared)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from tilescope.core.ide.hints import buffer_facts, buffer_label
+from tilescope.core.ide.merge import Facts
 from tilescope.core.model import Span
-from tilescope.core.static.hints import buffer_facts, buffer_label
-from tilescope.core.static.merge import Facts
 from tilescope.core.static.records import StaticFile, StaticKernel
 
 

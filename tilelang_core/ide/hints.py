@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from tilescope.core.ide.layout_text import layout_label
+from tilescope.core.ide.merge import Facts
 from tilescope.core.model import Buffer, KernelModel
 from tilescope.core.static.checks import kib, shape_text
-from tilescope.core.static.merge import Facts
 from tilescope.core.static.records import BufferDecl, LaunchDecl, StaticKernel
 
 HintKind = Literal["buffers", "parameters", "launch", "layouts", "pipelines"]
@@ -101,13 +101,14 @@ def _static_launch_label(launch: LaunchDecl) -> str:
 def launch_label(kernel: StaticKernel, model: KernelModel | None) -> str:
     """``grid 8×8 · 128 threads · 48 KB shared``, compiled figures where known.
 
-    Before compiling, shared memory is the sum of the allocations (with pipeline copies) only when
-    TileLang cannot merge any of them; otherwise the certain lower bound, marked ``≥``.
+    Before compiling, shared memory is TileLang's own layout of the arena where the text says it
+    exactly (``static.shared_plan``), else the sum of the allocations (with pipeline copies) when
+    TileLang cannot merge any of them, else the certain lower bound, marked ``≥``.
     """
     assert kernel.launch is not None
     grid = shape_text(kernel.launch.grid)
     threads: object = kernel.launch.threads
-    shared = kernel.shared_bytes
+    shared = kernel.shared_planned if kernel.shared_planned is not None else kernel.shared_bytes
     after_ws = None
     if model is not None and model.launch is not None:
         grid = shape_text(model.launch.grid)
@@ -117,7 +118,7 @@ def launch_label(kernel: StaticKernel, model: KernelModel | None) -> str:
         shared = model.shared_bytes
     parts = [f"grid {grid}", f"{threads} threads" + (f" ({after_ws} with producers)" if after_ws else "")]
     floor = kernel.shared_floor
-    if model is None and shared and floor is not None and floor.bytes < shared:
+    if model is None and kernel.shared_planned is None and shared and floor is not None and floor.bytes < shared:
         parts.append(f"≥ {kib(floor.bytes)} shared")
     elif shared:
         parts.append(f"{kib(shared)} shared")

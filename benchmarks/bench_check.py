@@ -1,0 +1,140 @@
+"""Wall time of ``tilescope check CORPUS -j N`` against plain TileLang lowering the same kernels.
+
+Both sides run cold, as fresh processes, in turns (check, plain, check, plain, ...) so that a
+shared machine's load falls on both alike; the load average is printed before each run. The
+plain side is ``plain_lowering.py``: one process importing each file the ordinary way and
+lowering, one after another, every kernel the first check run lowered, with the arguments that
+run used. Nothing is cached between runs. Each run's CPU seconds (its whole process tree) are
+printed too: they depend little on the load, so ``check CPU / N`` against ``plain CPU`` shows what
+a quiet machine would give, where wall time on a loaded one favours the side with more processes.
+
+    python benchmarks/bench_check.py [--corpus DIR] [--jobs 2] [--repeat 2] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = Path(os.environ.get("TILESCOPE_CORPUS", ROOT / ".." / "shared" / "corpus" / "tilelang-examples"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from corpus_truth import lower_all  # noqa: E402
+
+
+def check(corpus: Path, jobs: int) -> tuple[list[dict[str, Any]], float]:
+    """``tilescope check CORPUS -j N --format json`` from a scratch folder: its files and wall time."""
+    with tempfile.TemporaryDirectory() as cwd:  # some examples write plots where they run
+        start = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "tilescope", "check", str(corpus), "-j", str(jobs), "--format", "json"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        wall = time.perf_counter() - start
+    return json.loads(done.stdout)["files"], wall
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def lowered_kernels(files: list[dict[str, Any]], corpus: Path) -> list[dict[str, Any]]:
+    """Every kernel the check lowered, with the arguments it used, for plain TileLang to lower too."""
+    return [
+        {
+            "file": Path(f["path"]).resolve().relative_to(corpus).as_posix(),
+            "kernel": k["kernel"],
+            "args": k["args"],
+            "consts": {},
+        }
+        for f in files
+        for k in f["kernels"]
+        if k["passes"]
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=2, help="runs of each side, taken in turns (default 2)")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+    corpus = args.corpus.resolve()
+    if not corpus.is_dir():
+        print(f"no corpus at {corpus}; pass --corpus or TILESCOPE_CORPUS", file=sys.stderr)
+        raise SystemExit(2)
+    runs: list[dict[str, Any]] = []
+    same: list[dict[str, Any]] = []
+    for round_ in range(args.repeat):
+        load, cpu = os.getloadavg()[0], _children_cpu()
+        files, check_s = check(corpus, args.jobs)
+        check_cpu = _children_cpu() - cpu
+        lowered = sum(1 for f in files for k in f["kernels"] if k["passes"])
+        if not same:
+            same = lowered_kernels(files, corpus)
+        runs.append(
+            {"side": "check", "round": round_, "seconds": check_s, "cpu_s": check_cpu, "load": load, "lowered": lowered}
+        )
+        print(
+            f"check -j {args.jobs}: {check_s:6.1f} s wall, {check_cpu:6.1f} s CPU  ({lowered} kernels lowered; "
+            f"load {load:.2f} before)",
+            flush=True,
+        )
+        load, cpu = os.getloadavg()[0], _children_cpu()
+        results, plain_s = lower_all(same, corpus)
+        plain_cpu = _children_cpu() - cpu
+        plain_ok = sum(r["ok"] for r in results)
+        plain_run = {"side": "plain", "round": round_, "seconds": plain_s, "cpu_s": plain_cpu, "load": load}
+        runs.append({**plain_run, "lowered": plain_ok})
+        print(
+            f"plain     : {plain_s:6.1f} s wall, {plain_cpu:6.1f} s CPU  ({plain_ok}/{len(same)} kernels lowered; "
+            f"load {load:.2f} before)",
+            flush=True,
+        )
+    check_median = statistics.median(r["seconds"] for r in runs if r["side"] == "check")
+    plain_median = statistics.median(r["seconds"] for r in runs if r["side"] == "plain")
+    check_cpu = statistics.median(r["cpu_s"] for r in runs if r["side"] == "check")
+    plain_cpu = statistics.median(r["cpu_s"] for r in runs if r["side"] == "plain")
+    print(
+        f"\n{len(same)} kernels; median tilescope check -j {args.jobs}: {check_cpu:.1f} s CPU, "
+        f"{check_cpu / args.jobs:.1f} s per worker if evenly shared; plain: {plain_cpu:.1f} s CPU; "
+        f"CPU ratio per worker {check_cpu / args.jobs / plain_cpu:.2f}"
+    )
+    print(
+        f"{len(same)} kernels; median tilescope check -j {args.jobs}: {check_median:.1f} s, median plain TileLang "
+        f"lowering one after another in one process: {plain_median:.1f} s; ratio {check_median / plain_median:.2f}"
+        f" (load average now {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores)"
+    )
+    if args.json:
+        figures = {
+            "jobs": args.jobs,
+            "cores": os.cpu_count(),
+            "kernels": len(same),
+            "runs": runs,
+            "check_median_s": round(check_median, 2),
+            "plain_median_s": round(plain_median, 2),
+            "ratio": round(check_median / plain_median, 3),
+            "check_cpu_median_s": round(check_cpu, 2),
+            "plain_cpu_median_s": round(plain_cpu, 2),
+            "cpu_ratio_per_worker": round(check_cpu / args.jobs / plain_cpu, 3),
+        }
+        args.json.write_text(json.dumps(figures, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
