@@ -215,6 +215,7 @@ def test_values_computed_from_known_constants() -> None:
     assert value("(2 * torch.rand(8, 16) - 1).size(1)") == 16
     assert str(value('int("x" + storage_dtype)')).startswith("int(")  # not a number: unknown
     assert value("torch.tensor([2048, 6144], dtype=torch.int32).max()") == 6144
+    assert value("len((64, 128, 256)) + sum((64, 128, 256))") == 451
     assert isinstance(value("torch.tensor([2048, 6144]).normal_().max()"), type(value("x")))  # values replaced
 
 
