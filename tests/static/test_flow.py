@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import ast
 
+import pytest
 from tilescope.core.discovery import instantiations
 from tilescope.core.static import analyze_source
+from tilescope.core.static.enums import int_enums
 from tilescope.core.static.evaluate import evaluate
 
 HEAD = """import argparse
@@ -213,6 +215,7 @@ def test_values_computed_from_known_constants() -> None:
     assert value("(2 * torch.rand(8, 16) - 1).size(1)") == 16
     assert str(value('int("x" + storage_dtype)')).startswith("int(")  # not a number: unknown
     assert value("torch.tensor([2048, 6144], dtype=torch.int32).max()") == 6144
+    assert value("len((64, 128, 256)) + sum((64, 128, 256))") == 451
     assert isinstance(value("torch.tensor([2048, 6144]).normal_().max()"), type(value("x")))  # values replaced
 
 
@@ -220,3 +223,13 @@ def test_tilelangs_fp8_type_is_known_for_a_cuda_target() -> None:
     source = HEAD.replace("import torch\n", "import torch\nfrom tilelang.language.fp8 import determine_fp8_type\n")
     source += "\nif __name__ == '__main__':\n    copy(64, 64, dtype=determine_fp8_type('e5m2'))\n"
     assert bound(source)["dtype"][:2] == ("float8_e5m2", "call")
+
+
+def test_an_enum_of_tilelang_is_its_number() -> None:
+    if not int_enums().get("GemmWarpPolicy"):
+        pytest.skip("no TileLang install to read the enum from")
+    source = HEAD.replace(
+        "def copy(M, N, block_M=32, dtype=T.float16):", "def copy(M, N, policy, block_M=32, dtype=T.float16):"
+    )
+    source += "\nif __name__ == '__main__':\n    copy(64, 64, T.GemmWarpPolicy.FullRow)\n"
+    assert bound(source)["policy"][:2] == (1, "call")

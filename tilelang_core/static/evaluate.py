@@ -346,7 +346,7 @@ def _tensor(node: ast.Call, name: str, env: Mapping[str, Value], aliases: frozen
 
 _UNDERSTOOD = {
     *("t", "join", "size", "dim", "ndimension", "max", "min", "sum", "item", "tolist", "ceildiv", "cdiv", "int"),
-    *("float", "gcd", "lcm", "ceil", "floor", "dynamic", "symbolic"),
+    *("float", "gcd", "lcm", "ceil", "floor", "dynamic", "symbolic", "len"),
 }
 
 
@@ -443,7 +443,7 @@ def _call(node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> 
     if isinstance(func, ast.Attribute) and name == "join":
         return _join(node, env, aliases)
     known = name in ("ceildiv", "cdiv", "min", "max", "int", "gcd", "lcm", "dynamic", "symbolic", "ceil", "floor")
-    known = known or dtype_name(name)
+    known = known or name in ("len", "sum") or dtype_name(name)
     args = [_eval(a, env, aliases) for a in node.args if not isinstance(a, ast.Starred)] if known else []
     if name in ("ceildiv", "cdiv") and len(args) == 2:
         a, b = args
@@ -456,6 +456,11 @@ def _call(node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> 
         return _sym(f"{name}({', '.join(map(str, args))})")
     if name in ("gcd", "lcm") and len(args) >= 2 and all(is_known_int(a) for a in args):
         return _bounded((math.gcd if name == "gcd" else math.lcm)(*args))
+    if name in ("len", "sum") and owner is None and len(args) == 1 and isinstance(args[0], tuple):
+        if name == "len":
+            return len(args[0])
+        if all(_numeric(v) for v in args[0]):
+            return _bounded(sum(args[0]))
     if name == "int" and len(args) == 1 and _numeric(args[0]):
         return int(args[0])
     if name == "float" and owner is None and len(args) == 1 and _numeric(args[0]):

@@ -12,6 +12,7 @@ from collections import ChainMap
 from collections.abc import Mapping, MutableMapping
 
 from tilescope.core.static.context import ModuleContext
+from tilescope.core.static.enums import enum_member
 from tilescope.core.static.evaluate import Shaped, Sym, Value, dtype_name, evaluate, understood
 from tilescope.core.static.flow_values import (
     MAX_ITEMS,
@@ -97,6 +98,9 @@ class Evaluator:
             index = self._hold(key, overlay, node.slice) if key is not None else node.slice
             return ast.copy_location(ast.Subscript(held, index, ast.Load()), node)
         if isinstance(node, ast.Attribute) and not isinstance(node.value, ast.Name):
+            member = enum_member(node, self.context.aliases)
+            if member is not None:
+                return self._hold(member, overlay, node)
             base = self.value(node.value, scope)
             if isinstance(base, Record) and base.has(node.attr):
                 return self._hold(base.get(node.attr), overlay, node)
