@@ -38,8 +38,7 @@ def test_wrong_solution_fails_for_the_stated_reason(
 ) -> None:
     timeout = wrong.timeout_s or judge.DEFAULT_TIMEOUT_S
     path = puzzle.folder / wrong.file
-    perf = wrong.case == "timed"
-    report = judge.check(puzzle, path, session, device="cuda", perf=perf, timeout_s=timeout, sanitize=wrong.sanitize)
+    report = judge.check(puzzle, path, session, device="cuda", perf=wrong.case == "timed", timeout_s=timeout)
     assert not report.passed
     assert report.failure == wrong.expect, report.summary
     if wrong.case:
@@ -65,3 +64,16 @@ def test_memcheck_finds_a_store_past_the_end(session: Session) -> None:
     assert memcheck.errors > 0 and "write" in memcheck.first[0].lower(), memcheck
     clean = judge.check(p, p.solution_path, session, device="cuda", perf=False, sanitize=True)
     assert clean.passed and [f.errors for f in clean.sanitizer] == [0, 0], clean.checked
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(sanitizer.find_tool() is None, reason="compute-sanitizer is not installed")
+def test_racecheck_finds_a_planted_shared_memory_race(session: Session) -> None:
+    p = catalog.get(6)
+    report = judge.check(
+        p, p.folder / "wrong" / "shared_total_race.py", session, device="cuda", perf=False, sanitize=True
+    )
+    racecheck = next(f for f in report.sanitizer if f.tool == "racecheck")
+    print(racecheck)
+    assert report.failure == "wrong-values" and racecheck.errors > 0 and "race" in racecheck.first[0].lower(), racecheck
+    assert any("main_kernel" in line for line in racecheck.first), racecheck
