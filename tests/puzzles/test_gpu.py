@@ -29,6 +29,8 @@ def test_reference_passes_and_meets_its_target(puzzle: catalog.Puzzle, session: 
     assert report.passed, report.summary
     assert any(c.name == "timed" and c.passed for c in report.cases)
     assert report.perf is not None and report.perf.error is None and report.perf.stars == 3, report.summary
+    if puzzle.perf.torch:  # torch's own version, timed in the same run
+        assert report.perf.torch_us and report.perf.torch_ratio is not None, report.summary
 
 
 @pytest.mark.gpu
