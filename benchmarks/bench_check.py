@@ -4,7 +4,7 @@ Both sides run cold, as fresh processes, in turns (check, plain, check, plain, .
 shared machine's load falls on both alike; the load average is printed before each run. The
 plain side is ``plain_lowering.py``: one process importing each file the ordinary way and
 lowering, one after another, every kernel the first check run lowered, with the arguments that
-run used. Nothing is cached between runs. Each run's CPU seconds (its whole process tree) are
+run used. Nothing is cached between runs. Each run's CPU seconds (its whole process tree, sampled from ``/proc``) are
 printed too: they depend little on the load, so ``check CPU / N`` against ``plain CPU`` shows what
 a quiet machine would give, where wall time on a loaded one favours the side with more processes.
 
@@ -16,11 +16,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -47,9 +47,56 @@ def check(corpus: Path, jobs: int) -> tuple[list[dict[str, Any]], float]:
     return json.loads(done.stdout)["files"], wall
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+class TreeCpu:
+    """CPU seconds of every process below this one, sampled from ``/proc`` while a side runs.
+
+    ``getrusage(RUSAGE_CHILDREN)`` misses the compiler workers (their supervisor ends them
+    without passing their usage up), so each descendant's own CPU time is read every 0.2 s and
+    its last reading kept; a process's last 0.2 s can be missed, on both sides alike.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self) -> TreeCpu:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def seconds(self) -> float:
+        return sum(self._seen.values())
+
+    def _sample(self) -> None:
+        tick = os.sysconf("SC_CLK_TCK")
+        while not self._stop.wait(0.2):
+            for pid, fields in _descendants(os.getpid()):
+                self._seen[pid] = (int(fields[11]) + int(fields[12])) / tick
+
+
+def _descendants(root: int) -> list[tuple[int, list[bytes]]]:
+    children: dict[int, list[tuple[int, list[bytes]]]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        children.setdefault(int(fields[1]), []).append((int(entry), fields))
+    found, frontier = [], [root]
+    while frontier:
+        for pid, fields in children.get(frontier.pop(), []):
+            found.append((pid, fields))
+            frontier.append(pid)
+    return found
 
 
 def lowered_kernels(files: list[dict[str, Any]], corpus: Path) -> list[dict[str, Any]]:
@@ -81,9 +128,10 @@ def main() -> None:
     runs: list[dict[str, Any]] = []
     same: list[dict[str, Any]] = []
     for round_ in range(args.repeat):
-        load, cpu = os.getloadavg()[0], _children_cpu()
-        files, check_s = check(corpus, args.jobs)
-        check_cpu = _children_cpu() - cpu
+        load = os.getloadavg()[0]
+        with TreeCpu() as tree:
+            files, check_s = check(corpus, args.jobs)
+        check_cpu = tree.seconds
         lowered = sum(1 for f in files for k in f["kernels"] if k["passes"])
         if not same:
             same = lowered_kernels(files, corpus)
@@ -95,9 +143,10 @@ def main() -> None:
             f"load {load:.2f} before)",
             flush=True,
         )
-        load, cpu = os.getloadavg()[0], _children_cpu()
-        results, plain_s = lower_all(same, corpus)
-        plain_cpu = _children_cpu() - cpu
+        load = os.getloadavg()[0]
+        with TreeCpu() as tree:
+            results, plain_s = lower_all(same, corpus)
+        plain_cpu = tree.seconds
         plain_ok = sum(r["ok"] for r in results)
         plain_run = {"side": "plain", "round": round_, "seconds": plain_s, "cpu_s": plain_cpu, "load": load}
         runs.append({**plain_run, "lowered": plain_ok})
