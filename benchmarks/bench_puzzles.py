@@ -94,7 +94,6 @@ def verify(puzzles: list[catalog.Puzzle], log: Path | None = None) -> list[dict[
                     device="cuda",
                     perf=w.case == "timed",
                     timeout_s=timeout,
-                    sanitize=w.sanitize,
                 )
                 failed_on = bad.first_failure().name if bad.first_failure() else None
                 found = {"failure": bad.failure, "passed": bad.passed, "summary": bad.summary, "case_failed": failed_on}
@@ -144,11 +143,12 @@ def cli_times(ids: list[str], repeats: int = 3) -> list[dict[str, Any]]:
     return rows
 
 
-SANITIZED = "01:solution.py,01:wrong/unmasked.py,15:wrong/no_halo.py"
+SANITIZED = "01:solution.py,01:wrong/unmasked.py,15:wrong/no_halo.py,06:wrong/shared_total_race.py"
 
 
 def sanitizer_runs(spec: str = SANITIZED) -> list[dict[str, Any]]:
-    """Checks under compute-sanitizer: a clean reference, a store past the end, a halo read past shared memory."""
+    """Checks under compute-sanitizer: a clean reference, a store past the end, a halo read past shared memory,
+    a read-modify-write race on shared memory."""
     from tilescope.core.model import to_json
     from tilescope.puzzles import judge
     from tilescope.puzzles.session import Session

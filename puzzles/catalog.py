@@ -86,8 +86,6 @@ class WrongSolution:
     """A shorter limit for a file that never loads, so that its test does not wait the default."""
     gpu_only: str | None = None
     """Why only a GPU check can catch this mistake (it lies in the GPU run itself); None when any can."""
-    sanitize: bool = False
-    """Only a check under compute-sanitizer (``--sanitize``) can catch it: its outputs come out right."""
 
 
 @dataclass(frozen=True)
@@ -184,7 +182,6 @@ def _puzzle(folder: Path) -> Puzzle:
                 w.get("case"),
                 w.get("timeout_s"),
                 w.get("gpu_only"),
-                bool(w.get("sanitize", False)),
             )
             for w in meta["wrong"]
         ],

@@ -23,6 +23,11 @@ from tilescope.core.spawn import worker_command, worker_env
 from tilescope.core.supervise import Limits, Supervised, SupervisorLost
 
 START_TIMEOUT_S = 120.0
+WALL_FACTOR = 3.0
+"""A request never waits longer than this many times its timeout, however little CPU the worker got."""
+_BLOCKED_SHARE = 0.1
+"""A worker that computed under this share of the wall time is waiting, not working."""
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 NO_GPU = {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "", "ROCR_VISIBLE_DEVICES": ""}
 """Analysis lowers for a named target and never needs a device; user code that asks for one while a
 file loads or a kernel builds (``get_num_sms()``, ``torch.cuda...``) finds none, even on a GPU machine,
@@ -76,20 +81,47 @@ class WorkerLink:
             self.stderr_tail.append(line.decode(errors="replace").rstrip())
 
     def read(self, request_id: int | None, timeout: float) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
+        """The answer to ``request_id``, or a ``timeout`` error.
+
+        ``timeout`` counts the seconds the worker computes, so a machine busy with other work does
+        not turn a slow build into a "loops forever" diagnostic: past ``timeout`` seconds of wall
+        time the worker is stopped once it has used ``timeout`` CPU seconds, or at once when it
+        barely computes (it waits on something that will not come), and never later than
+        ``WALL_FACTOR`` times ``timeout``.
+        """
+        start = time.monotonic()
+        cpu_start = self._cpu()
         assert self.process.stdout is not None
         fd = self.process.stdout.fileno()
         while (answer := self._frames.next(request_id)) is None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise WorkerError("timeout", f"no answer within {timeout:g} s")
-            if not self._selector.select(remaining):
+            wait = timeout - (time.monotonic() - start)
+            if wait <= 0:
+                wait = self._over_time(time.monotonic() - start, cpu_start, timeout)
+            if not self._selector.select(wait):
                 continue
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 raise WorkerError("worker-crash", f"the worker process {self._exit_description()}")
             self._frames.feed(chunk)
         return answer
+
+    def _over_time(self, wall: float, cpu_start: float | None, timeout: float) -> float:
+        """Past the wall-time budget: raise if the worker is really out of time, else how long to wait on."""
+        cpu = self._cpu()
+        used = cpu - cpu_start if cpu is not None and cpu_start is not None else wall
+        if used >= timeout or used < _BLOCKED_SHARE * wall or wall >= WALL_FACTOR * timeout:
+            raise WorkerError("timeout", f"no answer within {timeout:g} s")
+        return min(1.0, timeout - used, WALL_FACTOR * timeout - wall)
+
+    def _cpu(self) -> float | None:
+        """CPU seconds the worker (and children it waited for) used so far; ``None`` without ``/proc``."""
+        try:
+            with open(f"/proc/{self.process.pid}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            return None
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        return sum(int(f) for f in fields[11:15]) / _CLOCK_TICKS
 
     def _exit_description(self) -> str:
         try:

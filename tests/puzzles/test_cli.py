@@ -31,7 +31,7 @@ def test_show_prints_statement_target_and_file(capsys: pytest.CaptureFixture[str
     assert main(["puzzles", "show", "13"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("# 13 · Pipelined GEMM")
-    assert "Target: 55% of the compute roofline" in out
+    assert "Target: ≤ 1.25× torch's time in the same run" in out
     assert str(workspace.learner_path(catalog.get(13))) in out
 
 

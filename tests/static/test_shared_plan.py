@@ -232,3 +232,23 @@ def test_a_branch_a_known_condition_rules_out_is_not_compiled_so_not_counted() -
     assert kernel.shared_planned == 4096
     (taken,) = analyze_source(source.replace("use_big=False", "use_big=True")).kernels
     assert taken.shared_planned == 4096 + 65536 * 4
+
+
+def test_an_allocation_inside_a_branch_does_not_start_the_buffers_lifetime() -> None:
+    source = HEADER + (
+        "def kernel(store=True):\n"
+        "    @T.prim_func\n"
+        '    def main(A: T.Tensor((1048576,), "float32")):\n'
+        "        with T.Kernel(8, threads=128) as bx:\n"
+        '            X_s = T.alloc_shared((4096,), "float32")\n'
+        "            if store:\n"
+        '                Y_s = T.alloc_shared((4096,), "float32")\n'
+        "            T.copy(A[0:4096], X_s)\n"
+        "            T.copy(X_s, A[4096:8192])\n"
+        "            if store:\n"
+        "                T.copy(A[8192:12288], Y_s)\n"
+        "                T.copy(Y_s, A[12288:16384])\n"
+        "    return main\n"
+    )
+    (kernel,) = analyze_source(source).kernels
+    assert kernel.shared_planned == 16384

@@ -14,7 +14,8 @@ lifetimes do not overlap share bytes (``MergeSharedMemoryAllocations``,
   get a workspace from TileLang (``reduce_workspace``) leaves no figure;
 * on sm_90 and later, warp specialisation puts the copies of every pipelined loop in a producer
   branch ahead of all the compute, so with two such loops in a launch the lifetimes are not the
-  text's: no figure then;
+  text's: no figure then; with one, the figure stands only where it is the same with and without
+  that reordering (whether TileLang specialises depends on its TMA lowering);
 * the packer: intervals in program order (larger first on ties, then by name), best fit among
   freed blocks, else the free block at the top of the arena, else a new block at the top; offsets
   aligned to 16 bytes, 1024 for buffers that TMA copies or WGMMA descriptors address on sm_90 and
@@ -99,6 +100,7 @@ def _launch_bytes(
     touched: list[set[str]] = []
     versions: dict[str, int] = {}
     aligned: set[str] = set()
+    produced: set[str] = set()
     staged = 0
     for stmt in body:
         if _allocation(stmt, aliases):
@@ -112,6 +114,7 @@ def _launch_bytes(
                 return None
             if found:
                 staged += 1
+                produced |= found.keys()
             for name, count in found.items():
                 versions[name] = max(versions.get(name, 1), count)
         if _hopper(target):
@@ -129,13 +132,19 @@ def _launch_bytes(
     if len(placed) <= 1:
         return static_bytes + sum(_size(decls[n], versions) for n in placed)
     sizes = {n: _size(decls[n], versions) for n in placed}
-    loose = _pack([_Interval(n, first[n], last[n] + 1, sizes[n], _ALIGN) for n in placed])
-    strict = _pack(
-        [_Interval(n, first[n], last[n] + 1, sizes[n], _SWIZZLE_ALIGN if n in aligned else _ALIGN) for n in placed]
-    )
-    if loose != strict:
-        return None  # the figure depends on which copies become TMA, which the text does not say
-    return static_bytes + _align(strict, _ALIGN)
+    orders = [first]
+    if _hopper(target) and produced:
+        # Warp specialisation, where TileLang applies it, runs the pipeline's copies in a producer
+        # branch laid out ahead of all the compute: those buffers then live from the very start.
+        orders.append({n: -1 if n in produced else index for n, index in first.items()})
+    figures = {
+        _pack([_Interval(n, start[n], last[n] + 1, sizes[n], align(n)) for n in placed])
+        for start in orders
+        for align in (lambda n: _ALIGN, lambda n: _SWIZZLE_ALIGN if n in aligned else _ALIGN)
+    }
+    if len(figures) > 1:
+        return None  # the figure depends on which copies become TMA or warp-specialised: not in the text
+    return static_bytes + _align(figures.pop(), _ALIGN)
 
 
 def _prune(node: ast.AST, dead: AbstractSet[int]) -> ast.AST:
@@ -174,13 +183,15 @@ def _allocation(stmt: ast.stmt, aliases: frozenset[str]) -> bool:
 
 
 def _names(node: ast.AST, aliases: frozenset[str], wanted: set[str]) -> set[str]:
-    """The shared buffers a statement touches (its layout annotations left out)."""
+    """The shared buffers a statement touches (its allocations and layout annotations left out)."""
     found: set[str] = set()
     stack = [node]
     while stack:
         current = stack.pop()
         if isinstance(current, ast.Call) and (primitive_name(current, aliases) or "").startswith(_NO_TOUCH):
             continue
+        if isinstance(current, ast.stmt) and _allocation(current, aliases):
+            continue  # an allocation, even inside a branch, touches nothing
         if isinstance(current, ast.Name) and current.id in wanted:
             found.add(current.id)
         stack.extend(ast.iter_child_nodes(current))
