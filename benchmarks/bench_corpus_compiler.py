@@ -96,10 +96,12 @@ def compare(
     by_file = {Path(f["path"]).resolve().relative_to(corpus).as_posix(): f for f in files}
     table: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     misses = misses if misses is not None else []
+    first: dict[str, int] = defaultdict(int)
     for entry in truth["kernels"]:
         folder = str(Path(entry["file"]).parent)
         row = table[folder]
         row["truth"] += 1
+        first["truth"] += entry.get("order", 0) == 0
         analysis = by_file.get(entry["file"])
         model = next((k for k in (analysis or {}).get("kernels", []) if k["kernel"] == entry["kernel"]), None)
         where = f"{entry['file']} {entry['kernel']}"
@@ -126,6 +128,11 @@ def compare(
         )
         row["equal"] += equal
         row["equal_and_own"] += equal and own
+        if entry.get("order", 0) == 0:  # recorded before any stand-in ran (corpus_truth.py)
+            first["analysed"] += 1
+            first["equal"] += equal
+            first["equal_and_own"] += equal and own
+            first["own_sizes"] += own
         if not own:
             other = {
                 n: model["args"].get(n, "missing") for n, v in wanted.items() if not _same(model["args"].get(n), v)
@@ -142,7 +149,7 @@ def compare(
     for row in table.values():
         for key, value in row.items():
             total[key] += value
-    return {**{k: dict(v) for k, v in sorted(table.items())}, "total": dict(total)}
+    return {**{k: dict(v) for k, v in sorted(table.items())}, "total": dict(total), "total, order 0": dict(first)}
 
 
 def _same_kernels(files: list[dict[str, Any]], corpus: Path) -> list[dict[str, Any]]:

@@ -115,6 +115,46 @@ if __name__ == "__main__":
     assert found["dtype"][:2] == ("bfloat16", "call")
 
 
+def test_backward_of_an_autograd_function_runs_with_what_forward_saved() -> None:
+    source = (
+        HEAD
+        + """
+class _Copy(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, block):
+        rows, cols = x.shape
+        ctx.block = block
+        ctx.save_for_backward(x)
+        return copy(rows, cols, block_M=block)(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return copy(x.shape[1], x.shape[0], block_M=ctx.block * 2)(grad)
+
+
+def main():
+    x = torch.randn(256, 64, device="cuda", requires_grad=True)
+    y = _Copy.apply(x, 16)
+    y.backward(torch.ones_like(x))
+
+
+if __name__ == "__main__":
+    main()
+"""
+    )
+    reached = [(i.args["M"], i.args["N"], i.args.get("block_M")) for i in instantiations(source)]
+    assert reached == [(256, 64, 16)]  # the first call: forward's
+    from tilescope.core.static.context import module_context
+    from tilescope.core.static.flow import reached_calls
+    from tilescope.core.static.recover import parse_tolerant
+
+    parsed = parse_tolerant(source)
+    calls = reached_calls(module_context(parsed.blocks, parsed.lines, "sm_90"), frozenset({"copy"}))["copy"]
+    assert [tuple(c.env.values()) for c in calls] == [(256, 64, 16), (64, 256, 32)]
+    assert [c.via for c in calls] == [("main", "forward"), ("main", "backward")]
+
+
 def test_a_loop_over_sizes_builds_its_first_iteration_first() -> None:
     source = HEAD + (
         "\nif __name__ == '__main__':\n"

@@ -19,9 +19,9 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass
 
 from tilescope.core.static.context import ModuleContext
-from tilescope.core.static.evaluate import Sym, Value
+from tilescope.core.static.evaluate import Shaped, Sym, Value
 from tilescope.core.static.flow_eval import Evaluator, Stop
-from tilescope.core.static.flow_values import Func, Klass, Reached, Record, items_of, truth
+from tilescope.core.static.flow_values import Ctx, Func, Klass, Output, Reached, Record, Tracked, items_of, truth
 
 MAX_STEPS = 3000
 """Statements one run-along executes at most (every file of TileLang's examples needs far fewer)."""
@@ -195,7 +195,10 @@ class _Runner(Evaluator):
         try:
             self.execute(func.node.body, scope, func.delta)
         except _Return as done:
-            return done.value
+            ctx = func.bound[0] if func.bound and isinstance(func.bound[0], Ctx) else None
+            if ctx is not None and isinstance(done.value, Shaped):  # autograd forward: its output has a backward
+                return Tracked(done.value.shape, done.value.dtype, None, ctx)
+            return Output(ctx) if ctx is not None else done.value
         finally:
             self.stack.pop()
             self.delta = caller_delta

@@ -17,10 +17,13 @@ from tilescope.core.static.evaluate import Shaped, Sym, Value, dtype_name, evalu
 from tilescope.core.static.flow_values import (
     MAX_ITEMS,
     Built,
+    Ctx,
     Func,
     Klass,
+    Output,
     Reached,
     Record,
+    Tracked,
     builtin,
     items_of,
     known,
@@ -111,6 +114,8 @@ class Evaluator:
                 return self._hold(base.get(node.attr), overlay, node)
             if isinstance(base, Klass) and base.method(node.attr) is not None:
                 return self._hold(base.method(node.attr), overlay, node)
+            if isinstance(base, Ctx):
+                return self._hold(base.attrs.get(node.attr, Sym(f"ctx.{node.attr}")), overlay, node)
             return node
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _IDENTITY:
             left, right = self.value(node.left, scope), self.value(node.comparators[0], scope)
@@ -202,7 +207,11 @@ class Evaluator:
                     inner = element.value if isinstance(element, ast.Starred) else element
                     self.assign(inner, Sym(ast.unparse(inner)[:80]), scope)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
-            scope[f"{target.value.id}.{target.attr}"] = value
+            owner = scope.get(target.value.id)
+            if isinstance(owner, Ctx):
+                owner.attrs[target.attr] = value
+            else:
+                scope[f"{target.value.id}.{target.attr}"] = value
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
             base = scope.get(target.value.id)
             key = self.value(target.slice, scope)
@@ -302,6 +311,16 @@ class Evaluator:
             return _LIBRARY
         owner_name = func.value.id if isinstance(func.value, ast.Name) else ""
         attr = func.attr
+        if isinstance(base, Ctx) and not opaque:
+            if attr == "save_for_backward":
+                base.attrs["saved_tensors"] = tuple(args)
+            return None
+        if isinstance(base, Tracked | Output) and base.ctx is not None and attr == "backward" and not opaque:
+            backward = base.ctx.klass.methods.get("backward")
+            if backward is None:
+                return None
+            grad = args[0] if args else Sym("grad")
+            return self.invoke(backward, [base.ctx, grad], {})
         if isinstance(base, Klass):
             method = base.method(attr)
             if method is None or opaque:

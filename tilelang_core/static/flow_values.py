@@ -51,8 +51,36 @@ class Klass:
     def method(self, attr: str) -> Func | None:
         """``X.f`` as a function; ``X.apply`` of an ``autograd.Function`` runs ``forward(ctx, ...)``."""
         if attr == "apply" and "forward" in self.methods:
-            return dataclasses.replace(self.methods["forward"], bound=(Sym("ctx"),))
+            return dataclasses.replace(self.methods["forward"], bound=(Ctx(self),))
         return self.methods.get(attr)
+
+
+@dataclass(eq=False)
+class Ctx:
+    """The ``ctx`` of an ``autograd.Function``: what ``forward`` saves on it, for ``backward``."""
+
+    klass: Klass
+    attrs: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return "ctx"
+
+
+@dataclass(frozen=True, eq=False)
+class Tracked(Shaped):
+    """A tensor an ``autograd.Function``'s ``forward`` returned: ``.backward()`` runs its ``backward``."""
+
+    ctx: Ctx | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Output:
+    """What a ``forward`` returned when its shape is not known: only its ``.backward()`` is followed."""
+
+    ctx: Ctx
+
+    def __str__(self) -> str:
+        return "forward(…)"
 
 
 @dataclass(frozen=True)
