@@ -19,8 +19,6 @@ def kernel(batch, heads, seq_len, dim, block_M=64, block_N=64, num_stages=2, dty
         with T.Kernel(T.ceildiv(seq_len, block_M), heads, batch, threads=128) as (bx, by, bz):
             Q_shared = T.alloc_shared((block_M, dim), dtype)
             K_shared = T.alloc_shared((block_N, dim), dtype)
-            K_first = T.alloc_shared((block_N, dim), dtype)
-            s_first = T.alloc_fragment((block_M, block_N), accum_dtype)
             V_shared = T.alloc_shared((block_N, dim), dtype)
             acc_s = T.alloc_fragment((block_M, block_N), accum_dtype)
             acc_s_cast = T.alloc_fragment((block_M, block_N), dtype)
@@ -34,19 +32,14 @@ def kernel(batch, heads, seq_len, dim, block_M=64, block_N=64, num_stages=2, dty
             T.fill(l, 0)
             T.fill(m, -T.infinity(accum_dtype))
 
-            T.copy(K[bz, 0:block_N, by, :], K_first)
-            T.clear(s_first)
-            T.gemm(Q_shared, K_first, s_first, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
-            for i, j in T.Parallel(block_M, block_N):
-                s_first[i, j] = T.if_then_else(j < seq_len, s_first[i, j], -T.infinity(accum_dtype))
-            T.reduce_max(s_first, m, dim=1, clear=True)
-
             for k in T.Pipelined(T.ceildiv(seq_len, block_N), num_stages=num_stages):
                 T.copy(K[bz, k * block_N : (k + 1) * block_N, by, :], K_shared)
                 T.clear(acc_s)
                 T.gemm(Q_shared, K_shared, acc_s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
                 for i, j in T.Parallel(block_M, block_N):
                     acc_s[i, j] = T.if_then_else(k * block_N + j < seq_len, acc_s[i, j], -T.infinity(accum_dtype))
+                if k == 0:  # the first key tile's maximum, kept for every later tile
+                    T.reduce_max(acc_s, m, dim=1, clear=True)
                 for i, j in T.Parallel(block_M, block_N):
                     acc_s[i, j] = T.exp2(acc_s[i, j] * scale - m[i] * scale)
                 T.reduce_sum(acc_s, tile_sum, dim=1)
