@@ -18,12 +18,12 @@ from tilescope.core.static import catalog
 from tilescope.core.static.bindings import bindings
 from tilescope.core.static.context import ModuleContext, bind_assignment, module_context
 from tilescope.core.static.discover import discover_block, returned_prim_func
-from tilescope.core.static.evaluate import Sym
 from tilescope.core.static.primitive_checks import check_primitives
 from tilescope.core.static.reader import KernelReader
 from tilescope.core.static.records import Binding, PrimitiveUse, QuickFix, StaticFile, StaticKernel, TextEdit
 from tilescope.core.static.recover import PlacedBlock, parse_tolerant
 from tilescope.core.static.shift import Placed
+from tilescope.core.static.symbolic import Sym
 from tilescope.core.static.syntax import span_of
 
 SOURCE = "tilescope-static"

@@ -14,10 +14,11 @@ import re
 from tilescope.core.model import KernelRef
 from tilescope.core.static.context import ModuleContext, bind_assignment
 from tilescope.core.static.discover import autotune_configs, default_nodes, discover_block, tuned_names
-from tilescope.core.static.evaluate import Shaped, Sym, Value, evaluate, is_known_int
+from tilescope.core.static.evaluate import evaluate
 from tilescope.core.static.flow import first_config, reached_calls
 from tilescope.core.static.records import Binding
 from tilescope.core.static.recover import ParsedBlock, PlacedBlock
+from tilescope.core.static.symbolic import Shaped, Sym, Value, is_known_int
 
 _DIRECTIVE = re.compile(r"#\s*tilescope:\s*(.*)")
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tilescope.core.model import Access, Diagnostic, Span
-from tilescope.core.static.evaluate import Value, dtype_name, is_known_int
 from tilescope.core.static.records import BufferDecl, QuickFix, SharedFloor, TextEdit
+from tilescope.core.static.symbolic import Value, dtype_name, is_known_int
 from tilescope.core.static.syntax import keyword
 from tilescope.core.targets import shared_memory_budget
 

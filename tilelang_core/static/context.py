@@ -8,8 +8,9 @@ import functools
 from dataclasses import dataclass, field
 
 from tilescope.core.static.discover import tilelang_names
-from tilescope.core.static.evaluate import Sym, Value, evaluate
+from tilescope.core.static.evaluate import evaluate
 from tilescope.core.static.recover import ParsedBlock, PlacedBlock
+from tilescope.core.static.symbolic import Sym, Value
 
 
 @dataclass

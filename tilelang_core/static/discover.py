@@ -14,8 +14,9 @@ import re
 from collections.abc import Iterator
 
 from tilescope.core.model import KernelRef, Param
-from tilescope.core.static.evaluate import Value, evaluate
+from tilescope.core.static.evaluate import evaluate
 from tilescope.core.static.recover import ParsedBlock
+from tilescope.core.static.symbolic import Value
 from tilescope.core.static.syntax import dotted, primitive_name, source_text, span_of
 
 LAUNCHES = frozenset({"Kernel", "ClusterKernel"})

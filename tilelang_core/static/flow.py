@@ -19,9 +19,9 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass
 
 from tilescope.core.static.context import ModuleContext
-from tilescope.core.static.evaluate import Shaped, Sym, Value
 from tilescope.core.static.flow_eval import Evaluator, Stop
 from tilescope.core.static.flow_values import Ctx, Func, Klass, Output, Reached, Record, Tracked, items_of, truth
+from tilescope.core.static.symbolic import Shaped, Sym, Value
 
 MAX_STEPS = 3000
 """Statements one run-along executes at most (every file of TileLang's examples needs far fewer)."""

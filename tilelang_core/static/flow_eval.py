@@ -3,6 +3,8 @@ goes to ``evaluate`` with what was computed put in place as names.
 
 ``torch.randn(ceil_div(n, 2), 64)`` becomes ``torch.randn(_ts0, 64)`` with ``_ts0`` bound to
 ``ceil_div``'s result, so ``evaluate`` stays the one place that knows sizes, tensors and dtypes.
+Methods of known values are answered in ``flow_methods``; which names may build a kernel, in
+``flow_reach``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from collections.abc import Mapping, MutableMapping
 
 from tilescope.core.static.context import ModuleContext
 from tilescope.core.static.enums import enum_member
-from tilescope.core.static.evaluate import Shaped, Sym, Value, dtype_name, evaluate, understood
+from tilescope.core.static.evaluate import evaluate, understood
+from tilescope.core.static.flow_methods import IDENTITY, LIBRARY, Library, fp8_type, identity, known_method
+from tilescope.core.static.flow_reach import mentioned_names, reaching_names
 from tilescope.core.static.flow_values import (
     MAX_ITEMS,
     Built,
@@ -26,13 +30,9 @@ from tilescope.core.static.flow_values import (
     Tracked,
     builtin,
     items_of,
-    known,
     truth,
 )
-
-_STR_METHODS = {"isdigit", "isalpha", "isalnum", "lower", "upper", "strip", "startswith", "endswith", "replace"}
-_STR_METHODS |= {"split"}
-
+from tilescope.core.static.symbolic import Sym, Value
 
 _BUILDS = {"compile", "get_tir", "get_kernel_source"}
 """Methods of a ``@tilelang.jit`` kernel that build it with the arguments they get."""
@@ -40,13 +40,6 @@ _BUILDS = {"compile", "get_tir", "get_kernel_source"}
 
 class Stop(Exception):
     """The path from here on depends on something unknown."""
-
-
-class _Library:
-    """A call the run-along does not follow: ``evaluate`` decides what it yields."""
-
-
-_LIBRARY = _Library()
 
 
 class Evaluator:
@@ -117,9 +110,9 @@ class Evaluator:
             if isinstance(base, Ctx):
                 return self._hold(base.attrs.get(node.attr, Sym(f"ctx.{node.attr}")), overlay, node)
             return node
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _IDENTITY:
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in IDENTITY:
             left, right = self.value(node.left, scope), self.value(node.comparators[0], scope)
-            return self._hold(_identity(node.ops[0], left, right, node), overlay, node)
+            return self._hold(identity(node.ops[0], left, right, node), overlay, node)
         if isinstance(node, ast.BoolOp):
             return self._hold(self._boolean(node, scope), overlay, node)
         if isinstance(node, ast.Name | ast.Constant):
@@ -255,7 +248,7 @@ class Evaluator:
             self.record(kernel, node, args, kwargs, opaque)
             return self._hold(Built(kernel), overlay, node)
         result = self._follow(func, callee, scope, args, kwargs, opaque)
-        if not isinstance(result, _Library):
+        if not isinstance(result, Library):
             return self._hold(result, overlay, node)
         if any(self._may_build(v) for v in [*args, *kwargs.values()]):
             raise Stop  # a library call gets a function of the file that builds kernels: when it runs is unknown
@@ -292,11 +285,11 @@ class Evaluator:
         args: list[Value],
         kwargs: dict[str, Value],
         opaque: bool,
-    ) -> Value | _Library:
+    ) -> Value | Library:
         """The value of a call the run-along can answer (the file's functions, builtins, methods
-        of known values), or ``_LIBRARY``."""
+        of known values), or ``LIBRARY``."""
         if isinstance(func, ast.Name) and self.context.tilelang.get(func.id, "").endswith(".determine_fp8_type"):
-            return self._fp8_type(args, kwargs)
+            return fp8_type(self.context.target, args, kwargs)
         if isinstance(func, ast.Name):
             target = scope.get(func.id)
             if isinstance(target, Func):
@@ -304,11 +297,11 @@ class Evaluator:
             if isinstance(target, Klass):
                 return Sym(f"{func.id}(…)")
             found = None if opaque else builtin(func.id, "", args, kwargs)
-            return found if found is not None else _LIBRARY
+            return found if found is not None else LIBRARY
         if not isinstance(func, ast.Attribute):
             if isinstance(base, Func) and not opaque:
                 return self.invoke(base, args, kwargs)
-            return _LIBRARY
+            return LIBRARY
         owner_name = func.value.id if isinstance(func.value, ast.Name) else ""
         attr = func.attr
         if isinstance(base, Ctx) and not opaque:
@@ -326,52 +319,7 @@ class Evaluator:
             if method is None or opaque:
                 return Sym(f"{base.name}.{attr}(…)")
             return self.invoke(method, args, kwargs)
-        if owner_name in ("itertools", "math") and not opaque:
-            found = builtin(attr, owner_name, args, kwargs)
-            if found is not None:
-                return found
-        if owner_name in self.context.aliases and attr == "dtype" and len(args) == 1 and dtype_name(args[0]):
-            return dtype_name(args[0])
-        if attr == "as_torch" and dtype_name(base) and not args:
-            return base
-        if isinstance(base, str) and attr in _STR_METHODS and all(isinstance(a, str) for a in args) and not kwargs:
-            try:
-                result = getattr(base, attr)(*args)
-                return tuple(result) if isinstance(result, list) else result
-            except (TypeError, ValueError):
-                return Sym(f"{attr}(…)")
-        if isinstance(base, str) and attr == "join" and len(args) == 1 and isinstance(args[0], tuple):
-            return base.join(args[0]) if all(isinstance(a, str) for a in args[0]) else Sym("join(…)")
-        if owner_name and attr in ("append", "extend", "update") and isinstance(scope, MutableMapping):
-            return self._mutate(owner_name, base, attr, args, scope)
-        if isinstance(base, Record) and attr in ("get", "items", "keys", "values"):
-            if attr == "get" and args:
-                return base.get(args[0]) if base.has(args[0]) else (args[1] if len(args) > 1 else None)
-            pairs = base.items
-            return tuple(pairs if attr == "items" else (p[0 if attr == "keys" else 1] for p in pairs))
-        return _LIBRARY
-
-    def _fp8_type(self, args: list[Value], kwargs: dict[str, Value]) -> Value:
-        """TileLang's ``determine_fp8_type``: with a CUDA build of PyTorch (a CUDA target), E4M3FN or E5M2."""
-        fmt = args[0] if args else kwargs.get("fp8_format", "e4m3")
-        if not self.context.target.startswith("sm_") or fmt not in ("e4m3", "e5m2"):
-            return Sym("determine_fp8_type(…)")
-        return "float8_e4m3fn" if fmt == "e4m3" else "float8_e5m2"
-
-    def _mutate(
-        self, name: str, base: Value, attr: str, args: list[Value], scope: MutableMapping[str, Value]
-    ) -> Value | _Library:
-        if isinstance(base, tuple) and attr == "append" and len(args) == 1 and len(base) < MAX_ITEMS:
-            scope[name] = (*base, args[0])
-        elif isinstance(base, tuple) and attr == "extend" and len(args) == 1 and items_of(args[0]) is not None:
-            scope[name] = (*base, *(items_of(args[0]) or ()))
-        elif isinstance(base, Record) and attr == "update" and len(args) == 1 and isinstance(args[0], Record):
-            scope[name] = Record(tuple({**dict(base.items), **dict(args[0].items)}.items()))
-        elif isinstance(base, tuple | Record):
-            scope[name] = Sym(name)
-        else:
-            return _LIBRARY
-        return None
+        return known_method(owner_name, base, attr, args, kwargs, scope, self.context.aliases, opaque)
 
     def record(self, kernel: str, node: ast.Call, args: list[Value], kwargs: dict[str, Value], opaque: bool) -> None:
         """Keep a kernel call: placeholder names for its values, so ``bindings`` reads it like any call."""
@@ -390,69 +338,16 @@ class Evaluator:
         self.reached.setdefault(kernel, []).append(Reached(call, env, self.delta, tuple(self.stack)))
 
     def reaching(self) -> frozenset[str]:
-        """Names whose call may build a kernel: the kernels, the functions (and classes) that call or
-        mention one, transitively, and module names bound to them."""
+        """Names whose call may build a kernel (``flow_reach``), worked out once per file."""
         if self._reaching is None:
-            mentions: dict[str, set[str]] = {}
-            for placed in self.context.blocks:
-                for stmt in placed.block.statements:
-                    for node in ast.walk(stmt):
-                        if isinstance(node, ast.FunctionDef | ast.ClassDef):
-                            mentions.setdefault(node.name, set()).update(_names(node))
-                    if isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
-                        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                        for target in targets:
-                            if isinstance(target, ast.Name):
-                                mentions.setdefault(target.id, set()).update(_names(stmt.value))
-            found = set(self.kernels)
-            changed = True
-            while changed:
-                changed = False
-                for name, used in mentions.items():
-                    if name not in found and used & found:
-                        found.add(name)
-                        changed = True
-            self._reaching = frozenset(found)
+            self._reaching = reaching_names(self.context, self.kernels)
         return self._reaching
 
     def may_reach(self, node: ast.AST, scope: Mapping[str, Value]) -> bool:
-        names = _names(node)
-        return bool(names & self.reaching()) or any(self._may_build(scope.get(n)) for n in names)
+        mentioned = mentioned_names(node)
+        return bool(mentioned & self.reaching()) or any(self._may_build(scope.get(n)) for n in mentioned)
 
     def _may_build(self, value: Value) -> bool:
         if isinstance(value, Func):
             return value.node.name in self.reaching()
         return isinstance(value, Klass) and value.name in self.reaching()
-
-
-_IDENTITY = {ast.Is, ast.IsNot, ast.In, ast.NotIn}
-
-
-def _identity(op: ast.cmpop, left: Value, right: Value, node: ast.AST) -> Value:
-    """``x is None``, ``k in {...}`` on known values."""
-    if isinstance(op, ast.Is | ast.IsNot):
-        if left is None or right is None:
-            if isinstance(left, Sym) or isinstance(right, Sym):
-                return Sym(ast.unparse(node)[:80])
-            same = left is None and right is None
-        elif isinstance(left, bool) and isinstance(right, bool):
-            same = left == right
-        else:
-            return Sym(ast.unparse(node)[:80])  # the identity of other objects is not known here
-        return same if isinstance(op, ast.Is) else not same
-    keys = items_of(right)
-    if keys is None or not known(left) or not all(known(k) for k in keys) or isinstance(left, Shaped):
-        return Sym(ast.unparse(node)[:80])
-    inside = left in keys if not isinstance(right, str) else isinstance(left, str) and left in right
-    return inside if isinstance(op, ast.In) else not inside
-
-
-def _names(node: ast.AST) -> set[str]:
-    """Every name a subtree mentions, attributes included (``X.apply`` mentions ``X`` and ``apply``)."""
-    found: set[str] = set()
-    for child in ast.walk(node):
-        if isinstance(child, ast.Name):
-            found.add(child.id)
-        elif isinstance(child, ast.Attribute):
-            found.add(child.attr)
-    return found

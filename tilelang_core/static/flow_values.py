@@ -1,4 +1,4 @@
-"""Values the run-along (``flow.py``) holds besides ``evaluate``'s: functions, classes, dicts, kernels.
+"""Values the run-along (``flow.py``) holds besides ``symbolic``'s: functions, classes, dicts, kernels.
 
 They never execute anything: a ``Func`` is a definition with the scope it was defined in, a
 ``Record`` a dict whose keys are known, a ``Built`` what a kernel call returned. Builtins that
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tilescope.core.static.evaluate import Shaped, Sym, Value, is_known_int
+from tilescope.core.static.symbolic import Shaped, Sym, Value, is_known_int
 
 MAX_ITEMS = 4096
 """The longest sequence a builtin builds; a longer one is unknown."""

@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from tilescope.core.model import Dim
-from tilescope.core.static.evaluate import Sym, Value, evaluate, is_known_int
+from tilescope.core.static.evaluate import evaluate
 from tilescope.core.static.records import BufferDecl
+from tilescope.core.static.symbolic import Sym, Value, is_known_int
 
 
 @dataclass(frozen=True)

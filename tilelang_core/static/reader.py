@@ -12,7 +12,7 @@ from tilescope.core.model import Access, Buffer, Diagnostic, Dim, KernelRef, Spa
 from tilescope.core.static import checks
 from tilescope.core.static.context import bind_assignment
 from tilescope.core.static.discover import LAUNCHES, within
-from tilescope.core.static.evaluate import Sym, Value, as_dim, dtype_name, evaluate, is_known_int
+from tilescope.core.static.evaluate import evaluate
 from tilescope.core.static.operand import operand_of
 from tilescope.core.static.records import (
     Binding,
@@ -26,6 +26,7 @@ from tilescope.core.static.records import (
 )
 from tilescope.core.static.shared_plan import planned_shared_bytes
 from tilescope.core.static.shift import Placed
+from tilescope.core.static.symbolic import Sym, Value, as_dim, dtype_name, is_known_int
 from tilescope.core.static.syntax import arg_span, arguments, keyword, primitive_name, source_text, span_of
 
 _SCOPES = {
