@@ -118,8 +118,7 @@ class Analyzer:
                 answer, notes = worker.request(payload, timeout)
             except WorkerError as err:
                 if err.code == "worker-crash":
-                    worker.finish_stderr()
-                    tail = [ln for ln in worker.stderr_tail if ln.strip()][-3:]
+                    tail = worker.last_words()
                     if tail:
                         err = WorkerError(err.code, f"{err} after printing: {' / '.join(tail)}")
                 worker.kill()

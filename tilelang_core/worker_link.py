@@ -13,9 +13,7 @@ import os
 import selectors
 import signal
 import subprocess
-import threading
 import time
-from collections import deque
 from typing import Any
 
 from tilescope.core.frames import CHANNEL_DAMAGED_EXIT, FrameReader
@@ -27,6 +25,7 @@ WALL_FACTOR = 3.0
 """A request never waits longer than this many times its timeout, however little CPU the worker got."""
 _BLOCKED_SHARE = 0.1
 """A worker that computed under this share of the wall time is waiting, not working."""
+_STDERR_LINES = 60
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 NO_GPU = {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "", "ROCR_VISIBLE_DEVICES": ""}
 """Analysis lowers for a named target and never needs a device; user code that asks for one while a
@@ -48,10 +47,9 @@ class WorkerLink:
     def __init__(self, python: str, memory_mb: int) -> None:
         env = {**worker_env(os.environ), "PYTHONUNBUFFERED": "1", "TILELANG_ENABLE_IR_SPAN": "1", **NO_GPU}
         self.python = python
-        self.process = Supervised(worker_command(python), limits=Limits(memory_mb=memory_mb), env=env)
-        self.stderr_tail: deque[str] = deque(maxlen=60)
-        self._drainer = threading.Thread(target=self._drain, daemon=True)
-        self._drainer.start()
+        self.process = Supervised(
+            worker_command(python), limits=Limits(memory_mb=memory_mb), env=env, stderr_lines=_STDERR_LINES
+        )
         self._selector = selectors.DefaultSelector()
         assert self.process.stdout is not None
         self._selector.register(self.process.stdout, selectors.EVENT_READ)
@@ -63,9 +61,7 @@ class WorkerLink:
         try:
             ready = self.read(None, START_TIMEOUT_S)
         except WorkerError as err:
-            self.kill()
-            self._drainer.join(timeout=2)
-            tail = [ln for ln in self.stderr_tail if ln.strip()][-3:]
+            tail = self.last_words(wait_s=2)
             printed = f"; it printed: {' / '.join(tail)}" if tail else ""
             raise WorkerError(
                 "worker-start", f"The compiler worker could not start in {self.python} ({err}){printed}"
@@ -74,11 +70,6 @@ class WorkerLink:
             self.kill()
             raise WorkerError(ready.get("code", "worker-start"), f"{ready.get('error')} (interpreter {self.python})")
         self._frames.take_noise()
-
-    def _drain(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.stderr_tail.append(line.decode(errors="replace").rstrip())
 
     def read(self, request_id: int | None, timeout: float) -> dict[str, Any]:
         """The answer to ``request_id``, or a ``timeout`` error.
@@ -161,10 +152,10 @@ class WorkerLink:
             raise WorkerError("worker-channel", str(answer["fatal"]))
         return answer, notes
 
-    def finish_stderr(self, timeout: float = 1.0) -> None:
-        """Let the last lines a dying worker printed reach ``stderr_tail``."""
-        self.process.kill()
-        self._drainer.join(timeout)
+    def last_words(self, wait_s: float = 1.0) -> list[str]:
+        """End the worker and return the last three non-empty lines it wrote to stderr."""
+        self.kill()
+        return [ln for ln in self.process.stderr_tail(wait_s) if ln.strip()][-3:]
 
     def kill(self) -> None:
         self.process.kill()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
 
 from tilescope.core.supervise import Limits, Supervised
 
@@ -49,3 +50,19 @@ def test_kill_ends_the_command_and_what_it_started() -> None:
             return
         time.sleep(0.05)
     raise AssertionError("the grandchild outlived kill()")
+
+
+def test_a_worker_that_cannot_start_is_reported_with_what_it_printed(tmp_path: Path) -> None:
+    from tilescope.core.worker_link import WorkerError, WorkerLink
+
+    python = tmp_path / "python"
+    python.write_text("#!/bin/sh\necho 'first words' >&2\necho 'no TileLang in this interpreter' >&2\nexit 1\n")
+    python.chmod(0o755)
+    link = WorkerLink(str(python), 0)
+    try:
+        link.wait_ready()
+    except WorkerError as err:
+        assert err.code == "worker-start"
+        assert str(err).endswith("it printed: first words / no TileLang in this interpreter"), err
+    else:
+        raise AssertionError("a worker that exits at start was taken as ready")
