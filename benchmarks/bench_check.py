@@ -17,11 +17,8 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -29,22 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("TILESCOPE_CORPUS", ROOT / ".." / "shared" / "corpus" / "tilelang-examples"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from bench_corpus_compiler import check  # noqa: E402
 from corpus_truth import lower_all  # noqa: E402
-
-
-def check(corpus: Path, jobs: int) -> tuple[list[dict[str, Any]], float]:
-    """``tilescope check CORPUS -j N --format json`` from a scratch folder: its files and wall time."""
-    with tempfile.TemporaryDirectory() as cwd:  # some examples write plots where they run
-        start = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-m", "tilescope", "check", str(corpus), "-j", str(jobs), "--format", "json"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        wall = time.perf_counter() - start
-    return json.loads(done.stdout)["files"], wall
 
 
 class TreeCpu:
@@ -130,7 +113,7 @@ def main() -> None:
     for round_ in range(args.repeat):
         load = os.getloadavg()[0]
         with TreeCpu() as tree:
-            files, check_s = check(corpus, args.jobs)
+            files, check_s = check([corpus], args.jobs, extra=())
         check_cpu = tree.seconds
         lowered = sum(1 for f in files for k in f["kernels"] if k["passes"])
         if not same:
