@@ -94,12 +94,19 @@ def _attr(ctx: Context, node: Any) -> Run:
         return _per_thread(ctx, iv.var, count, node.body)
     k = ctx.slot(iv.var)
     extent = int(node.value)
+    axis = len(ctx.grid)
     ctx.grid.append(extent)
     body = compile_stmt(ctx, node.body)
 
     def grid(f: Frame) -> None:
-        for b in range(extent):
+        block = f.findings.block
+        if len(block) <= axis:
+            block.extend([0] * (axis + 1 - len(block)))
+        for b in range(extent) if f.plan is None else f.plan.blocks(axis, extent):
             f.values[k] = b
+            block[axis] = b
+            if f.plan is not None:
+                f.plan.start_block(block, axis)
             body(f)
 
     return grid
@@ -129,14 +136,17 @@ def _per_thread(ctx: Context, var: Any, count: int, body_node: Any) -> Run:
     finally:
         ctx.thread_slot = None
     lanes = np.arange(count, dtype=np.int32)
+    axis = ("threadIdx.x", 0, count, 0)
 
     def threads(f: Frame) -> None:
         f.values[k] = lanes
         f.lanes = 1
+        f.loops.append(axis)
         try:
             body(f)
         finally:
             f.lanes = 0
+            f.loops.pop()
 
     return threads
 
@@ -151,7 +161,7 @@ def _for(ctx: Context, node: Any) -> Run:
     if kind in (tirx.ForKind.PARALLEL, tirx.ForKind.VECTORIZED):
         if ctx.thread_slot is not None:
             raise ctx.fail("a T.Parallel or vectorised loop in per-thread code (code that names threadIdx.x)")
-        return _lanes(k, lo, extent, body, np_dtype(node.loop_var.dtype))
+        return _lanes(k, lo, extent, body, np_dtype(node.loop_var.dtype), str(node.loop_var.name), ctx.line)
     return _serial(k, lo, extent, body)
 
 
@@ -160,8 +170,11 @@ def _serial(k: int, lo: Callable[[Frame], Any], extent: Callable[[Frame], Any], 
         start, count = lo(f), extent(f)
         if isinstance(start, np.ndarray) or isinstance(count, np.ndarray):
             return _serial_lanes(f, k, start, count, body)
+        plan = f.plan
         for i in range(int(start), int(start) + int(count)):
             f.values[k] = i
+            if plan is not None:
+                plan.tick()
             body(f)
         return None
 
@@ -179,7 +192,9 @@ def _serial_lanes(f: Frame, k: int, start: Any, count: Any, body: Run) -> None:
     f.mask = saved
 
 
-def _lanes(k: int, lo: Callable[[Frame], Any], extent: Callable[[Frame], Any], body: Run, dtype: np.dtype) -> Run:
+def _lanes(
+    k: int, lo: Callable[[Frame], Any], extent: Callable[[Frame], Any], body: Run, dtype: np.dtype, name: str, line: int
+) -> Run:
     def parallel(f: Frame) -> None:
         start, count = lo(f), extent(f)
         if isinstance(count, np.ndarray):
@@ -190,10 +205,12 @@ def _lanes(k: int, lo: Callable[[Frame], Any], extent: Callable[[Frame], Any], b
         saved = f.lanes
         f.values[k] = (np.arange(count, dtype=dtype) + start).reshape((count,) + (1,) * saved)
         f.lanes = saved + 1
+        f.loops.append((name, start, count, line))
         try:
             body(f)
         finally:
             f.lanes = saved
+            f.loops.pop()
 
     return parallel
 
@@ -235,7 +252,15 @@ def _store(ctx: Context, node: Any) -> Run:
     line = ctx.line
 
     def store(f: Frame) -> None:
-        f.values[b].store(tuple(i(f) for i in index), value(f), f.mask, line, guard)
+        tracker = f.findings.tracker
+        if tracker is None:
+            f.values[b].store(tuple(i(f) for i in index), value(f), f.mask, line, guard)
+            return
+        tracker.begin_statement()
+        try:
+            f.values[b].store(tuple(i(f) for i in index), value(f), f.mask, line, guard)
+        finally:
+            tracker.end_statement()
 
     return store
 
