@@ -15,7 +15,7 @@ from tilescope.core.compat import spans
 from tilescope.core.discovery import Instantiation
 from tilescope.core.loader import build_prim_func, jit_options, load_module
 from tilescope.core.lowering import Lowered, lower
-from tilescope.core.model import Buffer, Diagnostic, FileAnalysis, KernelModel, Span
+from tilescope.core.model import Buffer, Diagnostic, FileAnalysis, HazardCheck, KernelModel, Span
 from tilescope.core.static import StaticKernel, analyze_source
 from tilescope.core.targets import decorator_target, shared_memory_budget
 from tvm import tirx
@@ -37,6 +37,7 @@ def analyze_file(
     target: str = "sm_90",
     args: dict[str, Any] | None = None,
     with_ptxas: bool = False,
+    hazards_s: float = 0.0,
 ) -> tuple[FileAnalysis, dict[str, KernelRun]]:
     """Load the file once and analyse each instantiation the caller computed (the parent's discovery).
 
@@ -61,7 +62,7 @@ def analyze_file(
         kernel_target, kernel_static = inst.target or target, static.get(inst.kernel.name)
 
         def analyze(ns: dict[str, Any], i: Instantiation, t: str = kernel_target, k: Any = kernel_static) -> KernelRun:
-            return _analyze_kernel(ns, i, path, t, with_ptxas, k)
+            return _analyze_kernel(ns, i, path, t, with_ptxas, k, hazards_s)
 
         runs[inst.kernel.name] = autotune.analyze_kernel(namespace, inst, analyze)
     analysis = FileAnalysis(
@@ -168,6 +169,7 @@ def _analyze_kernel(
     requested: str,
     with_ptxas: bool,
     static: StaticKernel | None,
+    hazards_s: float = 0.0,
 ) -> KernelRun:
     name, line = inst.kernel.name, inst.kernel.span.line
     target = inst.target or requested
@@ -223,6 +225,10 @@ def _analyze_kernel(
     overflow = _shared_overflow(shared, target, buffers, name, line)
     if overflow is not None:
         diagnostics.append(overflow)
+    hazard_check = None
+    if hazards_s > 0 and lowered.error is None:
+        found, hazard_check = _hazards(prim_func, lowered, path, name, line, hazards_s)
+        diagnostics.extend(found)
     source = lowered.artifact.kernel_source if lowered.artifact is not None else None
     resources = None
     if with_ptxas and source and target.startswith("sm_"):
@@ -248,5 +254,18 @@ def _analyze_kernel(
         resources=resources,
         diagnostics=diagnostics,
         lower_ms=round(lower_ms, 2),
+        hazard_check=hazard_check,
     )
     return KernelRun(model, lowered)
+
+
+def _hazards(
+    prim_func: Any, lowered: Lowered, path: str, name: str, line: int, budget_s: float
+) -> tuple[list[Diagnostic], HazardCheck]:
+    """The interpreter's hazard check; a failure of the check itself never fails the analysis."""
+    try:
+        from tilescope.core.hazards.check import check
+
+        return check(prim_func, lowered, path, name, line, budget_s)
+    except Exception as err:  # the interpreter's needs (torch, ml_dtypes) may be missing in this interpreter
+        return [], HazardCheck([], [], 0.0, f"not interpreted: {type(err).__name__}: {err}")

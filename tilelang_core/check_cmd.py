@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from tilescope.core.batch import analyze_files, python_files
+from tilescope.core.hazards.diagnose import CODES
 from tilescope.core.model import SCHEMA_VERSION, Diagnostic, FileAnalysis, KernelModel, dumps, to_json
 from tilescope.core.sarif import to_sarif
+from tilescope.core.service import HAZARD_BUDGET_S
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,6 +34,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-j", "--jobs", type=int, default=1, help="compiler workers in parallel (default 1)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per kernel (default 60)")
     parser.add_argument("--memory", type=int, default=6144, help="worker memory limit in MiB (default 6144)")
+    parser.add_argument(
+        "--hazard-budget",
+        type=float,
+        default=HAZARD_BUDGET_S,
+        metavar="S",
+        help="seconds per kernel to interpret a few blocks on the CPU, looking for races, missing barriers, "
+        f"out-of-bounds and uninitialised reads (default {HAZARD_BUDGET_S:g}; 0 turns it off)",
+    )
     parser.add_argument(
         "--python",
         metavar="PATH",
@@ -58,7 +68,13 @@ def run(args: argparse.Namespace) -> int:
     overrides = parse_args_overrides(args.arg)
     fmt = "json" if args.json else args.format
     files = python_files(args.paths)
-    options = {"kernel": args.kernel, "args": overrides or None, "target": args.target, "ptxas": args.ptxas}
+    options = {
+        "kernel": args.kernel,
+        "args": overrides or None,
+        "target": args.target,
+        "ptxas": args.ptxas,
+        "hazards_s": args.hazard_budget,
+    }
     analyzer_options = {"timeout_s": args.timeout, "memory_mb": args.memory, "python": args.python}
     single = len(args.paths) == 1 and not Path(args.paths[0]).is_dir()
     bar = _progress if sys.stderr.isatty() and not single else None
@@ -156,7 +172,8 @@ def succeeded(result: FileAnalysis) -> bool:
 
 
 def _lowered(kernel: KernelModel) -> bool:
-    return bool(kernel.passes) and not any(d.severity == "error" for d in kernel.diagnostics)
+    """Lowered without a compile error (a hazard the interpreter found is an error of the program, not of lowering)."""
+    return bool(kernel.passes) and not any(d.severity == "error" and d.code not in CODES for d in kernel.diagnostics)
 
 
 def summary(result: FileAnalysis) -> str:
@@ -179,7 +196,11 @@ def _shape(dims: list[int | str]) -> str:
 
 
 def _diagnostic(path: str, d: Diagnostic) -> str:
-    return f"  {path}:{d.span.line}: {d.severity}[{d.code}]: {d.message}"
+    lines = [f"  {path}:{d.span.line}: {d.severity}[{d.code}]: {d.message}"]
+    lines.extend(f"    {path}:{r.span.line}: note: {r.message}" for r in d.related)
+    if d.witness:
+        lines.append(f"    witness: {d.witness}")
+    return "\n".join(lines)
 
 
 def render_kernel(k: KernelModel) -> list[str]:
@@ -200,6 +221,11 @@ def render_kernel(k: KernelModel) -> list[str]:
         )
     for p in k.pipelines:
         out.append(f"  pipeline loop {p.loop_var} at line {p.line}: {p.num_stages} stages")
+    if k.hazard_check is not None:
+        h = k.hazard_check
+        ran = ", ".join(str(tuple(b)) for b in h.blocks) or "no blocks"
+        stopped = f"; {h.stopped}" if h.stopped else ""
+        out.append(f"  hazards  interpreted {ran} of grid {_shape(h.grid)} on the CPU in {h.seconds:.2f} s{stopped}")
     if k.resources:
         r = k.resources
         out.append(

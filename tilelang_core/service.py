@@ -32,6 +32,9 @@ from tilescope.core.model import (
 from tilescope.core.targets import target_error
 from tilescope.core.worker_link import WorkerError, WorkerLink
 
+HAZARD_BUDGET_S = 2.0
+"""Seconds of CPU interpretation per kernel that ``analyze`` spends looking for hazards by default."""
+
 _NO_KERNELS = Diagnostic(
     severity="warning",
     message="No TileLang kernels found: expected a @T.prim_func, a factory returning one, or a @tilelang.jit function",
@@ -143,8 +146,10 @@ class Analyzer:
         args: dict[str, Any] | None = None,
         ptxas: bool = False,
         timeout_s: float | None = None,
+        hazards_s: float = HAZARD_BUDGET_S,
     ) -> FileAnalysis:
-        """Analyse every kernel of a file (or one, by name) with the real compiler."""
+        """Analyse every kernel of a file (or one, by name) with the real compiler; ``hazards_s``
+        seconds of interpretation per kernel look for races and bad accesses (0: none)."""
         path = str(Path(path).resolve()) if not path.startswith("<") else path
         if source is None:
             try:
@@ -180,6 +185,7 @@ class Analyzer:
                 "instantiations": [to_json(inst)],  # recorded values included: a new recording misses the cache
                 "args": args,
                 "ptxas": ptxas,
+                "hazards_s": hazards_s,
             }
             partial = self._analyze_one(payload, inst.kernel, discovered, timeout_s)
             kernels.extend(partial.kernels)

@@ -72,6 +72,7 @@ class Worker:
             target=request.get("target", "sm_90"),
             args=request.get("args"),
             with_ptxas=bool(request.get("ptxas")),
+            hazards_s=float(request.get("hazards_s", 0.0)),
         )
         key = self.key(request)
         self._runs[key] = {**self._runs.get(key, {}), **runs}
