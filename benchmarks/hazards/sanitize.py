@@ -90,7 +90,7 @@ def main() -> int:
             return
         log = Path(logs) / f"{f.stem}.{name}.log"
         cmd = [tool, "--tool", name, "--log-file", str(log), "--print-limit", "5", *runner, str(f)]
-        code, out, seconds = run(cmd, min(150.0, left), env)
+        code, _, seconds = run(cmd, min(150.0, left), env)
         text = log.read_text(errors="replace") if log.exists() else ""
         record = parse(text)
         record.update({"exit": code, "seconds": round(seconds, 1)})
