@@ -18,7 +18,7 @@ from typing import Any
 
 from tilescope.core import Analyzer, FileAnalysis, IRText
 from tilescope.core.ide.merge import CompiledSnapshot
-from tilescope.core.model import Diagnostic, Span
+from tilescope.core.model import Diagnostic, RunReport, Span
 from tilescope.lsp.documents import Documents
 from tilescope.lsp.settings import Settings
 
@@ -180,6 +180,15 @@ class CompilerTier:
             self._executor,
             lambda: analyzer.pass_ir(path, state.source, kernel=kernel, index=index, target=settings.target),
         )
+
+    async def run_kernel(self, uri: str, kernel: str) -> RunReport:
+        """``tilescope run`` of one kernel of the document as it reads now, in the worker."""
+        settings = self._settings()
+        state = self._documents.state(uri, settings.target)
+        path = self._documents.path(uri)
+        analyzer = self.analyzer()
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, lambda: analyzer.run(path, state.source, kernel=kernel))
 
     def close(self) -> None:
         """Shutdown: end the worker's whole process tree without waiting for a build in progress."""

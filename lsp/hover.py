@@ -1,12 +1,15 @@
 """``textDocument/hover``: a buffer's shape, dtype, scope, bytes, layout and users, or a ``T.*``
 primitive's signature and docstring (text from ``tilescope.core.ide.describe``), or on an
-``@autotune`` decorator every config and its verdict (``tilescope.core.ide.autotune_view``)."""
+``@autotune`` decorator every config and its verdict (``tilescope.core.ide.autotune_view``); on a
+line the hazard check reported, its witness first (``tilescope.core.ide.hazard_view``)."""
 
 from __future__ import annotations
 
 from lsprotocol import types
 from tilescope.core.ide.autotune_view import autotune_hover
+from tilescope.core.ide.describe import HoverText
 from tilescope.core.ide.describe import hover as describe
+from tilescope.core.ide.hazard_view import hazard_hover
 from tilescope.lsp.convert import core_position, span_range
 from tilescope.lsp.server import TilescopeServer
 
@@ -17,6 +20,9 @@ def hover(ls: TilescopeServer, params: types.HoverParams) -> types.Hover | None:
     line, column = core_position(text, params.position)
     facts = ls.facts(uri)
     found = describe(facts, line, column) or autotune_hover(facts, line)
+    hazard = hazard_hover(facts, line)
+    if hazard is not None:
+        found = hazard if found is None else HoverText(f"{hazard.markdown}\n\n---\n\n{found.markdown}", found.span)
     if found is None:
         return None
     return types.Hover(

@@ -1,9 +1,10 @@
 """Code-lens commands the server carries out itself, so lenses work in any editor.
 
 ``tilescope.show.passes`` ``[uri, kernel]``, ``tilescope.show.layout`` ``[uri, kernel, buffer]`` and
-``tilescope.show.cuda`` ``[uri, kernel]`` and ``tilescope.show.autotune`` ``[uri, kernel]`` write
-what they show (the pass list with the catalogue's descriptions, the buffer's layout as hover
-shows it, the generated CUDA, every autotune config with its verdict) to a file in a per-user
+``tilescope.show.cuda`` ``[uri, kernel]``, ``tilescope.show.autotune`` ``[uri, kernel]`` and
+``tilescope.run.cpu`` ``[uri, kernel]`` write what they show (the pass list with the catalogue's
+descriptions, the buffer's layout as hover shows it, the generated CUDA, every autotune config with
+its verdict, ``tilescope run``'s report of the kernel interpreted on the CPU) to a file in a per-user
 temporary folder and ask the client to open it with ``window/showDocument``; the answer is
 ``{"uri": ...}`` for clients that would rather open it themselves. The VS Code extension maps these
 lens commands to its own views instead.
@@ -21,12 +22,14 @@ from tilescope.core import pass_catalog
 from tilescope.core.ide.autotune_view import configs_markdown
 from tilescope.core.ide.describe import buffer_markdown
 from tilescope.core.model import KernelModel
+from tilescope.core.run_cmd import failed, render
 from tilescope.lsp.server import TilescopeServer
 
 SHOW_PASSES = "tilescope.show.passes"
 SHOW_LAYOUT = "tilescope.show.layout"
 SHOW_CUDA = "tilescope.show.cuda"
 SHOW_AUTOTUNE = "tilescope.show.autotune"
+RUN_ON_CPU = "tilescope.run.cpu"
 
 
 class ShowError(Exception):
@@ -80,6 +83,16 @@ async def show_cuda(ls: TilescopeServer, uri: str, kernel: str | None = None) ->
     if model.device_source is None:
         raise ShowError(f"Tilescope: no device source for kernel {model.kernel!r}")
     return await _open(ls, f"{model.kernel}.cu", model.device_source)
+
+
+async def run_on_cpu(ls: TilescopeServer, uri: str, kernel: str) -> dict[str, str]:
+    if not ls.settings.trusted:
+        raise ShowError("Tilescope: the workspace is not trusted, so kernels are not run")
+    report = await ls.compiler.run_kernel(uri, kernel)
+    path = ls.documents.path(uri)
+    status = "FAILED" if failed(report) else "ok"
+    text = render(path, report) + f"\ntilescope run {status}: {report.kernel or kernel}\n"
+    return await _open(ls, f"{kernel}.run.txt", text)
 
 
 async def show_autotune(ls: TilescopeServer, uri: str, kernel: str | None = None) -> dict[str, str]:

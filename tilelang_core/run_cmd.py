@@ -36,7 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def failed(report: RunReport) -> bool:
     bad_values = any(o.nan or o.inf or o.unwritten for o in report.outputs)
-    return bool(report.error or report.findings or bad_values or any(c.wrong for c in report.comparisons))
+    wrong = any(c.wrong for c in report.comparisons)
+    return bool(report.error or report.findings or report.hazards or bad_values or wrong)
 
 
 def _number(x: float | None) -> str:
@@ -61,6 +62,12 @@ def render(path: str, report: RunReport) -> str:
         )
     for f in report.findings:
         lines.append(f"  {path}:{f.describe()}" if f.line else f"  {f.describe()}")
+    for h in report.hazards:
+        lines.append(f"  {path}:{h.second.line}: {h.describe()}")
+    if report.reference and report.reference != "ref_program":
+        lines.append(f"  reference: {report.reference}")
+    elif report.reference:
+        lines.append("  reference: the file's ref_program")
     for c in report.comparisons:
         verdict = "matches" if not c.wrong else f"{c.wrong} of {c.total} elements differ"
         first = f", first at [{', '.join(str(i) for i in c.first_wrong)}]" if c.first_wrong else ""
@@ -68,6 +75,7 @@ def render(path: str, report: RunReport) -> str:
             f"  {c.name} vs reference: {verdict}{first} (max abs error {c.max_abs_error:.3g}, "
             f"atol {c.atol:g} rtol {c.rtol:g})"
         )
+    lines.extend(f"  first wrong: {culprit}" for culprit in report.culprits)
     return "\n".join(lines)
 
 

@@ -29,18 +29,23 @@ _NONE = -1
 
 
 class _Shadow:
-    """Per element of one global buffer: the last writer and reader, as codes into ``Tracker._who``."""
+    """Per element of one global buffer: the last writer and reader, as codes into ``Tracker._who``,
+    and (for ``tilescope run``) the thread of the last write, where it is known."""
 
-    def __init__(self, shape: tuple[int, ...]) -> None:
+    def __init__(self, shape: tuple[int, ...], threads: bool) -> None:
         self.writer = np.full(shape, _NONE, dtype=np.int32)
         self.reader = np.full(shape, _NONE, dtype=np.int32)
+        self.thread = np.full(shape, _NONE, dtype=np.int32) if threads else None
 
 
 class Tracker:
     """Collects hazards over one interpreted launch; ``hazards()`` gives them folded by lines."""
 
-    def __init__(self, threads: ThreadMap, written: set[str]) -> None:
+    def __init__(self, threads: ThreadMap, written: set[str], *, keep_writers: bool = False) -> None:
         self.threads = threads
+        self.keep_writers = keep_writers
+        """Remember each output element's last writing thread, for ``writer_of``."""
+        self._by_name: dict[str, _Shadow] = {}
         self.written = written
         """Global buffers the kernel stores to: only those can race across blocks."""
         self.atomics = 0
@@ -251,8 +256,35 @@ class Tracker:
             return None
         shadow = self._shadows.get(id(memory))
         if shadow is None:
-            shadow = self._shadows[id(memory)] = _Shadow(memory.shape)
+            shadow = self._shadows[id(memory)] = _Shadow(memory.shape, self.keep_writers)
+            self._by_name[str(memory.name)] = shadow
         return shadow
+
+    def writer_of(self, name: str, index: list[int]) -> str | None:
+        """Who last wrote ``name[index]``: ``thread 7 of block (0, 1) at line 30``, or ``None``."""
+        shadow = self._by_name.get(name)
+        if shadow is None:
+            return None
+        code = int(shadow.writer[tuple(index)])
+        if code == _NONE:
+            return None
+        block, line, atomic, _ = self._who[code]
+        thread = int(shadow.thread[tuple(index)]) if shadow.thread is not None else _NONE
+        who = f"thread {thread} of block {block}" if thread != _NONE else f"block {block}"
+        return f"{who} at line {line}" + (" (atomically)" if atomic else "")
+
+    def _record_threads(self, shadow: _Shadow, memory: Any, arrays: list[Any], live: np.ndarray | None) -> None:
+        if shadow.thread is None or not self.frame.lanes:
+            return
+        full = self._lanes()
+        threads = self.threads.of(self.frame.loops)
+        if threads is None or threads.shape != full:
+            return
+        try:
+            flat, mask = self._flat(memory, arrays, live, full)
+        except ValueError:
+            return
+        shadow.thread.reshape(-1)[flat[mask]] = threads[mask]
 
     def _elements(self, memory: Any, arrays: list[Any], live: np.ndarray | None) -> np.ndarray:
         shaped = np.broadcast_arrays(*[np.asarray(a) for a in arrays], *([] if live is None else [live]))
@@ -321,6 +353,9 @@ class Tracker:
                 k = int(np.flatnonzero(clash)[0])
                 self._report(memory, int(flat[k]), int(readers[k]), False, line, True, int(clash.sum()))
         shadow.writer.reshape(-1)[flat] = self._code(line, atomic)
+        if shadow.thread is not None:
+            shadow.thread.reshape(-1)[flat] = _NONE
+            self._record_threads(shadow, memory, arrays, live)
 
     @staticmethod
     def _new_values(memory: Any, arrays: list[Any], values: Any, live: np.ndarray | None, flat: np.ndarray) -> Any:
