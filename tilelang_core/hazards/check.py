@@ -59,6 +59,24 @@ def _count(shape: list[int]) -> int:
     return n
 
 
+def tile_lines(path: str, kernel: str) -> dict[frozenset[str], list[int]]:
+    """The kernel's tile operations by the buffers they touch, from the static tier's reading of the
+    text being analysed (the loader keeps it in ``linecache``)."""
+    import linecache
+
+    from tilescope.core.static import analyze_source
+
+    text = "".join(linecache.getlines(path))
+    found: dict[frozenset[str], list[int]] = {}
+    for k in analyze_source(text, path).kernels if text else []:
+        if k.ref.name != kernel:
+            continue
+        for access in k.accesses:
+            if access.line is not None:
+                found.setdefault(frozenset([*access.reads, *access.writes]), []).append(access.line)
+    return found
+
+
 def check(
     prim_func: Any, lowered: Any, path: str, kernel: str, line: int, budget_s: float
 ) -> tuple[list[Diagnostic], HazardCheck]:
@@ -73,7 +91,7 @@ def check(
     found = suspicions(func, path) or []
     start = time.perf_counter()
     try:
-        compiled = Kernel(func, path, pass_configs(prim_func))
+        compiled = Kernel(func, path, pass_configs(prim_func), tile_lines(path, kernel))
     except NotInterpretable as err:
         return diagnostics([], [], found, path, kernel, "", err.line), HazardCheck([], [], 0.0, str(err))
     tensors = inputs(compiled)

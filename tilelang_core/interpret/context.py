@@ -78,6 +78,9 @@ class Context:
         self.grid: list[int] = []
         self.threads: list[int] = []
         self.line = 0
+        self.tile_lines: dict[frozenset[str], list[int]] = {}
+        """Lines of the file's tile operations by the buffers they touch (from the static tier), for
+        the operations TileLang builds inside its own macros, whose spans point into TileLang."""
 
     def slot(self, var: Any) -> int:
         k = key(var)

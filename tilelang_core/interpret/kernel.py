@@ -58,8 +58,15 @@ def as_array(value: Any, dtype: np.dtype) -> np.ndarray:
 class Kernel:
     """The interpreter's form of one PrimFunc; call it with one tensor or value per parameter."""
 
-    def __init__(self, func: Any, path: str | None, configs: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        func: Any,
+        path: str | None,
+        configs: dict[str, Any] | None = None,
+        tile_lines: dict[frozenset[str], list[int]] | None = None,
+    ) -> None:
         ctx = Context(path, safe_memory=not bool((configs or {}).get("tl.disable_safe_memory_legalize", False)))
+        ctx.tile_lines = tile_lines or {}
         self.params: list[tuple[str, int, Any]] = []
         for var in func.params:
             buffer = func.buffer_map.get(var)

@@ -144,7 +144,7 @@ def run_file(
         d = errors.build_error(err, path, name, line)
         return replace(base, error=d.message, line=d.span.line)
     try:
-        compiled, threads = _compiled(prim_func, path)
+        compiled, threads = _compiled(prim_func, path, name)
     except NotInterpretable as err:
         return replace(base, error=str(err), line=err.line or line)
     except Exception as err:
@@ -155,11 +155,11 @@ def run_file(
     return _launch(report, namespace, prim_func, compiled, path, inputs, compare, seed, threads)
 
 
-def _compiled(prim_func: Any, path: str) -> tuple[Kernel, Any]:
+def _compiled(prim_func: Any, path: str, name: str) -> tuple[Kernel, Any]:
     """The interpreter's kernel and the thread map of its parallel loops, from one real lowering
     (the front-end module the interpreter runs, and the loop layouts of ``tl.LayoutInference``);
     where the whole lowering fails, the front end alone, without thread names."""
-    from tilescope.core.hazards.check import front_end_module
+    from tilescope.core.hazards.check import front_end_module, tile_lines
     from tilescope.core.hazards.threads import ThreadMap, loop_layouts
     from tilescope.core.interpret.prepare import pass_configs
     from tilescope.core.lowering import lower
@@ -169,7 +169,7 @@ def _compiled(prim_func: Any, path: str) -> tuple[Kernel, Any]:
     func = front_end_module(lowered)
     if func is None:
         return compile_kernel(prim_func, path), ThreadMap({})
-    return Kernel(func, path, configs), ThreadMap(loop_layouts(lowered.layout_module, path))
+    return Kernel(func, path, configs, tile_lines(path, name)), ThreadMap(loop_layouts(lowered.layout_module, path))
 
 
 def _launch(

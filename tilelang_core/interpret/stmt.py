@@ -39,6 +39,25 @@ def _line(ctx: Context, node: Any) -> int:
     return int(span.line)
 
 
+def _tile_line(ctx: Context, node: Any, call: Any) -> int:
+    """The user's line of a tile operation whose span points into TileLang's own source (a macro
+    such as ``T.reduce_sum(..., clear=False)``): the file's operation on the same buffers, the first
+    at or after the enclosing statement's line."""
+    span = get_stmt_span(node)
+    if span is None or span.source_name is None or ctx.path is None or str(span.source_name.name) == ctx.path:
+        return ctx.line
+    names: set[str] = set()
+
+    def visit(n: Any) -> None:
+        if isinstance(n, tirx.BufferLoad):
+            names.add(str(n.buffer.name))
+
+    tirx.stmt_functor.post_order_visit(call, visit)
+    lines = sorted(ctx.tile_lines.get(frozenset(names), []))
+    later = [line for line in lines if line >= ctx.line]
+    return later[0] if later else (lines[0] if lines else ctx.line)
+
+
 def compile_stmt(ctx: Context, node: Any) -> Run:
     outer = ctx.line
     ctx.line = _line(ctx, node)
@@ -270,7 +289,12 @@ def _evaluate(ctx: Context, node: Any) -> Run:
     if isinstance(call, tirx.Call):
         name = str(getattr(call.op, "name", call.op))
         if name.startswith("tl.tileop."):
-            return compile_tileop(ctx, call, name)
+            outer = ctx.line
+            ctx.line = _tile_line(ctx, node, call)
+            try:
+                return compile_tileop(ctx, call, name)
+            finally:
+                ctx.line = outer
         if name in _NO_OPS:
             return lambda f: None
         if name in _ATOMICS:
