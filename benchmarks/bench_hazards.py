@@ -55,10 +55,10 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
 
 
-def fixtures(jobs: int) -> dict[str, Any]:
+def fixtures(jobs: int, budget: float) -> dict[str, Any]:
     paths = sorted(FIXTURES.glob("*.py"))
     start = time.perf_counter()
-    results, wall = check(paths, jobs, ("--timeout", "180"))
+    results, wall = check(paths, jobs, ("--timeout", "180", "--hazard-budget", str(budget)))
     by_stem = {Path(r["path"]).stem: r for r in results}
     rows = []
     for path in paths:
@@ -150,10 +150,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--corpus-json", type=Path, help="read a kept `tilescope check CORPUS --format json` output")
     parser.add_argument("--keep-corpus-json", type=Path, help="keep the corpus check's output here")
     parser.add_argument("--sanitizer", type=Path, default=SANITIZER)
+    parser.add_argument("--hazard-budget", type=float, default=2.0, help="check's --hazard-budget (default 2)")
     parser.add_argument("--json", type=Path, help="write every figure here")
     args = parser.parse_args(argv)
 
-    fx = fixtures(args.jobs)
+    fx = fixtures(args.jobs, args.hazard_budget)
     rows = fx["rows"]
     bugs = sum(len(r["planted"]) for r in rows)
     detected = sum(len(r["detected"]) for r in rows)
@@ -203,8 +204,9 @@ def main(argv: list[str] | None = None) -> None:
         if args.corpus_json:
             files = json.loads(args.corpus_json.read_text())["files"]
         else:
-            files, wall = check([args.corpus], args.jobs, ("--timeout", "180"))
-            print(f"\ncorpus check -j {args.jobs}: {wall:.0f} s wall")
+            extra = ("--timeout", "180", "--hazard-budget", str(args.hazard_budget))
+            files, wall = check([args.corpus], args.jobs, extra)
+            print(f"\ncorpus check -j {args.jobs} --hazard-budget {args.hazard_budget:g}: {wall:.0f} s wall")
             if args.keep_corpus_json:
                 args.keep_corpus_json.write_text(json.dumps({"files": files}))
         c = corpus(files)

@@ -35,11 +35,12 @@ def front_end_module(lowered: Any) -> Any | None:
 def inputs(kernel: Any, seed: int = 0) -> list[Any] | str:
     """Seeded tensors for every parameter, or why they cannot be made."""
     import torch
+    from tilelang import tvm
     from tilescope.core.interpret.launch import random_tensor
 
     shapes, dtypes = [], []
     for name, shape, dtype in kernel.buffer_params():
-        if not all(hasattr(d, "value") for d in shape):
+        if not all(isinstance(d, tvm.tirx.IntImm) for d in shape):
             return f"the shape of {name} is symbolic ({', '.join(str(d) for d in shape)})"
         shapes.append([int(d.value) for d in shape])
         dtypes.append(dtype)
