@@ -19,7 +19,7 @@ from tilescope.core.hazards.tracker import Tracker
 from tilescope.core.model import Diagnostic, HazardCheck
 
 FRONT_END = "tl.VerifyBufferInit"
-_INPUT_BYTES = 2 << 30
+_INPUT_BYTES = 1 << 30
 """Larger inputs than this are not made: the check says so instead of running."""
 
 

@@ -22,10 +22,13 @@ from typing import Any
 
 import numpy as np
 from tilescope.core.hazards.threads import ThreadMap, iteration
+from tilescope.core.interpret.context import Stop
 from tilescope.core.model import Hazard, HazardAccess, HazardKind
 
 _SHARED = ("shared", "shared.dyn")
 _NONE = -1
+_MAX_CODES = 32000
+"""Shadow codes are int16: two bytes per element of each written global buffer."""
 
 
 class _Shadow:
@@ -33,9 +36,9 @@ class _Shadow:
     and (for ``tilescope run``) the thread of the last write, where it is known."""
 
     def __init__(self, shape: tuple[int, ...], threads: bool) -> None:
-        self.writer = np.full(shape, _NONE, dtype=np.int32)
-        self.reader = np.full(shape, _NONE, dtype=np.int32)
-        self.thread = np.full(shape, _NONE, dtype=np.int32) if threads else None
+        self.writer = np.full(shape, _NONE, dtype=np.int16)
+        self.reader = np.full(shape, _NONE, dtype=np.int16)
+        self.thread = np.full(shape, _NONE, dtype=np.int16) if threads else None
 
 
 class Tracker:
@@ -247,6 +250,8 @@ class Tracker:
         key = (block, line, atomic)
         code = self._codes.get(key)
         if code is None:
+            if len(self._who) >= _MAX_CODES:
+                raise Stop(f"stopped: more than {_MAX_CODES} (block, line) pairs to remember")
             code = self._codes[key] = len(self._who)
             self._who.append((block, line, atomic, "a thread"))
         return code
