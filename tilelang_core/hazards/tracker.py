@@ -307,12 +307,38 @@ class Tracker:
         table = np.array([b != block and not atomic for b, _, atomic, _ in self._who] or [False])
         return (codes != _NONE) & table[np.clip(codes, 0, None)]
 
-    def _report(self, memory: Any, flat: int, code: int, write: bool, line: int, now_write: bool, count: int) -> None:
+    def _report(
+        self,
+        memory: Any,
+        flat: int,
+        code: int,
+        write: bool,
+        line: int,
+        now_write: bool,
+        count: int,
+        access: tuple[list[Any], np.ndarray | None] | None = None,
+    ) -> None:
         block, other_line, _, _ = self._who[code]
         index = [int(i) for i in np.unravel_index(flat, memory.shape)]
         first = HazardAccess(other_line, write, list(block), "a thread")
-        second = HazardAccess(line, now_write, list(self._block()), "a thread")
+        who = self._who_touched(memory, flat, access) if access is not None else "a thread"
+        second = HazardAccess(line, now_write, list(self._block()), who)
         self._add("data-race", memory, index, first, second, count, True)
+
+    def _who_touched(self, memory: Any, flat: int, access: tuple[list[Any], np.ndarray | None]) -> str:
+        """The lane of this access that touched element ``flat``, in words."""
+        if not self.frame.lanes:
+            return "a thread"
+        full = self._lanes()
+        try:
+            lanes, mask = self._flat(memory, access[0], access[1], full)
+        except ValueError:
+            return "a thread"
+        hit = np.flatnonzero((lanes.reshape(-1) == flat) & mask.reshape(-1))
+        if hit.size == 0:
+            return "a thread"
+        threads = self.threads.of(self.frame.loops)
+        return self._lane(int(hit[0]), full, threads if threads is not None and threads.shape == full else None)
 
     def _global_read(self, memory: Any, arrays: list[Any], live: np.ndarray | None, line: int) -> None:
         shadow = self._shadow(memory)
@@ -326,7 +352,8 @@ class Tracker:
         clash = self._other(writers, self._block())
         if clash.any():
             k = int(np.flatnonzero(clash)[0])
-            self._report(memory, int(flat[k]), int(writers[k]), True, line, False, int(clash.sum()))
+            count = int(clash.sum())
+            self._report(memory, int(flat[k]), int(writers[k]), True, line, False, count, (arrays, live))
         shadow.reader.reshape(-1)[flat] = self._code(line, False)
 
     def _global_write(
@@ -350,13 +377,15 @@ class Tracker:
             clash &= np.array([not self._who[c][2] for c in writers])
         if clash.any():
             k = int(np.flatnonzero(clash)[0])
-            self._report(memory, int(flat[k]), int(writers[k]), True, line, True, int(clash.sum()))
+            count = int(clash.sum())
+            self._report(memory, int(flat[k]), int(writers[k]), True, line, True, count, (arrays, live))
         else:
             readers = shadow.reader.reshape(-1)[flat]
             clash = self._other(readers, block)
             if clash.any():
                 k = int(np.flatnonzero(clash)[0])
-                self._report(memory, int(flat[k]), int(readers[k]), False, line, True, int(clash.sum()))
+                count = int(clash.sum())
+                self._report(memory, int(flat[k]), int(readers[k]), False, line, True, count, (arrays, live))
         shadow.writer.reshape(-1)[flat] = self._code(line, atomic)
         if shadow.thread is not None:
             shadow.thread.reshape(-1)[flat] = _NONE
