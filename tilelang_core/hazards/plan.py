@@ -11,8 +11,10 @@ the check then says which blocks ran.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from tilescope.core.interpret.context import Stop
+from tilescope.core.interpret.memory import Memory
 
 
 def chosen(axis: int, extent: int) -> list[int]:
@@ -29,9 +31,24 @@ class Plan:
         self.start = time.perf_counter()
         self.ran: list[list[int]] = []
         self._ticks = 0
+        self.launches = 0
+        self.partial = False
+        """Whether some launch ran fewer blocks than its grid has."""
 
     def blocks(self, axis: int, extent: int) -> list[int]:
-        return chosen(axis, extent)
+        picked = chosen(axis, extent)
+        self.partial = self.partial or len(picked) < extent
+        return picked
+
+    def start_launch(self, frame: Any) -> None:
+        """A kernel of several launches starts its next one: where blocks of an earlier launch were
+        skipped, what they would have written counts as written (the tracker, for its part,
+        forgets the earlier launches' blocks: launches run in order)."""
+        self.launches += 1
+        if self.launches > 1 and self.partial:
+            for value in frame.values:
+                if isinstance(value, Memory) and value.scope == "global":
+                    value.written[...] = True
 
     def start_block(self, block: list[int], axis: int) -> None:
         self._check()

@@ -64,6 +64,10 @@ class Tracker:
     def attach(self, frame: Any) -> None:
         self.frame = frame
 
+    def forget_blocks(self) -> None:
+        """A new launch of the same kernel: everything before it is ordered before it."""
+        self._shadows.clear()
+
     # -- witnesses --------------------------------------------------------------------------
 
     def _block(self) -> tuple[int, ...]:

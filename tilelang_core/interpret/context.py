@@ -76,6 +76,8 @@ class Context:
         self.thread_count = 0
         self.buffers: dict[int, Any] = {}
         self.grid: list[int] = []
+        self.grid_depth = 0
+        """How many ``blockIdx`` bindings enclose the statement being compiled (0: a new launch)."""
         self.threads: list[int] = []
         self.line = 0
         self.tile_lines: dict[frozenset[str], list[int]] = {}

@@ -68,6 +68,8 @@ class Findings:
     def __init__(self) -> None:
         self._found: dict[tuple[str, str, int], list[Any]] = {}
         self.block: list[int] = []
+        self.launches = 0
+        """Launches started so far (a PrimFunc may hold several ``T.Kernel`` launches, run in order)."""
         self.tracker: Any = None
 
     def add(self, kind: FindingKind, memory: Memory, index: list[int], line: int, count: int, lane: Any = None) -> None:

@@ -113,12 +113,23 @@ def _attr(ctx: Context, node: Any) -> Run:
         return _per_thread(ctx, iv.var, count, node.body)
     k = ctx.slot(iv.var)
     extent = int(node.value)
-    axis = len(ctx.grid)
+    axis = ctx.grid_depth
     ctx.grid.append(extent)
-    body = compile_stmt(ctx, node.body)
+    ctx.grid_depth += 1
+    try:
+        body = compile_stmt(ctx, node.body)
+    finally:
+        ctx.grid_depth -= 1
 
     def grid(f: Frame) -> None:
         block = f.findings.block
+        if axis == 0:
+            del block[:]
+            f.findings.launches += 1
+            if f.findings.launches > 1 and f.findings.tracker is not None:
+                f.findings.tracker.forget_blocks()
+            if f.plan is not None:
+                f.plan.start_launch(f)
         if len(block) <= axis:
             block.extend([0] * (axis + 1 - len(block)))
         for b in range(extent) if f.plan is None else f.plan.blocks(axis, extent):
