@@ -121,18 +121,31 @@ def _reason(text: str) -> str:
     return text[:90]
 
 
+def _in_kernel(report: dict[str, Any] | None) -> bool:
+    """Whether a tool's first report is in the TileLang kernel (``main_kernel``), not in a torch
+    kernel that ran after it (initcheck flags torch reading an output the kernel wrote by TMA,
+    which it does not see)."""
+    first = (report or {}).get("first") or []
+    return bool((report or {}).get("errors")) and any("main_kernel" in line for line in first[:2])
+
+
 def side_by_side(rows: list[dict[str, Any]], sanitizer: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for row in rows:
         said = sanitizer.get("fixtures", {}).get(row["fixture"], {})
         tools = {t: (said.get(t) or {}).get("errors") for t in TOOLS}
-        flagged = any(v for v in tools.values())
+        outside = [t for t in TOOLS if tools[t] and not _in_kernel(said.get(t))]
+        flagged = any(_in_kernel(said.get(t)) for t in TOOLS)
         out.append(
             {
                 "fixture": row["fixture"],
                 "plain_exit": (said.get("plain") or {}).get("exit"),
                 **tools,
-                "sanitizer_first": next(((said.get(t) or {}).get("first") or [None])[0] for t in TOOLS if tools[t])
+                "outside_kernel": outside,
+                "flagged": flagged,
+                "sanitizer_first": next(
+                    ((said.get(t) or {}).get("first") or [None])[0] for t in TOOLS if _in_kernel(said.get(t))
+                )
                 if flagged
                 else None,
                 "tilescope": [f"{code}@{line}" for line, code in row["detected"] + row["false_errors"]],
@@ -184,16 +197,31 @@ def main(argv: list[str] | None = None) -> None:
         sanitizer = json.loads(args.sanitizer.read_text())
         table = side_by_side(rows, sanitizer)
         report["side_by_side"] = table
-        found = [t for t in table if any(t[tool] for tool in TOOLS)]
+        found = [t for t in table if t["flagged"]]
         both = [t for t in found if not t["sanitizer_only"]]
+        planted_rows = {r["fixture"] for r in rows if r["planted"]}
+        only_ours = [t for t in table if t["fixture"] in planted_rows and not t["flagged"]]
+        on_controls = [t for t in found if t["fixture"] not in planted_rows]
+        outside = [t for t in table if t["outside_kernel"]]
         print(
-            f"\ncompute-sanitizer ({sanitizer.get('tool')}, {sanitizer.get('seconds')} s on the GPU): "
-            f"flagged {len(found)} of {len(table)} fixtures; Tilescope reports an error at the line in "
-            f"{len(both)} of those {len(found)}"
+            f"\ncompute-sanitizer ({sanitizer.get('tool')}, {sanitizer.get('seconds')} s on the GPU): flagged "
+            f"{len(found)} of {len(table)} fixtures in the TileLang kernel ({len(on_controls)} of them controls); "
+            f"Tilescope, without a GPU, reports an error at the bug's line in {len(both)} of those {len(found)}, "
+            f"and in {len(only_ours)} planted fixtures the sanitizer did not flag"
         )
+        note = f"  reports outside the TileLang kernel (marked *, not counted): {len(outside)} fixtures"
+        if outside and all(t["outside_kernel"] == ["initcheck"] for t in outside):
+            note += (
+                ", all initcheck, in torch's comparison kernel reading an output the TileLang kernel "
+                "wrote with a TMA store (which initcheck does not see)"
+            )
+        print(note)
         print(f"  {'fixture':<28} {'plain':>5} " + " ".join(f"{t:>9}" for t in TOOLS) + "  tilescope")
         for t in table:
-            cells = " ".join(f"{'-' if t[tool] is None else t[tool]:>9}" for tool in TOOLS)
+            cells = " ".join(
+                f"{('-' if t[tool] is None else str(t[tool]) + ('*' if tool in t['outside_kernel'] else '')):>9}"
+                for tool in TOOLS
+            )
             print(f"  {t['fixture']:<28} {t['plain_exit']!s:>5} {cells}  {', '.join(t['tilescope']) or '-'}")
             if t["sanitizer_first"]:
                 print(f"      sanitizer: {t['sanitizer_first']}")
