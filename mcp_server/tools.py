@@ -26,6 +26,7 @@ from tilescope.core.service import Analyzer
 from tilescope.core.variants import DEFAULT_TARGETS, Pool, run_variants
 from tilescope.mcp.answers import MAX_CHARS, Detail, sized
 from tilescope.mcp.workspace import Refused, Workspace
+from tilescope.puzzles.report import Report
 
 In = TypeVar("In")
 
@@ -82,6 +83,18 @@ class RunInput(FileInput):
 
 
 @dataclass
+class PuzzleInput:
+    puzzle: Annotated[str, Field(description="the puzzle's number or name, e.g. '03' or 'tiled_gemm'")]
+    path: PathField = None
+    source: SourceField = None
+    cpu: Annotated[bool, Field(description="grade on the CPU tile interpreter even where a GPU exists")] = False
+    perf: Annotated[bool, Field(description="time the kernel against torch (GPU only) for stars")] = True
+    timeout_s: Annotated[float, Field(gt=0, le=600, description="seconds the learner's code may take")] = 60.0
+    detail: DetailField = "brief"
+    max_chars: MaxCharsField = MAX_CHARS
+
+
+@dataclass
 class CheckAnswer:
     detail: Detail
     summary: FileSummary
@@ -125,6 +138,13 @@ class RunAnswer:
     omitted: list[str]
 
 
+@dataclass
+class PuzzleAnswer:
+    detail: Detail
+    report: Report
+    omitted: list[str]
+
+
 class Failed(Exception):
     """The tool ran but has no answer of its type (no kernel, no layout): an error result with this text."""
 
@@ -164,7 +184,7 @@ class Session:
         self.workspace.close()
 
 
-def _file(session: Session, given: FileInput) -> Path:
+def _file(session: Session, given: FileInput | PuzzleInput) -> Path:
     if (given.path is None) == (given.source is None):
         raise Refused("give exactly one of `path` (a workspace file) or `source` (Python text)")
     if given.source is not None:
@@ -173,7 +193,7 @@ def _file(session: Session, given: FileInput) -> Path:
     return session.workspace.file(given.path)
 
 
-def _display(session: Session, path: Path, given: FileInput) -> str:
+def _display(session: Session, path: Path, given: FileInput | PuzzleInput) -> str:
     return "<source>" if given.source is not None else session.workspace.relative(path)
 
 
@@ -246,6 +266,36 @@ def run(session: Session, given: RunInput) -> tuple[dict[str, Any], bool]:
     path = _file(session, given)
     report = session.analyzer.run(str(path), kernel=given.kernel, args=given.args, seed=given.seed)
     return sized({"report": to_json(report)}, given.detail, given.max_chars), failed(report)
+
+
+def puzzles_check(session: Session, given: PuzzleInput) -> tuple[dict[str, Any], bool]:
+    """Grade as ``tilescope puzzles check`` does: through the warm per-user grading service on a GPU machine,
+    else in a grader of its own on the CPU path; the learner's file is loaded only in the sealed loader and the
+    verdict made by the grader from its own bytes. Progress is not recorded: an agent's check is a question,
+    not the learner's attempt."""
+    import os
+
+    from tilescope.puzzles import catalog
+
+    try:
+        puzzle = catalog.get(given.puzzle)
+    except KeyError as err:
+        raise Refused(str(err.args[0])) from None
+    path = _file(session, given)
+    options: dict[str, Any] = {"device": "cpu" if given.cpu else None, "perf": given.perf, "timeout_s": given.timeout_s}
+    if not given.cpu and os.path.exists("/dev/nvidiactl"):
+        from tilescope.puzzles import service
+
+        try:
+            report = service.check(puzzle.id, str(path), **options)
+        except RuntimeError as err:
+            raise Failed(f"the grading service failed: {err}") from None
+    else:
+        from tilescope.puzzles.isolated import IsolatedGrader
+
+        with IsolatedGrader(keep_spare=False, cpu_only=given.cpu) as grader:
+            report = grader.grade(puzzle.id, path, **options)
+    return sized({"report": to_json(report)}, given.detail, given.max_chars), not report.passed
 
 
 @dataclass(frozen=True)
@@ -323,6 +373,16 @@ TOOLS: list[ToolSpec[Any]] = [
         RunInput,
         RunAnswer,
         run,
+    ),
+    ToolSpec(
+        "puzzles_check",
+        "Grade a puzzle solution",
+        "Grade a solution of one of Tilescope's TileLang puzzles with the sealed grader (fixed, hidden and timed "
+        "cases; on the CPU tile interpreter where there is no GPU): the verdict, each case, and stars against "
+        "torch on a GPU, as `tilescope puzzles check --json`.",
+        PuzzleInput,
+        PuzzleAnswer,
+        puzzles_check,
     ),
 ]
 

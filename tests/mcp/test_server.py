@@ -29,7 +29,7 @@ from tilescope.core.model import FileAnalysis, from_json, to_json
 ROOT = Path(__file__).resolve().parents[2]
 GEMM = "examples/gemm.py"
 FIXTURES = "tests/core/fixtures"
-TOOLS = {"check", "layout", "passes", "pass_diff", "variants", "run"}
+TOOLS = {"check", "layout", "passes", "pass_diff", "variants", "run", "puzzles_check"}
 UNSTABLE = {"duration_ms", "lower_ms", "seconds"}
 """Times measured anew by each run: the only fields two runs of the same analysis may disagree on."""
 
@@ -117,6 +117,29 @@ def test_every_tool_answers_as_the_cli_does_over_stdio() -> None:
 
     catalog = json.loads(got["catalog"].contents[0].text)
     assert "gemm" in catalog["names"] and catalog["tilelang_version"]
+
+
+@pytest.mark.slow
+def test_puzzles_check_gives_the_graders_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TILESCOPE_DATA_DIR", str(tmp_path / "data"))
+    folder = next((ROOT / "puzzles" / "content").glob("01_*"))
+    files = {"solution": folder / "solution.py", "starter": folder / "starter.py"}
+
+    async def session() -> dict[str, Any]:
+        async with Client(_server()) as client:
+            return {
+                label: await _call(client, "puzzles_check", {"puzzle": "01", "path": str(path), "cpu": True})
+                for label, path in files.items()
+            }
+
+    got = anyio.run(session)
+    for label, path in files.items():
+        cli = _tilescope("puzzles", "check", "01", str(path), "--cpu", "--json")
+        report = got[label].structured_content["report"]
+        assert report["passed"] == cli["passed"] == (label == "solution"), label
+        assert got[label].is_error == (label != "solution")
+        fixed = [c["name"] for c in cli["cases"] if not c["name"].startswith("hidden")]
+        assert [c["name"] for c in report["cases"]][: len(fixed)] == fixed
 
 
 @pytest.mark.slow
