@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import Field, TypeAdapter
+from tilescope.core.codes import CODES, TIERS, Code
+from tilescope.core.codes import explain as explain_text
 from tilescope.core.ide.ir_diff import unified
 from tilescope.core.ide.layout_view import KernelLayout, NoLayout, choose
 from tilescope.core.ide.summary import FileSummary, VariantsSummary, file_summary, variants_summary
@@ -95,6 +97,11 @@ class PuzzleInput:
 
 
 @dataclass
+class ExplainInput:
+    code: Annotated[str, Field(description="a diagnostic code, as in a diagnostic's `code` (e.g. 'gemm-shape')")]
+
+
+@dataclass
 class CheckAnswer:
     detail: Detail
     summary: FileSummary
@@ -143,6 +150,15 @@ class PuzzleAnswer:
     detail: Detail
     report: Report
     omitted: list[str]
+
+
+@dataclass
+class ExplainAnswer:
+    code: Code
+    tier: str
+    """Which part of Tilescope emits it, in words."""
+    text: str
+    """What ``tilescope explain CODE`` prints."""
 
 
 class Failed(Exception):
@@ -268,6 +284,14 @@ def run(session: Session, given: RunInput) -> tuple[dict[str, Any], bool]:
     return sized({"report": to_json(report)}, given.detail, given.max_chars), failed(report)
 
 
+def explain(session: Session, given: ExplainInput) -> tuple[dict[str, Any], bool]:
+    entry = CODES.get(given.code)
+    if entry is None:
+        raise Refused(f"no diagnostic code {given.code!r}; the codes are in the resource tilescope://codes")
+    answer = ExplainAnswer(code=entry, tier=TIERS[entry.tier], text=explain_text(given.code))
+    return to_json(answer), False
+
+
 def puzzles_check(session: Session, given: PuzzleInput) -> tuple[dict[str, Any], bool]:
     """Grade as ``tilescope puzzles check`` does: through the warm per-user grading service on a GPU machine,
     else in a grader of its own on the CPU path; the learner's file is loaded only in the sealed loader and the
@@ -373,6 +397,15 @@ TOOLS: list[ToolSpec[Any]] = [
         RunInput,
         RunAnswer,
         run,
+    ),
+    ToolSpec(
+        "explain",
+        "What a diagnostic code means",
+        "A diagnostic code's usual severity, the part of Tilescope that emits it, its message and how to fix it, "
+        "as `tilescope explain CODE` prints it.",
+        ExplainInput,
+        ExplainAnswer,
+        explain,
     ),
     ToolSpec(
         "puzzles_check",

@@ -29,7 +29,7 @@ from tilescope.core.model import FileAnalysis, from_json, to_json
 ROOT = Path(__file__).resolve().parents[2]
 GEMM = "examples/gemm.py"
 FIXTURES = "tests/core/fixtures"
-TOOLS = {"check", "layout", "passes", "pass_diff", "variants", "run", "puzzles_check"}
+TOOLS = {"check", "layout", "passes", "pass_diff", "variants", "run", "explain", "puzzles_check"}
 UNSTABLE = {"duration_ms", "lower_ms", "seconds"}
 """Times measured anew by each run: the only fields two runs of the same analysis may disagree on."""
 
@@ -74,6 +74,7 @@ def test_every_tool_answers_as_the_cli_does_over_stdio() -> None:
                 ("pass_diff", {"path": GEMM, "index": 3, "detail": "full", "max_chars": 2_000_000}),
                 ("variants", {"path": GEMM, "targets": ["sm_80"], "detail": "full", "max_chars": 2_000_000}),
                 ("run", {"path": "examples/elementwise_add.py", "args": {"N": 4096}, "detail": "full"}),
+                ("explain", {"code": "gemm-shape"}),
             ]:
                 result = await _call(client, name, arguments)
                 answers.setdefault(name, []).append(result)
@@ -85,7 +86,7 @@ def test_every_tool_answers_as_the_cli_does_over_stdio() -> None:
     assert {t.name for t in got["tools"]} == TOOLS
     for tool in got["tools"]:
         assert tool.input_schema["type"] == "object" and tool.output_schema["type"] == "object", tool.name
-        assert tool.description and "detail" in tool.input_schema["properties"]
+        assert tool.description and tool.input_schema["properties"], tool.name
 
     full, brief = got["check"]
     assert not full.is_error and not brief.is_error
@@ -114,6 +115,9 @@ def test_every_tool_answers_as_the_cli_does_over_stdio() -> None:
     (run,) = got["run"]
     cli_run = _tilescope("run", "examples/elementwise_add.py", "--arg", "N=4096", "--json")
     assert _stable(run.structured_content["report"]) == _stable(cli_run)
+
+    (explain,) = got["explain"]
+    assert [explain.structured_content["code"]] == _tilescope("explain", "gemm-shape", "--json")
 
     catalog = json.loads(got["catalog"].contents[0].text)
     assert "gemm" in catalog["names"] and catalog["tilelang_version"]
