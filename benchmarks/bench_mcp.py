@@ -147,9 +147,8 @@ def main() -> None:
     fresh = [a for kind, _, a in calls if kind == "check-fresh"]
     reference = reference_analysis(fresh)
     rows = {}
-    print(
-        f"{args.calls} calls in {wall:.1f} s: {got['deaths']} server deaths, {len(got['protocol_errors'])} protocol errors"
-    )
+    deaths, protocol = got["deaths"], len(got["protocol_errors"])
+    print(f"{args.calls} calls in {wall:.1f} s: {deaths} server deaths, {protocol} protocol errors")
     for line in got["protocol_errors"][:10]:
         print(f"  protocol error: {line}")
     print(f"{'kind':14} {'calls':>6} {'errors':>6} {'p50 ms':>9} {'p95 ms':>9}")
