@@ -64,7 +64,7 @@ def call(session: Session, name: str, arguments: dict[str, Any]) -> types.CallTo
     except Exception as err:  # a defect of ours: the agent gets its text, the server goes on
         log.exception("tool %s failed", name)
         return _error(f"{name}: internal error: {type(err).__name__}: {err}")
-    text = json.dumps(answer, indent=1)
+    text = json.dumps(answer, separators=(",", ":"))
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], structured_content=answer, is_error=failed
     )
