@@ -12,7 +12,9 @@ import argparse
 import sys
 
 from tilescope.core.check_cmd import parse_args_overrides
-from tilescope.core.model import RunReport, dumps
+from tilescope.core.ide.run_view import run_failed as failed
+from tilescope.core.ide.run_view import run_text as render
+from tilescope.core.model import dumps
 from tilescope.core.service import Analyzer
 
 
@@ -32,51 +34,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds for the run (default 300)")
     parser.add_argument("--memory", type=int, default=8192, help="worker memory limit in MiB (default 8192)")
     parser.set_defaults(func=run)
-
-
-def failed(report: RunReport) -> bool:
-    bad_values = any(o.nan or o.inf or o.unwritten for o in report.outputs)
-    wrong = any(c.wrong for c in report.comparisons)
-    return bool(report.error or report.findings or report.hazards or bad_values or wrong)
-
-
-def _number(x: float | None) -> str:
-    return "-" if x is None else f"{x:.6g}"
-
-
-def render(path: str, report: RunReport) -> str:
-    args = ", ".join(f"{k}={v}" for k, v in report.args.items())
-    lines = [f"kernel {report.kernel}({args})"]
-    if report.error:
-        where = f"{path}:{report.line}: " if report.line else ""
-        lines.append(f"  {where}error: {report.error}")
-        return "\n".join(lines)
-    grid = "×".join(str(g) for g in report.grid) or "1"
-    threads = "×".join(str(t) for t in report.threads) or "?"
-    lines.append(f"  interpreted grid {grid} (blocks of {threads} threads) in {report.seconds:.2f} s")
-    for o in report.outputs:
-        shape = "×".join(str(s) for s in o.shape)
-        lines.append(
-            f"  {o.name} {shape} {o.dtype}: min {_number(o.minimum)} max {_number(o.maximum)} "
-            f"mean {_number(o.mean)}; {o.nan} NaN, {o.inf} Inf, {o.unwritten} never written"
-        )
-    for f in report.findings:
-        lines.append(f"  {path}:{f.describe()}" if f.line else f"  {f.describe()}")
-    for h in report.hazards:
-        lines.append(f"  {path}:{h.second.line}: {h.describe()}")
-    if report.reference and report.reference != "ref_program":
-        lines.append(f"  reference: {report.reference}")
-    elif report.reference:
-        lines.append("  reference: the file's ref_program")
-    for c in report.comparisons:
-        verdict = "matches" if not c.wrong else f"{c.wrong} of {c.total} elements differ"
-        first = f", first at [{', '.join(str(i) for i in c.first_wrong)}]" if c.first_wrong else ""
-        lines.append(
-            f"  {c.name} vs reference: {verdict}{first} (max abs error {c.max_abs_error:.3g}, "
-            f"atol {c.atol:g} rtol {c.rtol:g})"
-        )
-    lines.extend(f"  first wrong: {culprit}" for culprit in report.culprits)
-    return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:

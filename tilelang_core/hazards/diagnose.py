@@ -8,21 +8,12 @@ TileLang's own race check that the interpreter did not reproduce, are informatio
 from __future__ import annotations
 
 from tilescope.core.hazards.tilelang_check import Suspicion
-from tilescope.core.model import Diagnostic, Finding, Hazard, Related, Span
+from tilescope.core.model import Diagnostic, Finding, Hazard, Related, Severity, Span
 
-CODES = {
-    "data-race": "two threads or blocks touch one element, at least one writing, with nothing ordering them",
-    "missing-barrier": "an element overwritten while another thread may still read its old contents",
-    "out-of-bounds": "an access outside its buffer at the kernel's sizes",
-    "uninitialised-read": "a read of shared memory or a fragment that nothing wrote first",
-}
-"""The diagnostic codes of this check and what each means."""
+CODES = ("data-race", "missing-barrier", "out-of-bounds", "uninitialised-read")
+"""The diagnostic codes of this check (``tilescope.core.codes`` says what each means)."""
 
-_FINDING_CODES = {
-    "out-of-bounds-read": "out-of-bounds",
-    "out-of-bounds-write": "out-of-bounds",
-    "uninitialised-read": "uninitialised-read",
-}
+_FINDING_KINDS = ("out-of-bounds-read", "out-of-bounds-write", "uninitialised-read")
 
 
 def _finding(f: Finding, path: str, kernel: str, ran: str) -> Diagnostic:
@@ -37,14 +28,15 @@ def _finding(f: Finding, path: str, kernel: str, ran: str) -> Diagnostic:
     who = f" by {f.where}" if f.where else ""
     block = f" in block {tuple(f.block)}" if f.block is not None else ""
     witness = f"Interpreted on the CPU ({ran}): {f.buffer}[{index}]{block}{who}."
-    return Diagnostic(
-        severity="error",
-        message=message,
-        span=Span(f.line),
-        code=_FINDING_CODES[f.kind],
-        kernel=kernel,
-        witness=witness,
-    )
+    if f.kind == "uninitialised-read":
+        return _diagnostic("error", message, f.line, "uninitialised-read", kernel, [], witness)
+    return _diagnostic("error", message, f.line, "out-of-bounds", kernel, [], witness)
+
+
+def _diagnostic(
+    severity: Severity, message: str, line: int, code: str, kernel: str, related: list[Related], witness: str | None
+) -> Diagnostic:
+    return Diagnostic(severity, message, Span(line), code, kernel=kernel, related=related, witness=witness)
 
 
 def _side(write: bool) -> str:
@@ -80,29 +72,19 @@ def _hazard(h: Hazard, kernel: str, ran: str) -> Diagnostic:
     if not h.confirmed:
         witness += " The two are different iterations of a T.Parallel loop; which threads run them is not known."
     related = [Related(Span(a.line), f"{where_a} {_side(a.write)} {h.buffer}[{index}] here")]
-    return Diagnostic(
-        severity="error" if h.confirmed else "information",
-        message=message,
-        span=Span(b.line),
-        code=h.kind,
-        kernel=kernel,
-        related=related,
-        witness=witness,
-    )
+    severity: Severity = "error" if h.confirmed else "information"
+    if h.kind == "missing-barrier":
+        return _diagnostic(severity, message, b.line, "missing-barrier", kernel, related, witness)
+    return _diagnostic(severity, message, b.line, "data-race", kernel, related, witness)
 
 
 def _suspicion(s: Suspicion, kernel: str, ran: str) -> Diagnostic:
     checked = f"the interpreter did not reproduce it ({ran})" if ran else "the interpreter could not run this kernel"
-    return Diagnostic(
-        severity="information",
-        message=(
-            f"TileLang's race check suspects that several iterations of the loop over {s.loop_vars} store different "
-            f"values to `{s.access}`; {checked}"
-        ),
-        span=Span(s.line),
-        code="data-race",
-        kernel=kernel,
+    message = (
+        f"TileLang's race check suspects that several iterations of the loop over {s.loop_vars} store different "
+        f"values to `{s.access}`; {checked}"
     )
+    return _diagnostic("information", message, s.line, "data-race", kernel, [], None)
 
 
 def diagnostics(
@@ -115,7 +97,7 @@ def diagnostics(
     not_run_line: int,
 ) -> list[Diagnostic]:
     """Every finding and hazard as a diagnostic, then the suspicions nothing confirmed."""
-    out = [_finding(f, path, kernel, ran) for f in findings if f.kind in _FINDING_CODES and f.line]
+    out = [_finding(f, path, kernel, ran) for f in findings if f.kind in _FINDING_KINDS and f.line]
     out.extend(_hazard(h, kernel, ran) for h in hazards if h.second.line)
     confirmed = {line for h in hazards for line in (h.first.line, h.second.line)}
     out.extend(_suspicion(s, kernel, ran) for s in suspected if s.line not in confirmed)
