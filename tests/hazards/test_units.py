@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from tilescope.core.hazards.diagnose import Suspicion
 from tilescope.core.hazards.plan import Plan, chosen
-from tilescope.core.hazards.tilelang_check import Suspicion, parse
+from tilescope.core.hazards.tilelang_check import parse
 from tilescope.core.interpret.context import Stop
 
 REPORT = """[22:12:25] : Warning: Data race detected: 1 potential race(s)

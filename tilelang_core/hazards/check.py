@@ -12,24 +12,15 @@ import time
 from typing import Any
 
 from tilescope.core.hazards.diagnose import diagnostics
+from tilescope.core.hazards.front import FRONT_END, front_end_module, tile_lines
 from tilescope.core.hazards.plan import Plan
 from tilescope.core.hazards.threads import ThreadMap, loop_layouts
 from tilescope.core.hazards.tilelang_check import suspicions
 from tilescope.core.hazards.tracker import Tracker
 from tilescope.core.model import Diagnostic, HazardCheck
 
-FRONT_END = "tl.VerifyBufferInit"
 _INPUT_BYTES = 1 << 30
 """Larger inputs than this are not made: the check says so instead of running."""
-
-
-def front_end_module(lowered: Any) -> Any | None:
-    names = [p.name for p in lowered.passes]
-    if FRONT_END not in names:
-        return None
-    mod = lowered.modules[names.index(FRONT_END)]
-    functions = list(mod.functions.values())
-    return functions[0] if len(functions) == 1 else None
 
 
 def inputs(kernel: Any, seed: int = 0) -> list[Any] | str:
@@ -58,24 +49,6 @@ def _count(shape: list[int]) -> int:
     for d in shape:
         n *= d
     return n
-
-
-def tile_lines(path: str, kernel: str) -> dict[frozenset[str], list[int]]:
-    """The kernel's tile operations by the buffers they touch, from the static tier's reading of the
-    text being analysed (the loader keeps it in ``linecache``)."""
-    import linecache
-
-    from tilescope.core.static import analyze_source
-
-    text = "".join(linecache.getlines(path))
-    found: dict[frozenset[str], list[int]] = {}
-    for k in analyze_source(text, path).kernels if text else []:
-        if k.ref.name != kernel:
-            continue
-        for access in k.accesses:
-            if access.line is not None:
-                found.setdefault(frozenset([*access.reads, *access.writes]), []).append(access.line)
-    return found
 
 
 def check(

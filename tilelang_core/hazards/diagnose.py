@@ -7,11 +7,23 @@ TileLang's own race check that the interpreter did not reproduce, are informatio
 
 from __future__ import annotations
 
-from tilescope.core.hazards.tilelang_check import Suspicion
+from dataclasses import dataclass
+
 from tilescope.core.model import Diagnostic, Finding, Hazard, Related, Severity, Span
 
 CODES = ("data-race", "missing-barrier", "out-of-bounds", "uninitialised-read")
 """The diagnostic codes of this check (``tilescope.core.codes`` says what each means)."""
+
+
+@dataclass(frozen=True)
+class Suspicion:
+    """A report of TileLang's own race check (``tilelang_check.py``), at the store's line."""
+
+    line: int
+    access: str
+    """The store as TileLang prints it: ``hist(A[bx * 64 + i] % 8,)``."""
+    loop_vars: str
+
 
 _FINDING_KINDS = ("out-of-bounds-read", "out-of-bounds-write", "uninitialised-read")
 

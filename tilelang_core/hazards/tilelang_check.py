@@ -10,21 +10,13 @@ or leaves them, and one it does not confirm is at most an information note.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from tilescope.core import compiler_warnings
+from tilescope.core.hazards.diagnose import Suspicion
 
 _ITEM = re.compile(r"^\s*\[\d+\]\s*`(?P<access>.+)` is written by multiple threads in loop (?P<vars>.+?)\s*$")
 _LOCATION = re.compile(r"^\s*-->\s*(?P<file>.+?):(?P<line>\d+)(?::\d+)?\s*$")
-
-
-@dataclass(frozen=True)
-class Suspicion:
-    line: int
-    access: str
-    """The store as TileLang prints it: ``hist(A[bx * 64 + i] % 8,)``."""
-    loop_vars: str
 
 
 def suspicions(front_end: Any, path: str) -> list[Suspicion] | None:

@@ -159,7 +159,7 @@ def _compiled(prim_func: Any, path: str, name: str) -> tuple[Kernel, Any]:
     """The interpreter's kernel and the thread map of its parallel loops, from one real lowering
     (the front-end module the interpreter runs, and the loop layouts of ``tl.LayoutInference``);
     where the whole lowering fails, the front end alone, without thread names."""
-    from tilescope.core.hazards.check import front_end_module, tile_lines
+    from tilescope.core.hazards.front import front_end_module, tile_lines
     from tilescope.core.hazards.threads import ThreadMap, loop_layouts
     from tilescope.core.interpret.prepare import pass_configs
     from tilescope.core.lowering import lower
