@@ -68,6 +68,9 @@ def check(
         compiled = Kernel(func, path, pass_configs(prim_func), tile_lines(path, kernel))
     except NotInterpretable as err:
         return diagnostics([], [], found, path, kernel, "", err.line), HazardCheck([], [], 0.0, str(err))
+    except Exception as err:  # what the translation does not expect (a symbolic grid) is not run either
+        stopped = f"not interpretable: {type(err).__name__}: {err}"
+        return diagnostics([], [], found, path, kernel, "", 0), HazardCheck([], [], 0.0, stopped)
     tensors = inputs(compiled)
     if isinstance(tensors, str):
         stopped = f"not interpreted: {tensors}"
