@@ -163,6 +163,7 @@ def _check(args: argparse.Namespace) -> int:
     import os
     from pathlib import Path
 
+    from tilescope.puzzles.session import CheckOptions
     from tilescope.puzzles.workspace import learner_path
 
     started = _command_start()
@@ -171,19 +172,18 @@ def _check(args: argparse.Namespace) -> int:
     if not path.exists():
         print(f"{path} does not exist; `tilescope puzzles start {p.id}` creates it", file=sys.stderr)
         return 2
-    options = {
-        "device": "cpu" if args.cpu else None,
-        "perf": not args.no_perf,
-        "seed": args.seed,
-        "sanitize": args.sanitize,
-        "timeout_s": args.timeout,
-        "started": started,
-    }
+    options = CheckOptions(
+        device="cpu" if args.cpu else None,
+        perf=not args.no_perf,
+        seed=args.seed,
+        sanitize=args.sanitize,
+        timeout_s=args.timeout,
+    )
     if args.service is True or (args.service is None and not args.cpu and os.path.exists("/dev/nvidiactl")):
         from tilescope.puzzles import service
 
         try:
-            report = service.check(p.id, str(path), **options)
+            report = service.check(p.id, str(path), options, started)
         except RuntimeError as err:
             print(f"tilescope puzzles check: {err}", file=sys.stderr)
             return 2
@@ -192,7 +192,7 @@ def _check(args: argparse.Namespace) -> int:
 
         # The helper processes start now, so that their imports overlap this process's own.
         with IsolatedGrader(keep_spare=False, cpu_only=args.cpu) as grader:
-            report = grader.grade(p.id, path, **options)
+            report = grader.check(p.id, path, options, started)
     from tilescope.core.model import to_json
     from tilescope.puzzles.progress import ProgressStore
     from tilescope.puzzles.render import report_lines
