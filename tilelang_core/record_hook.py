@@ -21,6 +21,7 @@ import ast
 import atexit
 import contextlib
 import importlib.abc
+import importlib.util
 import inspect
 import json
 import os
@@ -28,6 +29,7 @@ import sys
 import textwrap
 import threading
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 _OUT = os.environ.get("TILESCOPE_RECORD", "")
@@ -182,8 +184,8 @@ def _patch_language(module: Any) -> None:
             _record_factory()
         return original(*args, **kwargs)
 
-    prim_func.__tilescope_recorded__ = True  # type: ignore[attr-defined]
-    prim_func.__wrapped__ = original  # type: ignore[attr-defined]
+    prim_func.__tilescope_recorded__ = True
+    prim_func.__wrapped__ = original
     module.prim_func = prim_func
 
 
@@ -203,7 +205,7 @@ def _patch_jit(module: Any) -> None:
             _record_jit(self, args, kwargs, prim_func)
         return prim_func
 
-    get_tir.__tilescope_recorded__ = True  # type: ignore[attr-defined]
+    get_tir.__tilescope_recorded__ = True
     impl.get_tir = get_tir
     infer = getattr(impl, "_infer_jit_mode", None)
     if infer is not None:  # it calls the function once to see whether it returns a PrimFunc: not an instance
@@ -242,7 +244,7 @@ def _patch_autotuner(module: Any) -> None:
             )
         return result
 
-    run.__tilescope_recorded__ = True  # type: ignore[attr-defined]
+    run.__tilescope_recorded__ = True
     tuner.run = run
 
 
@@ -276,7 +278,7 @@ def _patch_torch(torch: Any) -> None:
     torch.Tensor.cuda = lambda self, *args, **kwargs: self
 
 
-_PATCHES = {
+_PATCHES: dict[str, Callable[[Any], None]] = {
     "tilelang.language": _patch_language,
     "tilelang.jit": _patch_jit,
     "tilelang.autotuner.tuner": _patch_autotuner,
@@ -284,7 +286,7 @@ _PATCHES = {
 if os.environ.get("TILESCOPE_RECORD_CPU_TENSORS") == "1":
     _PATCHES["torch"] = _patch_torch
 if os.environ.get("TILESCOPE_RECORD_STAND_IN") == "1":  # the corpus ground truth only: see that module
-    import tilescope_record_standin as _standin
+    import tilescope_record_standin as _standin  # pyright: ignore[reportMissingImports]  # put on the path by record.py
 
     def _both(*patches: Any) -> Any:
         def patch(module: Any) -> None:
@@ -320,7 +322,7 @@ class _AfterImport(importlib.abc.MetaPathFinder):
             with contextlib.suppress(Exception):
                 _PATCHES[name](module)
 
-        loader.exec_module = patched  # type: ignore[method-assign]
+        loader.exec_module = patched
         return spec
 
 
