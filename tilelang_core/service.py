@@ -18,6 +18,7 @@ from typing import Any
 
 from tilescope.core.discovery import discover, instantiations, syntax_diagnostic
 from tilescope.core.environment import gpu_message
+from tilescope.core.lines import SourceError, read_source
 from tilescope.core.model import (
     Diagnostic,
     FileAnalysis,
@@ -32,7 +33,7 @@ from tilescope.core.model import (
 from tilescope.core.targets import target_error
 from tilescope.core.worker_link import WorkerError, WorkerLink
 
-_NO_KERNELS = Diagnostic(
+NO_KERNELS = Diagnostic(
     severity="warning",
     message="No TileLang kernels found: expected a @T.prim_func, a factory returning one, or a @tilelang.jit function",
     span=Span(line=1),
@@ -148,11 +149,9 @@ class Analyzer:
         path = str(Path(path).resolve()) if not path.startswith("<") else path
         if source is None:
             try:
-                source = Path(path).read_text()
-            except OSError as err:
-                return _file_only(
-                    path, target, [], Diagnostic("error", f"Cannot read file: {err}", Span(1), "io-error")
-                )
+                source = read_source(path)
+            except SourceError as err:
+                return _file_only(path, target, [], Diagnostic("error", str(err), Span(err.line), "io-error"))
         syntax = syntax_diagnostic(source, path)
         if syntax is not None:
             return _file_only(path, target, [], syntax)
@@ -162,7 +161,7 @@ class Analyzer:
         found = instantiations(source, path)  # computed once, here: the worker builds what it is sent
         discovered = [i.kernel for i in found]
         if not discovered:
-            return _file_only(path, target, [], _NO_KERNELS)
+            return _file_only(path, target, [], NO_KERNELS)
         if kernel is not None:
             found = [i for i in found if i.kernel.name == kernel]
             if not found:
@@ -240,7 +239,10 @@ class Analyzer:
     ) -> RunReport:
         """Interpret one kernel of a file on the CPU in the worker (``tilescope.core.interpret``)."""
         path = str(Path(path).resolve()) if not path.startswith("<") else path
-        source = Path(path).read_text() if source is None else source
+        try:
+            source = read_source(path) if source is None else source
+        except SourceError as err:
+            return RunReport(kernel or "", args or {}, [], [], 0.0, error=str(err), line=err.line)
         payload = {
             "op": "run",
             "path": path,
@@ -270,7 +272,7 @@ class Analyzer:
     ) -> IRText:
         """The IR after pass ``index`` (``-1``: before the first pass), printed on demand."""
         path = str(Path(path).resolve()) if not path.startswith("<") else path
-        source = Path(path).read_text() if source is None else source
+        source = read_source(path) if source is None else source
         payload = {
             "op": "pass_ir",
             "path": path,

@@ -6,16 +6,24 @@ import argparse
 import sys
 
 from tilescope.core import Analyzer
-from tilescope.core.check_cmd import parse_args_overrides
+from tilescope.core.kernel_options import KernelOptions, readable
 from tilescope.core.model import FileAnalysis, KernelModel
+from tilescope.core.terminal import Status
+
+
+def open_analyzer(args: argparse.Namespace) -> Analyzer:
+    """The compiler tier with the command's ``--timeout``, ``--memory`` and ``--python``."""
+    return Analyzer(**KernelOptions.from_args(args).analyzer_options())
 
 
 def kernel_model(args: argparse.Namespace, analyzer: Analyzer) -> tuple[FileAnalysis, KernelModel | None]:
     """Analyse ``args.file`` and pick ``args.kernel`` (or the first kernel); print why when it fails."""
-    overrides = parse_args_overrides(args.arg)
-    result = analyzer.analyze(
-        args.file, kernel=args.kernel, args=overrides or None, target=args.target, timeout_s=args.timeout
-    )
+    options = KernelOptions.from_args(args)
+    options.check_parameters(readable([args.file]))
+    with Status(f"tilescope {args.command}: compiling {args.file}"):
+        result = analyzer.analyze(
+            args.file, kernel=options.kernel, args=options.args or None, target=options.target, timeout_s=args.timeout
+        )
     kernel = result.kernel(args.kernel)
     errors = [d for d in result.all_diagnostics() if d.severity == "error"]
     if kernel is None or (errors and not kernel.passes):

@@ -11,10 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-from tilescope.core import Analyzer
 from tilescope.core.ide.layout_view import KernelLayout, NoLayout, choose, layout_buffers
 from tilescope.core.model import KernelModel, dumps
-from tilescope.visualizer.analyze import kernel_model
+from tilescope.visualizer.analyze import kernel_model, open_analyzer
 
 
 def _chosen(kernel: KernelModel, args: argparse.Namespace) -> list[KernelLayout] | None:
@@ -37,7 +36,7 @@ def _destination(args: argparse.Namespace, kernel: str, buffer: str, many: bool)
 
 
 def run(args: argparse.Namespace) -> int:
-    with Analyzer(timeout_s=args.timeout) as analyzer:
+    with open_analyzer(args) as analyzer:
         _, kernel = kernel_model(args, analyzer)
     if kernel is None:
         return 1

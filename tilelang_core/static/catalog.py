@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tilescope.core.compat.releases import interpreter_package
 from tilescope.core.static.catalog_source import read_catalog, release_version
 
 SHIPPED = Path(__file__).with_name("primitives.json")
@@ -135,9 +136,34 @@ def shipped() -> Catalog:
     return Catalog.from_json(json.loads(SHIPPED.read_text()))
 
 
-@functools.cache
+_chosen: list[Catalog] = []
+"""The catalog ``use_interpreter`` chose, which ``default`` answers instead of this interpreter's."""
+
+
+def use_interpreter(python: str | None) -> Catalog:
+    """Make ``default`` the catalog of the TileLang that ``python`` has (``None``: this interpreter's).
+
+    The static tier then checks and describes the release the user's code runs with, not the one
+    beside Tilescope. An interpreter that cannot be asked, or has no TileLang, leaves the shipped one.
+    """
+    _chosen.clear()
+    if python is None:
+        return default()
+    try:
+        package = interpreter_package(python)
+    except OSError:
+        package = None
+    _chosen.append(catalog_for(Path(package)) if package else shipped())
+    return _chosen[0]
+
+
 def default() -> Catalog:
-    """The catalog of the TileLang this interpreter has, else the shipped one."""
+    """The catalog ``use_interpreter`` chose, else that of the TileLang this interpreter has, else the shipped one."""
+    return _chosen[0] if _chosen else _own()
+
+
+@functools.cache
+def _own() -> Catalog:
     package = installed_package()
     return catalog_for(package) if package is not None else shipped()
 
