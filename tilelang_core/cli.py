@@ -101,7 +101,7 @@ def register_check(subparsers: argparse._SubParsersAction) -> None:
 
 
 def register_record(subparsers: argparse._SubParsersAction) -> None:
-    from tilescope.core.record import add_arguments
+    from tilescope.core.record_cmd import add_arguments
 
     add_arguments(
         subparsers.add_parser(

@@ -146,9 +146,14 @@ def add_kernel_options(
     memory: bool = True,
     json: bool = True,
     jobs: int | None = None,
+    timeout_default: float | None = DEFAULT_TIMEOUT_S,
     timeout_help: str = "seconds one kernel may compute",
 ) -> None:
-    """Add the shared options a command uses; ``jobs`` adds ``-j/--jobs`` with that default."""
+    """Add the shared options a command uses; ``jobs`` adds ``-j/--jobs`` with that default.
+
+    A new command takes what applies to it, e.g. ``add_kernel_options(parser, jobs=1)`` for all of
+    them, or ``add_kernel_options(parser, target=False)``, then reads ``KernelOptions.from_args(args)``.
+    """
     parser.set_defaults(usage_parser=parser)  # where the dispatcher reports a ``UsageError`` found later
     if kernel:
         parser.add_argument("--kernel", metavar="NAME", help="only this kernel (default: every kernel, or the first)")
@@ -174,9 +179,9 @@ def add_kernel_options(
         parser.add_argument(
             "--timeout",
             type=positive_seconds,
-            default=DEFAULT_TIMEOUT_S,
+            default=timeout_default,
             metavar="S",
-            help=f"{timeout_help} (default {DEFAULT_TIMEOUT_S:g})",
+            help=timeout_help if timeout_default is None else f"{timeout_help} (default {timeout_default:g})",
         )
     if memory:
         parser.add_argument(

@@ -24,6 +24,7 @@ import importlib.abc
 import inspect
 import json
 import os
+import re
 import sys
 import textwrap
 import threading
@@ -324,8 +325,19 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         return spec
 
 
+_CAUSE = re.compile(r"\bfatal\b|\berror\b\s*[:\]]|\berror\b\s*\(|\bunsupported\b", re.IGNORECASE)
+
+
+def cause(message: str) -> str:
+    """The line of a (compiler's) multi-line message that says what went wrong: the first that reads
+    like an error (``nvcc fatal : Unsupported gpu architecture 'sm_50'``), else the first line."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    telling = [line for line in lines if _CAUSE.search(line) and not line.startswith("#")]
+    return (telling or lines or [""])[0]
+
+
 def _excepthook(kind: type[BaseException], err: BaseException, tb: Any) -> None:
-    _ended.append(f"{kind.__name__}: {str(err).strip().splitlines()[0] if str(err).strip() else ''}"[:500])
+    _ended.append(f"{kind.__name__}: {cause(str(err))}"[:500])
     _write({"event": "exit", "error": _ended[-1], "traceback": "".join(traceback.format_tb(tb))[-2000:]})
     _previous_hook(kind, err, tb)
 
