@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from tilescope.core.ide.ir_diff import unified
 from tilescope.core.ide.layout_view import KernelLayout, NoLayout, choose
@@ -36,8 +37,11 @@ KERNEL_MODEL = "tilescope.kernelModel"
 AUTOTUNE_CONFIGS = "tilescope.autotuneConfigs"
 
 
-class CommandError(Exception):
-    """A command that cannot answer; the message reaches the editor as the error response."""
+class CommandError(JsonRpcException):
+    """A command that cannot answer; the message reaches the editor as the error response (LSP's
+    RequestFailed: a plain message, never a traceback)."""
+
+    CODE = -32803
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from lsprotocol import types
 from tilescope.core.ide.autotune_view import autotune_hover
 from tilescope.core.ide.describe import hover as describe
+from tilescope.core.ide.describe import identifier_at
 from tilescope.lsp.convert import core_position, span_range
 from tilescope.lsp.server import TilescopeServer
 
@@ -16,7 +17,8 @@ def hover(ls: TilescopeServer, params: types.HoverParams) -> types.Hover | None:
     text = ls.text(uri)
     line, column = core_position(text, params.position)
     facts = ls.facts(uri)
-    found = describe(facts, line, column) or autotune_hover(facts, line)
+    word, name = identifier_at(text.line(line), line, column)
+    found = describe(facts, line, column, word, name) or autotune_hover(facts, line)
     if found is None:
         return None
     return types.Hover(

@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from tilescope.core import pass_catalog
 from tilescope.core.ide.autotune_view import configs_markdown
 from tilescope.core.ide.describe import buffer_markdown
@@ -29,8 +30,11 @@ SHOW_CUDA = "tilescope.show.cuda"
 SHOW_AUTOTUNE = "tilescope.show.autotune"
 
 
-class ShowError(Exception):
-    """The message reaches the editor as the command's error response."""
+class ShowError(JsonRpcException):
+    """The message reaches the editor as the command's error response (LSP's RequestFailed: a plain
+    message, never a traceback)."""
+
+    CODE = -32803
 
 
 async def _model(ls: TilescopeServer, uri: str, kernel: str | None) -> KernelModel:
