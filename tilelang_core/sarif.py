@@ -55,12 +55,12 @@ def region(span: Span) -> dict[str, int]:
     """A SARIF region for ``span``: 1-based, and never ending before it starts (a bad end is left out)."""
     start_line = max(span.line, 1)
     found = {"startLine": start_line, "startColumn": max(span.column, 0) + 1}
-    end_line = span.end_line if span.end_line is not None and span.end_line >= start_line else None
-    if end_line is not None:
+    if span.end_line is not None and span.end_line < start_line:
+        return found  # an end before the start says nothing reliable about the end
+    end_line = span.end_line if span.end_line is not None else start_line
+    if span.end_line is not None:
         found["endLine"] = end_line
-        if span.end_column is not None and (end_line > start_line or span.end_column > span.column):
-            found["endColumn"] = span.end_column + 1
-    elif span.end_column is not None and span.end_column > span.column:
+    if span.end_column is not None and (end_line > start_line or span.end_column > span.column):
         found["endColumn"] = span.end_column + 1
     return found
 

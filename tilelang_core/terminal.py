@@ -20,7 +20,8 @@ _CODES = {"error": "1;31", "warning": "1;33", "information": "1;34", "hint": "2"
 def colour_enabled(stream: TextIO) -> bool:
     from rich.console import Console
 
-    return Console(file=stream).color_system is not None
+    console = Console(file=stream)
+    return console.color_system is not None and not console.no_color
 
 
 def painter(stream: TextIO) -> Callable[[str, str], str]:
