@@ -14,7 +14,8 @@ from tilescope.lsp.settings import SECTION, Settings, merged
 
 def initialize(ls: TilescopeServer, params: types.InitializeParams) -> None:
     ls.settings = merged(ls.settings, params.initialization_options)
-    use_interpreter(ls.settings.python)  # names, signatures and checks of the release the code runs with
+    # Names, signatures and checks of the release the code runs with; an untrusted interpreter is not run.
+    use_interpreter(ls.settings.python, run=ls.settings.trusted)
 
 
 def initialized(ls: TilescopeServer, params: types.InitializedParams) -> None:
@@ -41,8 +42,8 @@ def apply(ls: TilescopeServer, settings: Settings) -> None:
     before, ls.settings = ls.settings, settings
     if settings == before:
         return
-    if settings.python != before.python:
-        use_interpreter(settings.python)
+    if (settings.python, settings.trusted) != (before.python, before.trusted):
+        use_interpreter(settings.python, run=settings.trusted)
         ls.documents.reread()
     if before.trusted and not settings.trusted:
         ls.compiler.stop()

@@ -325,15 +325,19 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         return spec
 
 
-_CAUSE = re.compile(r"\bfatal\b|\berror\b\s*[:\]]|\berror\b\s*\(|\bunsupported\b", re.IGNORECASE)
+_FATAL = re.compile(r"\bfatal\b|\bunsupported\b", re.IGNORECASE)
+_ERROR = re.compile(r"\berror\b\s*[:\](]", re.IGNORECASE)
 
 
 def cause(message: str) -> str:
-    """The line of a (compiler's) multi-line message that says what went wrong: the first that reads
-    like an error (``nvcc fatal : Unsupported gpu architecture 'sm_50'``), else the first line."""
+    """The line of a (compiler's) multi-line message that says what went wrong: the first fatal one
+    (``nvcc fatal : Unsupported gpu architecture 'sm_50'``), else the first error with words after its
+    colon, else the first line. A heading such as ``Compilation error:`` or quoted source is passed over."""
     lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
-    telling = [line for line in lines if _CAUSE.search(line) and not line.startswith("#")]
-    return (telling or lines or [""])[0]
+    quoted = [line for line in lines if not line.startswith("#")]
+    fatal = [line for line in quoted if _FATAL.search(line)]
+    errors = [line for line in quoted if _ERROR.search(line) and not line.endswith(":")]
+    return (fatal or errors or lines or [""])[0]
 
 
 def _excepthook(kind: type[BaseException], err: BaseException, tb: Any) -> None:

@@ -54,7 +54,15 @@ def run(args: argparse.Namespace) -> int:
 
             render(view, Console())
         if args.output or not args.term:
-            from tilescope.visualizer.layout_plot import save
+            try:
+                from tilescope.visualizer.layout_plot import save
+            except ImportError as err:
+                print(
+                    f"tilescope layout: drawing an image needs matplotlib ({err}): pip install 'tilescope[plots]', "
+                    "or draw in the terminal with --term, or print the view with --json",
+                    file=sys.stderr,
+                )
+                return 2
 
             started = time.perf_counter()
             path = save(view, _destination(args, kernel.kernel, view.buffer, len(chosen) > 1))

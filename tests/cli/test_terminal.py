@@ -5,6 +5,7 @@ apps refusing in one line without a terminal instead of hanging."""
 from __future__ import annotations
 
 import os
+import re
 import pty
 import select
 import signal
@@ -92,3 +93,15 @@ def test_the_apps_refuse_without_a_terminal_instead_of_hanging(tmp_path) -> None
         assert done.returncode == 2 and done.stderr.strip().startswith(words), done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
         assert time.monotonic() - started < 30
+
+
+def test_plain_text_renderings_for_pipes_and_no_color() -> None:
+    gemm = str(EXAMPLES / "gemm.py")
+    layout = tilescope("layout", gemm, "--term", "--buffer", "C_local", env={"NO_COLOR": "1"})
+    assert layout.returncode == 0, layout.stderr
+    assert "▀" not in layout.stdout and "\x1b[" not in layout.stdout
+    assert "thread over register" in layout.stdout
+    trace = tilescope("trace", gemm, "--text")
+    assert trace.returncode == 0, trace.stderr
+    assert re.search(r"^# pass \d+: tl\.LayoutInference", trace.stdout, re.MULTILINE), trace.stdout[:500]
+    assert "\n+++ b/matmul." in trace.stdout

@@ -72,7 +72,7 @@ def test_text_output_is_a_summary_table(tree: Path) -> None:
 def test_sarif_is_a_2_1_0_log_with_relative_locations(tree: Path) -> None:
     done = _check(tree, "--format", "sarif")
     log = json.loads(done.stdout)
-    assert log["version"] == "2.1.0" and log["$schema"].endswith("sarif-2.1.0.json")
+    assert log["version"] == "2.1.0" and log["$schema"].endswith("sarif-schema-2.1.0.json")
     (run,) = log["runs"]
     assert run["tool"]["driver"]["name"] == "tilescope"
     assert [rule["id"] for rule in run["tool"]["driver"]["rules"]] == ["build-error"]

@@ -140,21 +140,36 @@ _chosen: list[Catalog] = []
 """The catalog ``use_interpreter`` chose, which ``default`` answers instead of this interpreter's."""
 
 
-def use_interpreter(python: str | None) -> Catalog:
+def use_interpreter(python: str | None, run: bool = True) -> Catalog:
     """Make ``default`` the catalog of the TileLang that ``python`` has (``None``: this interpreter's).
 
     The static tier then checks and describes the release the user's code runs with, not the one
-    beside Tilescope. An interpreter that cannot be asked, or has no TileLang, leaves the shipped one.
+    beside Tilescope. The package is looked for beside the interpreter (a virtual environment's
+    ``lib/pythonX.Y/site-packages``) and, when ``run`` allows it, by asking the interpreter itself:
+    an untrusted workspace's interpreter is never run. Where neither finds TileLang, the shipped
+    catalog stands in.
     """
     _chosen.clear()
     if python is None:
         return default()
-    try:
-        package = interpreter_package(python)
-    except OSError:
-        package = None
-    _chosen.append(catalog_for(Path(package)) if package else shipped())
+    package = package_beside(python)
+    if package is None and run:
+        try:
+            found = interpreter_package(python)
+        except OSError:
+            found = None
+        package = Path(found) if found else None
+    _chosen.append(catalog_for(package) if package is not None else shipped())
     return _chosen[0]
+
+
+def package_beside(python: str) -> Path | None:
+    """``tilelang`` in the site-packages of the environment ``python`` belongs to, read from the disk only."""
+    root = Path(python).absolute().parent.parent
+    for site in sorted(root.glob("lib/python3*/site-packages")):
+        if (site / "tilelang" / "__init__.py").is_file():
+            return site / "tilelang"
+    return None
 
 
 def default() -> Catalog:
