@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         results = [_static(file, options) for file in files]
     else:
         tilelang = _compiler_release(options.python)
+        catalog.use_interpreter(options.python)  # the static checks merged in speak of the same release
         request = {
             "kernel": options.kernel,
             "args": options.args or None,

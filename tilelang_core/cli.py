@@ -63,7 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit status (see README: 2 a usage error, 130 interrupted)."""
     try:
         code = _dispatch(argv)
-        sys.stdout.flush()
+        if not sys.stdout.closed:  # the language server closes it on exit
+            sys.stdout.flush()
         return code
     except KeyboardInterrupt:
         print(file=sys.stderr)

@@ -5,8 +5,8 @@ apps refusing in one line without a terminal instead of hanging."""
 from __future__ import annotations
 
 import os
-import re
 import pty
+import re
 import select
 import signal
 import subprocess
