@@ -54,9 +54,13 @@ def version_text(python: str | None = None) -> str:
         tilelang = releases.interpreter_version(python) if python else releases.installed_version()
     except OSError as err:
         return f"tilescope {own}\nTileLang: cannot ask {interpreter}: {err}"
+    if tilelang is None:
+        return (
+            f"tilescope {own}\nTileLang not installed ({interpreter}): the compiler tier runs where --python "
+            f"points (TileLang {releases.SUPPORTED}), or install tilescope[compiler]; check --static needs none"
+        )
     problem = releases.problem(tilelang)
-    found = f"TileLang {tilelang}" if tilelang else "TileLang not installed"
-    return f"tilescope {own}\n{found} ({interpreter})" + (f"\n{problem}" if problem else "")
+    return f"tilescope {own}\nTileLang {tilelang} ({interpreter})" + (f"\n{problem}" if problem else "")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
