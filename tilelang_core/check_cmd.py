@@ -27,7 +27,7 @@ from tilescope.core.model import SCHEMA_VERSION, Diagnostic, FileAnalysis, Kerne
 from tilescope.core.sarif import to_sarif
 from tilescope.core.service import NO_KERNELS
 from tilescope.core.static import analyze_source, catalog
-from tilescope.core.terminal import Status, painter
+from tilescope.core.terminal import Status, display_path, painter
 
 Paint = Callable[[str, str], str]
 
@@ -57,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     single = len(args.paths) == 1 and not Path(args.paths[0]).is_dir()
     if args.static:
         tilelang = catalog.use_interpreter(options.python).version
-        results = [_static(file, options) for file in files]
+        with Status(f"tilescope check: reading {len(files)} files"):
+            results = [_static(file, options) for file in files]
     else:
         tilelang = _compiler_release(options.python)
         catalog.use_interpreter(options.python)  # the static checks merged in speak of the same release
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
             "ptxas": args.ptxas,
         }
         bar = _progress if sys.stderr.isatty() and not single else None
-        status = Status(f"tilescope check: analysing {_display(str(files[0]))}") if single else nullcontext()
+        status = Status(f"tilescope check: analysing {display_path(str(files[0]))}") if single else nullcontext()
         with status:
             results = analyze_files(files, args.jobs, request, options.analyzer_options(), bar)
         if bar is not None:
@@ -149,7 +150,7 @@ def _relative(result: FileAnalysis, keep_no_kernels: bool) -> FileAnalysis:
     """The record with its path as the user would type it, and without the ``no-kernels`` warning on a
     test file a folder search found (tests call kernels, they rarely define them)."""
     diagnostics = result.diagnostics if keep_no_kernels else [d for d in result.diagnostics if d.code != "no-kernels"]
-    return replace(result, path=_display(result.path), diagnostics=diagnostics)
+    return replace(result, path=display_path(result.path), diagnostics=diagnostics)
 
 
 def _progress(done: int, total: int, file: Path) -> None:
@@ -195,16 +196,8 @@ def table(results: list[FileAnalysis]) -> str:
     return "\n".join(lines)
 
 
-def _display(path: str) -> str:
-    """A path relative to where the check runs, when it is below it."""
-    try:
-        return str(Path(path).resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return path
-
-
 def _folder(path: str) -> str:
-    return str(Path(_display(path)).parent)
+    return str(Path(display_path(path)).parent)
 
 
 def overall(results: list[FileAnalysis], static: bool = False) -> str:

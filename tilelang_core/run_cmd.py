@@ -14,7 +14,7 @@ import sys
 from tilescope.core.kernel_options import KernelOptions, add_kernel_options, readable
 from tilescope.core.model import RunReport, dumps
 from tilescope.core.service import Analyzer
-from tilescope.core.terminal import Status
+from tilescope.core.terminal import Status, display_path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
             compare=args.compare,
             seed=args.seed,
         )
-    print(dumps(report, indent=2) if args.json else render(args.file, report))
+    print(dumps(report, indent=2) if args.json else render(display_path(args.file), report))
     status = "FAILED" if failed(report) else "ok"
     print(f"tilescope run {status}: {report.kernel or args.file}", file=sys.stderr if args.json else sys.stdout)
     return 1 if failed(report) else 0

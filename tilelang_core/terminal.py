@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 from typing import TextIO
 
@@ -82,3 +83,14 @@ def _isatty(stream: TextIO) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def display_path(path: str | Path) -> str:
+    """A path as the user would type it: relative to the working directory when it is below it."""
+    text = str(path)
+    if text.startswith("<"):
+        return text
+    try:
+        return str(Path(text).resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return text

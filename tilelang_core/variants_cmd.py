@@ -13,7 +13,7 @@ import os
 from tilescope.core.kernel_options import KernelOptions, UsageError, add_kernel_options, readable
 from tilescope.core.model import KernelModel, Variant, VariantDiff, VariantsReport, dumps
 from tilescope.core.targets import target_error
-from tilescope.core.terminal import Status
+from tilescope.core.terminal import Status, display_path
 from tilescope.core.variant_diff import diff
 from tilescope.core.variants import DEFAULT_TARGETS, label, parse_configs, pool, run_variants
 
@@ -155,7 +155,7 @@ def render(report: VariantsReport) -> str:
     ]
     for v in report.variants:
         if v.reason:
-            lines.append(f"{report.path}:{v.line or 1}: {label(v)}: {v.status}: {v.reason}")
+            lines.append(f"{display_path(report.path)}:{v.line or 1}: {label(v)}: {v.status}: {v.reason}")
     others: dict[tuple[int, str, str, str], list[str]] = {}
     for v in report.variants:
         for d in [*v.diagnostics, *(d for k in v.kernels for d in k.diagnostics)]:
@@ -163,7 +163,7 @@ def render(report: VariantsReport) -> str:
                 others.setdefault((d.span.line, d.severity, d.code, d.message), []).append(label(v))
     for (line, severity, code, message), labels in others.items():
         where = "all variants" if len(labels) == len(report.variants) else ", ".join(labels)
-        lines.append(f"{report.path}:{line}: {severity}[{code}] ({where}): {message}")
+        lines.append(f"{display_path(report.path)}:{line}: {severity}[{code}] ({where}): {message}")
     fits = sum(v.status in ("fits", "spills") for v in report.variants)
     lines.append(f"{len(report.variants)} variants: {fits} can run, {len(report.variants) - fits} cannot")
     return "\n".join(lines)

@@ -8,7 +8,7 @@ import sys
 from tilescope.core import Analyzer
 from tilescope.core.kernel_options import KernelOptions, readable
 from tilescope.core.model import FileAnalysis, KernelModel
-from tilescope.core.terminal import Status
+from tilescope.core.terminal import Status, display_path
 
 
 def open_analyzer(args: argparse.Namespace) -> Analyzer:
@@ -28,9 +28,9 @@ def kernel_model(args: argparse.Namespace, analyzer: Analyzer) -> tuple[FileAnal
     errors = [d for d in result.all_diagnostics() if d.severity == "error"]
     if kernel is None or (errors and not kernel.passes):
         for d in errors:
-            print(f"{result.path}:{d.span.line}: error[{d.code}]: {d.message}", file=sys.stderr)
+            print(f"{display_path(result.path)}:{d.span.line}: error[{d.code}]: {d.message}", file=sys.stderr)
         if not errors:
             names = ", ".join(k.name for k in result.discovered) or "none"
-            print(f"{result.path}: no kernel {args.kernel or ''} here (found: {names})", file=sys.stderr)
+            print(f"{display_path(result.path)}: no kernel {args.kernel or ''} here (found: {names})", file=sys.stderr)
         return result, None
     return result, kernel
