@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,14 @@ def test_paths_are_relative_to_the_working_directory_and_the_header_names_the_re
     assert compiled.returncode == 0, compiled.stdout
     assert compiled.stdout.splitlines()[0] == f"tilescope check: TileLang {releases.installed_version()}, target sm_90"
     assert str(folder) not in compiled.stdout
+
+
+def test_a_memory_limit_too_small_to_start_is_answered_at_once(folder: Path) -> None:
+    started = time.monotonic()
+    done = tilescope("check", "add.py", "--memory", "600", cwd=folder, timeout=120)
+    took = time.monotonic() - started
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "MemoryError" in done.stdout or "could not start" in done.stdout or "error[worker-crash]" in done.stdout, (
+        done.stdout
+    )
+    assert took < 60, took
