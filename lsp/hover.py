@@ -5,9 +5,7 @@ primitive's signature and docstring (text from ``tilescope.core.ide.describe``),
 from __future__ import annotations
 
 from lsprotocol import types
-from tilescope.core.ide.autotune_view import autotune_hover
-from tilescope.core.ide.describe import hover as describe
-from tilescope.core.ide.describe import identifier_at
+from tilescope.core.ide import autotune_hover, describe_at, identifier_at
 from tilescope.lsp.convert import core_position, span_range
 from tilescope.lsp.server import TilescopeServer
 
@@ -18,7 +16,7 @@ def hover(ls: TilescopeServer, params: types.HoverParams) -> types.Hover | None:
     line, column = core_position(text, params.position)
     facts = ls.facts(uri)
     word, name = identifier_at(text.line(line), line, column)
-    found = describe(facts, line, column, word, name) or autotune_hover(facts, line)
+    found = describe_at(facts, line, column, word, name) or autotune_hover(facts, line)
     if found is None:
         return None
     return types.Hover(

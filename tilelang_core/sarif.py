@@ -1,9 +1,9 @@
 """Diagnostics as SARIF 2.1.0, the format CI systems (GitHub code scanning, GitLab, Azure) show on pull requests.
 
 One run, tool ``tilescope`` with TileLang as an extension (its release, the one that analysed), one
-rule per diagnostic code with a description and help; locations relative to the folder the check ran
-from (``%SRCROOT%``) when the file is inside it. SARIF columns are 1-based; ours are 0-based. Valid
-against the OASIS schema (``tests/sarif``).
+rule per diagnostic code, described by the code registry (``codes.py``) with its fix as help;
+locations relative to the folder the check ran from (``%SRCROOT%``) when the file is inside it. SARIF
+columns are 1-based; ours are 0-based. Valid against the OASIS schema (``tests/sarif``).
 """
 
 from __future__ import annotations
@@ -12,36 +12,12 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from tilescope.core.codes import sarif_rule
 from tilescope.core.model import Diagnostic, FileAnalysis, Span
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 _LEVELS = {"error": "error", "warning": "warning", "information": "note", "hint": "note"}
-_HELP = "Run `tilescope check FILE` for the full report; `tilescope trace FILE` shows every compiler pass."
-RULES = {
-    "syntax-error": "The file is not valid Python, so no kernel in it can be built.",
-    "load-error": "Importing the file (its top level) failed before any kernel was built.",
-    "build-error": "Calling the kernel factory or tracing its body raised an error.",
-    "compile-error": "The TileLang compiler rejected the kernel while lowering it.",
-    "layout-inference": "TileLang could not infer a layout for a buffer.",
-    "missing-args": "Some kernel parameters have no value: give them with --arg K=V or a directive.",
-    "missing-module": "The file imports a module this interpreter does not have.",
-    "needs-gpu": "Building the kernel asked for a GPU; analysis never uses one.",
-    "not-a-kernel": "The definition looked like a kernel but builds none.",
-    "no-kernels": "The file defines no TileLang kernel.",
-    "no-kernel": "No kernel of the name given with --kernel.",
-    "bad-target": "The compilation target is not one TileLang can lower for.",
-    "shared-memory-overflow": "The kernel needs more shared memory per block than the target allows.",
-    "autotune-config": "An autotune configuration cannot be built.",
-    "tilelang-warning": "TileLang printed a warning while lowering the kernel.",
-    "ptxas-error": "ptxas rejected the generated code.",
-    "ptxas-spill": "ptxas spilled registers to local memory.",
-    "ptxas-timeout": "ptxas did not finish in time.",
-    "timeout": "Analysing the kernel did not finish within the time limit.",
-    "worker-crash": "The compiler worker died while building the kernel.",
-    "internal-error": "Tilescope itself failed on this file.",
-    "io-error": "The file cannot be read or decoded.",
-    "unknown-primitive": "A T.* name that the TileLang release in use does not have.",
-}
+_HELP = "Run `tilescope check FILE` for the full report; `tilescope explain CODE` says more."
 
 
 def _uri(path: str, root: Path) -> tuple[str, bool]:
@@ -83,15 +59,16 @@ def _result(diagnostic: Diagnostic, path: str, root: Path, rule_index: int) -> d
 
 
 def _rule(code: str, example: Diagnostic) -> dict[str, Any]:
-    described = RULES.get(code) or example.message.split("\n")[0]
-    return {
-        "id": code,
-        "name": "".join(part.capitalize() for part in code.split("-")),
-        "shortDescription": {"text": described},
-        "fullDescription": {"text": described},
-        "help": {"text": f"{described} {_HELP}", "markdown": f"{described}\n\n{_HELP}"},
-        "defaultConfiguration": {"level": _LEVELS[example.severity]},
-    }
+    """The registry's rule for ``code``, with the descriptions and help SARIF viewers show; a code the
+    registry lacks is described by its first message."""
+    rule: dict[str, Any] = dict(sarif_rule(code))
+    described = rule.get("shortDescription", {}).get("text") or example.message.split("\n")[0] or code
+    fix = rule.get("help", {}).get("text") or _HELP
+    rule["shortDescription"] = {"text": described}
+    rule["fullDescription"] = {"text": described}
+    rule["help"] = {"text": fix, "markdown": f"{fix}\n\n{_HELP}"}
+    rule.setdefault("defaultConfiguration", {"level": _LEVELS[example.severity]})
+    return rule
 
 
 def _own_version() -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tilescope.core import Analyzer
+from tilescope.core.ide import Analyzer
 from tilescope.core.kernel_options import KernelOptions, readable
 from tilescope.core.model import FileAnalysis, KernelModel
 from tilescope.core.terminal import Status, display_path

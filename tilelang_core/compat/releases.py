@@ -54,25 +54,3 @@ def interpreter_version(python: str, timeout_s: float = 30.0) -> str | None:
     if done.returncode != 0:
         raise OSError(f"{python} exited with code {done.returncode}: {done.stderr.strip()[-300:]}")
     return done.stdout.strip() or None
-
-
-_PACKAGE_PROBE = (
-    "import sys\nif sys.path and sys.path[0] == '': del sys.path[0]\n"
-    "import importlib.util as u\n"
-    "spec = u.find_spec('tilelang')\n"
-    "print(next(iter(spec.submodule_search_locations)) if spec and spec.submodule_search_locations else '')\n"
-)
-
-
-def interpreter_package(python: str, timeout_s: float = 30.0) -> str | None:
-    """Where another interpreter would import ``tilelang`` from (found, not imported); raises ``OSError``
-    when it cannot be run."""
-    try:
-        done = subprocess.run(
-            [python, "-c", _PACKAGE_PROBE], capture_output=True, text=True, timeout=timeout_s, check=False
-        )
-    except subprocess.TimeoutExpired as err:
-        raise OSError(f"{python} did not answer within {timeout_s:g} s") from err
-    if done.returncode != 0:
-        raise OSError(f"{python} exited with code {done.returncode}: {done.stderr.strip()[-300:]}")
-    return done.stdout.strip() or None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from tilescope.core.display import kib, shape_text
 from tilescope.core.ide.hints import buffer_facts
 from tilescope.core.ide.layout_text import THREAD_MAP_SIZE, layout_label, thread_map_text
 from tilescope.core.ide.merge import Facts
@@ -12,7 +13,6 @@ from tilescope.core.ide.navigate import symbol_at
 from tilescope.core.ide.rest import to_markdown
 from tilescope.core.model import KernelModel, Layout, Span
 from tilescope.core.static import catalog
-from tilescope.core.static.checks import kib, shape_text
 from tilescope.core.static.records import Binding, BufferDecl, StaticKernel
 
 
@@ -22,7 +22,7 @@ class HoverText:
     span: Span
 
 
-def hover(facts: Facts, line: int, column: int, word: Span | None = None, name: str = "") -> HoverText | None:
+def describe_at(facts: Facts, line: int, column: int, word: Span | None = None, name: str = "") -> HoverText | None:
     """What is known about the symbol at ``line``/``column``; ``name`` at ``word`` is the identifier
     there, for a kernel parameter (``block_M``), which the static tier does not list as a symbol."""
     symbol = symbol_at(facts.static, line, column)

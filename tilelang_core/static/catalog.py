@@ -14,12 +14,12 @@ import hashlib
 import importlib.util
 import json
 import os
+import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tilescope.core.compat.releases import interpreter_package
 from tilescope.core.static.catalog_source import read_catalog, release_version
 
 SHIPPED = Path(__file__).with_name("primitives.json")
@@ -161,6 +161,28 @@ def use_interpreter(python: str | None, run: bool = True) -> Catalog:
         package = Path(found) if found else None
     _chosen.append(catalog_for(package) if package is not None else shipped())
     return _chosen[0]
+
+
+_PACKAGE_PROBE = (
+    "import sys\nif sys.path and sys.path[0] == '': del sys.path[0]\n"
+    "import importlib.util as u\n"
+    "spec = u.find_spec('tilelang')\n"
+    "print(next(iter(spec.submodule_search_locations)) if spec and spec.submodule_search_locations else '')\n"
+)
+
+
+def interpreter_package(python: str, timeout_s: float = 30.0) -> str | None:
+    """Where another interpreter would import ``tilelang`` from (found, not imported); raises ``OSError``
+    when it cannot be run."""
+    try:
+        done = subprocess.run(
+            [python, "-c", _PACKAGE_PROBE], capture_output=True, text=True, timeout=timeout_s, check=False
+        )
+    except subprocess.TimeoutExpired as err:
+        raise OSError(f"{python} did not answer within {timeout_s:g} s") from err
+    if done.returncode != 0:
+        raise OSError(f"{python} exited with code {done.returncode}: {done.stderr.strip()[-300:]}")
+    return done.stdout.strip() or None
 
 
 def package_beside(python: str) -> Path | None:
