@@ -24,6 +24,7 @@ from tilescope.puzzles import catalog, service, workspace
 from tilescope.puzzles.progress import ProgressStore, PuzzleStatus
 from tilescope.puzzles.render import report_lines, target_words
 from tilescope.puzzles.report import Report
+from tilescope.puzzles.session import CheckOptions
 from tilescope.puzzles.workspace import is_solution_copy
 
 
@@ -175,7 +176,7 @@ class PuzzlesApp(App[None]):
     @work(thread=True, exclusive=True)
     def _run_check(self, puzzle: catalog.Puzzle, path: Path) -> None:
         try:
-            report = self._grader.check(puzzle.id, path, device=self.device)
+            report = self._grader.check(puzzle.id, path, CheckOptions(device=self.device))
         except RuntimeError as err:
             if self.is_running:
                 self.call_from_thread(self.show_failure, str(err))

@@ -20,7 +20,7 @@ from tilescope.core.model import Diagnostic, FileAnalysis, Span
 from tilescope.core.sarif import to_sarif
 
 ROOT = Path(__file__).resolve().parents[2]
-RUNTIME = ("tilelang_core", "lsp", "visualizer", "puzzles")
+RUNTIME = ("tilelang_core", "lsp", "visualizer", "puzzles", "mcp_server")
 CARRIERS = {"Diagnostic", "WorkerError"}
 """Constructors whose first string argument after the message fields is a diagnostic code."""
 CODE_POSITION = {"Diagnostic": 3, "WorkerError": 0}

@@ -214,7 +214,7 @@ def signature_at(text_before: str, aliases: Iterable[str]) -> Signature | None:
         cursor = end
     active = context.active
     if context.current_keyword in names:
-        active = names.index(context.current_keyword)  # type: ignore[arg-type]
+        active = names.index(context.current_keyword)
     else:
         positional = [i for i, p in enumerate(primitive.params) if p.kind != "keyword_only"]
         variadic = next((i for i, p in enumerate(primitive.params) if p.kind == "var_positional"), None)
