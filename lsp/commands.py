@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from tilescope.core.ide import (
     KernelLayout,
     NoLayout,
@@ -56,8 +57,11 @@ SHOW_CUDA = "tilescope.show.cuda"
 SHOW_AUTOTUNE = "tilescope.show.autotune"
 
 
-class CommandError(Exception):
-    """A command that cannot answer; the message reaches the editor as the error response."""
+class CommandError(JsonRpcException):
+    """A command that cannot answer; the message reaches the editor as the error response (LSP's
+    RequestFailed: a plain message, never a traceback)."""
+
+    CODE = -32803
 
 
 @dataclass(frozen=True)

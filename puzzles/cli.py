@@ -69,6 +69,9 @@ def _puzzle(args: argparse.Namespace) -> catalog.Puzzle:
 
 
 def _app(args: argparse.Namespace) -> int:
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print("tilescope puzzles: the app needs a terminal; `tilescope puzzles list` prints them", file=sys.stderr)
+        return 2
     from tilescope.puzzles.app import PuzzlesApp
 
     PuzzlesApp().run()
@@ -125,9 +128,15 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _start(args: argparse.Namespace) -> int:
-    from tilescope.puzzles.workspace import start
+    from tilescope.puzzles.workspace import learner_path, start
 
-    print(start(_puzzle(args)))
+    p = _puzzle(args)
+    existed = learner_path(p).exists()
+    path = start(p)
+    print(f"{p.id} {p.title}: {'your file is kept' if existed else 'your file is ready'}: {path}")
+    print(p.statement().strip().splitlines()[0].lstrip("# "))
+    print(f"Edit it, then `tilescope puzzles check {p.id}`; `tilescope puzzles show {p.id}` for the whole statement,")
+    print(f"`tilescope puzzles hint {p.id}` for a hint ({len(p.hints)} available).")
     return 0
 
 
@@ -198,14 +207,18 @@ def _check(args: argparse.Namespace) -> int:
     from tilescope.core.model import to_json
     from tilescope.puzzles.progress import ProgressStore
     from tilescope.puzzles.render import report_lines
+    from tilescope.puzzles.workspace import is_solution_copy
 
+    copied = is_solution_copy(p, path)
     store = ProgressStore()
-    store.record(report)
+    store.record(report, counts=not copied)
     store.close()
     if args.json:
         print(json.dumps(to_json(report), indent=1))
     else:
         print("\n".join(report_lines(report, f"{p.id} {p.title}")))
+    if copied and report.passed:
+        print("This is the reference solution, so the puzzle is not marked solved.", file=sys.stderr)
     code = 0 if report.passed else 1
     if _own_process():
         # Everything is written and closed (progress, helpers, buffers). The interpreter's teardown of torch

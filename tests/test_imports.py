@@ -211,8 +211,9 @@ COMPILER_TIER = {
 FRONT_ENDS = ("tilescope.lsp", "tilescope.visualizer")
 FRONT_END_MAY_IMPORT = ("tilescope.core.ide", "tilescope.core.model", "tilescope.core.static")
 """The editor layer's door, the model and the static tier's public names (its package, not its modules)."""
-COMMAND_PLUMBING = ("tilescope.core.check_cmd", "tilescope.core.kernel_options")
-"""Command-line options shared by every ``tilescope`` command, which the visualizer's commands take too."""
+COMMAND_PLUMBING = ("tilescope.core.check_cmd", "tilescope.core.kernel_options", "tilescope.core.terminal")
+"""Command-line options and terminal conventions shared by every ``tilescope`` command, which the
+visualizer's commands take too."""
 TILELANG = ("tilelang", "tvm")
 
 

@@ -25,6 +25,7 @@ import importlib.util
 import inspect
 import json
 import os
+import re
 import sys
 import textwrap
 import threading
@@ -326,8 +327,23 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         return spec
 
 
+_FATAL = re.compile(r"\bfatal\b|\bunsupported\b", re.IGNORECASE)
+_ERROR = re.compile(r"\berror\b\s*[:\](]", re.IGNORECASE)
+
+
+def cause(message: str) -> str:
+    """The line of a (compiler's) multi-line message that says what went wrong: the first fatal one
+    (``nvcc fatal : Unsupported gpu architecture 'sm_50'``), else the first error with words after its
+    colon, else the first line. A heading such as ``Compilation error:`` or quoted source is passed over."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    quoted = [line for line in lines if not line.startswith("#")]
+    fatal = [line for line in quoted if _FATAL.search(line)]
+    errors = [line for line in quoted if _ERROR.search(line) and not line.endswith(":")]
+    return (fatal or errors or lines or [""])[0]
+
+
 def _excepthook(kind: type[BaseException], err: BaseException, tb: Any) -> None:
-    _ended.append(f"{kind.__name__}: {str(err).strip().splitlines()[0] if str(err).strip() else ''}"[:500])
+    _ended.append(f"{kind.__name__}: {cause(str(err))}"[:500])
     _write({"event": "exit", "error": _ended[-1], "traceback": "".join(traceback.format_tb(tb))[-2000:]})
     _previous_hook(kind, err, tb)
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from tilescope.core.discovery import discover, instantiations, syntax_diagnostic
 from tilescope.core.environment import gpu_message, needs_gpu
+from tilescope.core.lines import SourceError, read_source
 from tilescope.core.model import (
     Diagnostic,
     FileAnalysis,
@@ -34,7 +35,7 @@ from tilescope.core.protocol import AnalyzeRequest, PassIRRequest, RunRequest, W
 from tilescope.core.targets import target_error
 from tilescope.core.worker_link import WorkerError, WorkerLink
 
-_NO_KERNELS = Diagnostic(
+NO_KERNELS = Diagnostic(
     severity="warning",
     message="No TileLang kernels found: expected a @T.prim_func, a factory returning one, or a @tilelang.jit function",
     span=Span(line=1),
@@ -150,11 +151,9 @@ class Analyzer:
         path = str(Path(path).resolve()) if not path.startswith("<") else path
         if source is None:
             try:
-                source = Path(path).read_text()
-            except OSError as err:
-                return _file_only(
-                    path, target, [], Diagnostic("error", f"Cannot read file: {err}", Span(1), "io-error")
-                )
+                source = read_source(path)
+            except SourceError as err:
+                return _file_only(path, target, [], Diagnostic("error", str(err), Span(err.line), "io-error"))
         syntax = syntax_diagnostic(source, path)
         if syntax is not None:
             return _file_only(path, target, [], syntax)
@@ -164,7 +163,7 @@ class Analyzer:
         found = instantiations(source, path)  # computed once, here: the worker builds what it is sent
         discovered = [i.kernel for i in found]
         if not discovered:
-            return _file_only(path, target, [], _NO_KERNELS)
+            return _file_only(path, target, [], NO_KERNELS)
         if kernel is not None:
             found = [i for i in found if i.kernel.name == kernel]
             if not found:
@@ -241,7 +240,10 @@ class Analyzer:
         timeout_s: float | None = None,
     ) -> RunReport:
         """Interpret one kernel of a file on the CPU in the worker (``tilescope.core.interpret``)."""
-        path, source = _file(path, source)
+        try:
+            path, source = _file(path, source)
+        except SourceError as err:
+            return RunReport(kernel or "", args or {}, [], [], 0.0, error=str(err), line=err.line)
         payload: RunRequest = {
             "op": "run",
             "path": path,
@@ -296,7 +298,7 @@ def _run_failure(err: Exception, kernel: str | None, args: dict[str, Any] | None
 def _file(path: str, source: str | None) -> tuple[str, str]:
     """The absolute path (a ``<name>`` as given) and the text: ``source``, or the file's."""
     path = str(Path(path).resolve()) if not path.startswith("<") else path
-    return path, Path(path).read_text() if source is None else source
+    return path, read_source(path) if source is None else source
 
 
 def _file_only(path: str, target: str, discovered: list[KernelRef], diagnostic: Diagnostic) -> FileAnalysis:
