@@ -6,7 +6,7 @@ line the hazard check reported, its witness first (``tilescope.core.ide.hazard_v
 from __future__ import annotations
 
 from lsprotocol import types
-from tilescope.core.ide import HoverText, autotune_hover, describe_at, hazard_hover
+from tilescope.core.ide import HoverText, autotune_hover, describe_at, hazard_hover, identifier_at
 from tilescope.lsp.convert import core_position, span_range
 from tilescope.lsp.server import TilescopeServer
 
@@ -16,7 +16,8 @@ def hover(ls: TilescopeServer, params: types.HoverParams) -> types.Hover | None:
     text = ls.text(uri)
     line, column = core_position(text, params.position)
     facts = ls.facts(uri)
-    found = describe_at(facts, line, column) or autotune_hover(facts, line)
+    word, name = identifier_at(text.line(line), line, column)
+    found = describe_at(facts, line, column, word, name) or autotune_hover(facts, line)
     hazard = hazard_hover(facts, line)
     if hazard is not None:
         found = hazard if found is None else HoverText(f"{hazard.markdown}\n\n---\n\n{found.markdown}", found.span)

@@ -83,7 +83,7 @@ class Findings:
 
     def records(self) -> list[Finding]:
         return [
-            Finding(kind, buffer, [int(i) for i in index], [int(s) for s in shape], line, int(count), block, where)  # type: ignore[arg-type]
+            Finding(kind, buffer, [int(i) for i in index], [int(s) for s in shape], line, int(count), block, where)  # type: ignore[arg-type]  # kind is one of FindingKind's literals, built above
             for (kind, buffer, line), (index, count, shape, block, where) in self._found.items()
         ]
 
