@@ -177,7 +177,8 @@ def _analyze_kernel(
             severity="warning",
             message=f"Kernel '{name}' needs values for {missing}: add '# tilescope: "
             + " ".join(f"{m}=..." for m in inst.missing)
-            + "' above the def, or call it in this file",
+            + "' above the def, or call it in this file"
+            + (f" ({inst.dry_run})" if inst.dry_run else ""),
             span=inst.kernel.span,
             code="missing-args",
             kernel=name,

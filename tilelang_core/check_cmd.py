@@ -33,6 +33,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per kernel (default 60)")
     parser.add_argument("--memory", type=int, default=6144, help="worker memory limit in MiB (default 6144)")
     parser.add_argument(
+        "--no-dry-run",
+        dest="dry_run",
+        action="store_false",
+        help="never run a file's __main__ (with stand-in kernels) to learn sizes the source does not give",
+    )
+    parser.add_argument(
         "--python",
         metavar="PATH",
         help="run the compiler in this interpreter (one with TileLang 0.1.10-0.1.15; Tilescope not needed there)",
@@ -59,7 +65,12 @@ def run(args: argparse.Namespace) -> int:
     fmt = "json" if args.json else args.format
     files = python_files(args.paths)
     options = {"kernel": args.kernel, "args": overrides or None, "target": args.target, "ptxas": args.ptxas}
-    analyzer_options = {"timeout_s": args.timeout, "memory_mb": args.memory, "python": args.python}
+    analyzer_options = {
+        "timeout_s": args.timeout,
+        "memory_mb": args.memory,
+        "python": args.python,
+        "dry_run": args.dry_run,
+    }
     single = len(args.paths) == 1 and not Path(args.paths[0]).is_dir()
     bar = _progress if sys.stderr.isatty() and not single else None
     results = analyze_files(files, args.jobs, options, analyzer_options, bar)

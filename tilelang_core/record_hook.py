@@ -12,7 +12,7 @@ processes (test workers) can share it; the last line says how the process ended.
 GPU, never by ``tilescope record`` itself) makes tensors the program asks for on the GPU on the
 CPU instead, same shapes and dtypes, so a run reaches the kernel those tensors size before its
 first compile stops it; with ``TILESCOPE_RECORD_STAND_IN=1`` as well, compiles return stand-ins
-(``record_standin.py``) so the run goes on to its later kernels.
+(``dry_run_standin.py``) so the run goes on to its later kernels: the dry run (``dry_run.py``).
 """
 
 from __future__ import annotations
@@ -106,6 +106,25 @@ def _where(func: Any) -> tuple[str | None, int | None]:
     return None, None
 
 
+def _library_paths() -> tuple[str, ...]:
+    import sysconfig
+
+    paths = {sysconfig.get_paths().get(k, "") for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return tuple(os.path.join(os.path.abspath(p), "") for p in paths if p)
+
+
+def _called_at(frame: Any) -> dict[str, Any] | None:
+    """The first frame at or above ``frame`` in the program's own code (not TileLang, a library or this hook):
+    where the program asked for the kernel, for "from a dry run of main(), line 212"."""
+    libraries = (_TILELANG, *_library_paths())
+    while frame is not None:
+        name = os.path.abspath(frame.f_code.co_filename)
+        if not name.startswith(libraries) and name != os.path.abspath(__file__) and not name.startswith("<"):
+            return {"file": name, "function": frame.f_code.co_name, "line": frame.f_lineno}
+        frame = frame.f_back
+    return None
+
+
 def _record_jit(impl: Any, args: tuple[Any, ...], kwargs: dict[str, Any], prim_func: Any) -> None:
     jit_func = impl.func
     func = getattr(jit_func, "orig_func", jit_func)
@@ -137,6 +156,7 @@ def _record_jit(impl: Any, args: tuple[Any, ...], kwargs: dict[str, Any], prim_f
             "pass_configs": configs,
             "target": _plain(impl.target) if impl.target is not None else None,
             "out_idx": [out_idx] if isinstance(out_idx, int) else (list(out_idx) if out_idx else None),
+            "called_at": _called_at(sys._getframe(2)),
         }
     )
 
@@ -163,6 +183,7 @@ def _record_factory() -> None:
             "pass_configs": {},
             "target": None,
             "out_idx": None,
+            "called_at": _called_at(frame.f_back),
         }
     )
 
@@ -283,8 +304,8 @@ _PATCHES = {
 }
 if os.environ.get("TILESCOPE_RECORD_CPU_TENSORS") == "1":
     _PATCHES["torch"] = _patch_torch
-if os.environ.get("TILESCOPE_RECORD_STAND_IN") == "1":  # the corpus ground truth only: see that module
-    import tilescope_record_standin as _standin
+if os.environ.get("TILESCOPE_RECORD_STAND_IN") == "1":  # the dry run only: see that module
+    import tilescope_dry_run_standin as _standin
 
     def _both(*patches: Any) -> Any:
         def patch(module: Any) -> None:

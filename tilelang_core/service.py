@@ -16,7 +16,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from tilescope.core.discovery import discover, instantiations, syntax_diagnostic
+from tilescope.core.discovery import Instantiation, discover, instantiations, syntax_diagnostic
+from tilescope.core.dry_run import dry_run
 from tilescope.core.environment import gpu_message
 from tilescope.core.model import (
     Diagnostic,
@@ -49,8 +50,12 @@ class Analyzer:
         memory_mb: int = 6144,
         python: str | None = None,
         cache_size: int = 64,
+        dry_run: bool = False,
     ) -> None:
+        """``dry_run``: where the static sources leave a kernel without every size, run the file's own
+        ``__main__`` with stand-in kernels to learn them (``dry_run.py``); only for a trusted workspace."""
         self.timeout_s = timeout_s
+        self.dry_run = dry_run
         self.memory_mb = memory_mb
         self.python = python or sys.executable
         self._lock = threading.Lock()
@@ -159,7 +164,7 @@ class Analyzer:
         problem = target_error(target)
         if problem:
             return _file_only(path, target, discover(source, path), Diagnostic("error", problem, Span(1), "bad-target"))
-        found = instantiations(source, path)  # computed once, here: the worker builds what it is sent
+        found = self._instantiations(source, path, target)  # computed once, here: the worker builds what it is sent
         discovered = [i.kernel for i in found]
         if not discovered:
             return _file_only(path, target, [], _NO_KERNELS)
@@ -186,6 +191,14 @@ class Analyzer:
             file_diagnostics.extend(d for d in partial.diagnostics if d not in file_diagnostics)
         return FileAnalysis(
             path=path, target=target, kernels=kernels, discovered=discovered, diagnostics=file_diagnostics
+        )
+
+    def _instantiations(self, source: str, path: str, target: str) -> list[Instantiation]:
+        """Discovery, with this analyzer's dry run (same interpreter and memory limit as its worker)."""
+        if not self.dry_run or path.startswith("<"):
+            return instantiations(source, path)
+        return instantiations(
+            source, path, lambda: dry_run(path, python=self.python, memory_mb=self.memory_mb, target=target)
         )
 
     def _analyze_one(
@@ -277,7 +290,9 @@ class Analyzer:
             "source": source,
             "target": target,
             "kernel": kernel,
-            "instantiations": [to_json(i) for i in instantiations(source, path) if i.kernel.name == kernel],
+            "instantiations": [
+                to_json(i) for i in self._instantiations(source, path, target) if i.kernel.name == kernel
+            ],
             "args": args,
             "index": index,
         }
