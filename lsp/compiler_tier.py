@@ -71,6 +71,7 @@ class CompilerTier:
                 self._executor.submit(self._analyzer.close)
             self._analyzer = Analyzer(timeout_s=settings.timeout, python=settings.python)
             self._analyzer_python = settings.python
+        self._analyzer.dry_run = settings.trusted and settings.dry_run
         return self._analyzer
 
     def warm(self) -> None:

@@ -196,6 +196,12 @@ def _diagnostic(path: str, d: Diagnostic) -> str:
 def render_kernel(k: KernelModel) -> list[str]:
     args = ", ".join(f"{key}={value}" for key, value in k.args.items())
     out = [f"kernel {k.kernel}({args})  target {k.target}"]
+    ran = {}
+    for name, source in k.arg_sources.items():
+        if source.startswith("dry run"):
+            ran.setdefault(source, []).append(name)
+    for source, names in ran.items():
+        out.append(f"  sizes    {', '.join(names)} from a {source}")
     if k.launch:
         ws = (
             f" → {k.launch.threads_after_ws} after warp specialisation"
