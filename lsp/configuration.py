@@ -12,10 +12,9 @@ from tilescope.lsp.settings import SECTION, Settings, merged
 
 
 def initialize(ls: TilescopeServer, params: types.InitializeParams) -> None:
+    """Trusted: the compiler worker starts now (it imports TileLang: seconds), while the client finishes
+    starting and opens its first file; every file then shares it."""
     ls.settings = merged(ls.settings, params.initialization_options)
-
-
-def initialized(ls: TilescopeServer, params: types.InitializedParams) -> None:
     ls.compiler.warm()
 
 

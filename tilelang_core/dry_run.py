@@ -122,6 +122,14 @@ def importing_test(path: Path, source: str) -> Path | None:
     return None
 
 
+def import_root(file: Path) -> Path:
+    """The folder ``import pkg.mod`` works from: above the outermost package (``__init__.py``) holding ``file``."""
+    folder = file.parent
+    while (folder / "__init__.py").exists() and folder.parent != folder:
+        folder = folder.parent
+    return folder
+
+
 def dry_run(
     path: str,
     *,
@@ -182,7 +190,7 @@ def _run(
         if target.startswith("sm_"):  # what TileLang detects on such a GPU, for kernels that ask at build time
             env["TILELANG_DEFAULT_TARGET"] = json.dumps({"kind": "cuda", "arch": target})
         env = hook_env(hooks, out, env)
-        env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], str((test or file).parent)])
+        env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], str(import_root(file))])
         stop: str | None = None
         try:
             child = Supervised(
@@ -197,7 +205,8 @@ def _run(
         except (OSError, SupervisorLost) as err:
             return DryRun(str(file), digest, command, stop=f"could not start ({err})")
         try:
-            wait_for_hook(child.process, out, wall_s, idle_s)
+            code = wait_for_hook(child.process, out, wall_s, idle_s)
+            stop = f"exit status {code}" if code else None
         except subprocess.TimeoutExpired as stopped:
             stop = "idle" if stopped.timeout == idle_s else "timeout"
         finally:
@@ -211,7 +220,7 @@ def _run(
         own = line.get("file") and os.path.realpath(line["file"]) == str(file)
         if line.get("event") == "instance" and own and name not in instances and name not in tuned:
             instances[name] = {k: v for k, v in line.items() if k not in ("pid", "event")}
-    return DryRun(str(file), digest, command, instances, stop or error, round(time.monotonic() - start, 1))
+    return DryRun(str(file), digest, command, instances, error or stop, round(time.monotonic() - start, 1))
 
 
 def _load(cached: Path, digest: str) -> DryRun | None:
