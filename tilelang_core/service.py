@@ -13,11 +13,12 @@ import json
 import sys
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tilescope.core.discovery import Instantiation, discover, instantiations, syntax_diagnostic
-from tilescope.core.dry_run import dry_run
+from tilescope.core.dry_run import DryRun, Planned, cached, dry_run, execute, pending, plan, store
 from tilescope.core.environment import gpu_message
 from tilescope.core.model import (
     Diagnostic,
@@ -30,6 +31,7 @@ from tilescope.core.model import (
     from_json,
     to_json,
 )
+from tilescope.core.supervise import Supervised
 from tilescope.core.targets import target_error
 from tilescope.core.worker_link import WorkerError, WorkerLink
 
@@ -51,11 +53,18 @@ class Analyzer:
         python: str | None = None,
         cache_size: int = 64,
         dry_run: bool = False,
+        on_dry_run: Callable[[str], None] | None = None,
     ) -> None:
         """``dry_run``: where the static sources leave a kernel without every size, run the file's own
-        ``__main__`` with stand-in kernels to learn them (``dry_run.py``); only for a trusted workspace."""
+        ``__main__`` with stand-in kernels to learn them (``dry_run.py``); only for a trusted workspace.
+        With ``on_dry_run``, a run not cached yet goes on in the background (its kernels say so meanwhile)
+        and ``on_dry_run(path)`` is called when it has finished, to analyse the file again."""
         self.timeout_s = timeout_s
         self.dry_run = dry_run
+        self._on_dry_run = on_dry_run
+        self._dry_runs: set[str] = set()
+        """Cache files of the runs going on in the background."""
+        self._dry_children: set[Supervised] = set()
         self.memory_mb = memory_mb
         self.python = python or sys.executable
         self._lock = threading.Lock()
@@ -87,6 +96,8 @@ class Analyzer:
             worker = self._worker
         if worker is not None:
             worker.process.kill()
+        for child in list(self._dry_children):
+            child.kill()
         self.close()
 
     def warm(self) -> None:
@@ -197,9 +208,41 @@ class Analyzer:
         """Discovery, with this analyzer's dry run (same interpreter and memory limit as its worker)."""
         if not self.dry_run or path.startswith("<"):
             return instantiations(source, path)
-        return instantiations(
-            source, path, lambda: dry_run(path, python=self.python, memory_mb=self.memory_mb, target=target)
-        )
+        if self._on_dry_run is None:
+            return instantiations(
+                source, path, lambda: dry_run(path, python=self.python, memory_mb=self.memory_mb, target=target)
+            )
+        return instantiations(source, path, lambda: self._background_dry_run(path, target))
+
+    def _background_dry_run(self, path: str, target: str) -> DryRun | None:
+        planned = plan(path, self.python)
+        if planned is None:
+            return None
+        found = cached(planned)
+        if found is not None:
+            return found
+        with self._state_lock:
+            if self._stopped:
+                return None
+            started = str(planned.cached) not in self._dry_runs
+            self._dry_runs.add(str(planned.cached))
+        if started:
+            threading.Thread(target=self._dry_run_then_tell, args=(planned, target), daemon=True).start()
+        return pending(planned)
+
+    def _dry_run_then_tell(self, planned: Planned, target: str) -> None:
+        try:
+            result = execute(
+                planned, python=self.python, memory_mb=self.memory_mb, target=target, children=self._dry_children
+            )
+        finally:
+            with self._state_lock:
+                self._dry_runs.discard(str(planned.cached))
+                stopped = self._stopped
+        if stopped or self._on_dry_run is None:
+            return  # ended by stop(): not a result to keep
+        store(planned, result)
+        self._on_dry_run(str(planned.file))
 
     def _analyze_one(
         self,

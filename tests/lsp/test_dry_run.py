@@ -73,6 +73,11 @@ async def test_an_untrusted_workspace_never_runs_the_program(untrusted: Language
 async def test_a_trusted_workspace_learns_the_sizes_and_hover_says_where_from(trusted: LanguageClient) -> None:
     path, marker = program(SCRATCH / "trusted")
     uri = open_file(trusted, path)
+
+    def waiting() -> bool:  # the first analysis does not wait for the dry run: it says the run is under way
+        return any("is under way" in d.message for d in trusted.diagnostics.get(uri, ()))
+
+    await until(waiting, timeout=WAIT_S, what="a kernel waiting for the dry run")
     line = next(i for i, text in enumerate(path.read_text().splitlines()) if "B[bx * block_M + i, j] = A" in text)
     column = path.read_text().splitlines()[line].index("A[") + 1
     where = types.HoverParams(text_document=types.TextDocumentIdentifier(uri), position=types.Position(line, column))
@@ -82,7 +87,7 @@ async def test_a_trusted_workspace_learns_the_sizes_and_hover_says_where_from(tr
         nonlocal text
         hover = await within(trusted.text_document_hover_async(where))
         text = hover.contents.value if hover else ""
-        return "(compiled facts)" in text
+        return "(compiled facts)" in text and "dry run of main()" in text
 
     deadline = asyncio.get_running_loop().time() + WAIT_S
     while not await compiled():
@@ -102,3 +107,28 @@ async def test_the_setting_turns_the_dry_run_off(opted_out: LanguageClient) -> N
 
     await until(missing, timeout=WAIT_S, what="the compiler tier's missing-args warning")
     assert not marker.exists()
+
+
+async def test_revoking_trust_ends_a_dry_run_under_way(trusted: LanguageClient) -> None:
+    folder = SCRATCH / "revoked"
+    path, _ = program(folder)
+    pid_file = folder / "pid"
+    stalls = "    Path(__file__).with_name('pid').write_text(str(os.getpid()))\n    time.sleep(600)\n"
+    path.write_text(
+        "import os\nimport time\nfrom pathlib import Path\n"
+        + path.read_text().replace("def main(args):\n", "def main(args):\n" + stalls)
+    )
+    open_file(trusted, path)
+    await until(pid_file.exists, timeout=WAIT_S, what="the dry run to start")
+    pid = int(pid_file.read_text())
+    trusted.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"trusted": False}))
+    await until(lambda: not _alive(pid), timeout=15, what="the dry run to end")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split(")")[-1].split()[0] != "Z"
