@@ -12,12 +12,13 @@ worker can pass to a factory: concrete values only. Nothing here executes user c
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tilescope.core.errors import surrogate_error, syntax_error
 from tilescope.core.model import Diagnostic, KernelRef
-from tilescope.core.record import recorded_arguments
+from tilescope.core.record import recorded_instance
+from tilescope.core.record_values import is_encoded
 from tilescope.core.static import analyze_source
 
 _CONCRETE = (int, float, str, bool, tuple)
@@ -40,6 +41,10 @@ class Instantiation:
     missing: list[str]
     target: str | None = None
     """A ``target=`` given by the kernel's directive."""
+    unrecorded: dict[str, str] = field(default_factory=dict)
+    """Arguments the recorded instance was built with that the record could not keep, and why."""
+    device: dict[str, Any] | None = None
+    """The properties of the GPU the recorded run had (``device_profile``), when it had one."""
 
 
 def syntax_diagnostic(source: str, path: str = "<string>") -> Diagnostic | None:
@@ -69,9 +74,12 @@ def instantiations(source: str, path: str = "<string>") -> list[Instantiation]:
         bindings = [b for b in kernel.bindings if isinstance(b.value, _CONCRETE)]
         given = {b.name: (_passed(b.value), b.origin) for b in bindings if b.origin == "call"}
         known = {p.name for p in kernel.ref.params}
-        recorded = recorded_arguments(path, kernel.ref.name) or {}
-        given.update({name: (value, "recorded") for name, value in recorded.items() if name in known})
-        given.update({b.name: (_passed(b.value), b.origin) for b in bindings if b.origin == "directive"})
+        entry = recorded_instance(path, kernel.ref.name) or {}
+        recorded = {**(entry.get("args") or {}), **(entry.get("consts") or {})}
+        given.update({k: (v, "recorded") for k, v in recorded.items() if k in known and is_encoded(v)})
+        directive = {b.name: (_passed(b.value), b.origin) for b in bindings if b.origin == "directive"}
+        given.update(directive)
+        unrecorded = {k: str(why) for k, why in (entry.get("unrecorded") or {}).items() if k not in directive}
         args = {name: value for name, (value, _) in given.items()}
         sources = {name: origin for name, (_, origin) in given.items()}
         missing = []
@@ -83,5 +91,5 @@ def instantiations(source: str, path: str = "<string>") -> list[Instantiation]:
             else:
                 sources[param.name] = "default"
         target = kernel.target if kernel.target != static.target else None
-        found.append(Instantiation(kernel.ref, args, sources, missing, target))
+        found.append(Instantiation(kernel.ref, args, sources, missing, target, unrecorded, entry.get("device")))
     return found

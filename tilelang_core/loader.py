@@ -109,8 +109,13 @@ def definitions_only(tree: ast.Module) -> ast.Module:
         if _keep(stmt):
             bound |= _bound_names(stmt)
         if isinstance(stmt, ast.Try) and _keep(stmt):
+            # ``except ImportError: from old.place import x`` (code for several releases) stays whole.
             stmt.handlers = [
-                ast.ExceptHandler(type=h.type, name=h.name, body=[ast.Pass()], lineno=h.lineno, col_offset=h.col_offset)
+                h
+                if all(_keep(s) for s in h.body)
+                else ast.ExceptHandler(
+                    type=h.type, name=h.name, body=[ast.Pass()], lineno=h.lineno, col_offset=h.col_offset
+                )
                 for h in stmt.handlers
             ]
             stmt.orelse, stmt.finalbody = [], []
@@ -290,6 +295,11 @@ def build_prim_func(namespace: dict[str, Any], inst: Instantiation) -> Any:
         return obj
     getter = getattr(obj, "get_tir", None)  # @tilelang.jit: build the PrimFunc, compile nothing
     if getter is not None:
+        # TileLang keeps each argument set's PrimFunc (``p1_cache``); a build for another target or device
+        # profile must run the function again, as a new process would.
+        cache = getattr(getattr(obj, "func", None), "p1_cache", None)
+        if isinstance(cache, dict):
+            cache.clear()
         return getter(**inst.args)
     return obj(**inst.args)
 
