@@ -62,7 +62,7 @@ def check(paths: list[Path], jobs: int, extra: tuple[str, ...] = LIMIT) -> tuple
         )
         wall = time.perf_counter() - start
     data = json.loads(done.stdout)
-    return data["files"] if "files" in data else [data], wall  # one file: its FileAnalysis alone
+    return data.get("files", [data]), wall  # one file: its FileAnalysis alone
 
 
 def _same(a: Any, b: Any) -> bool:

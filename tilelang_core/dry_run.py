@@ -76,13 +76,10 @@ class DryRun:
         line = f", line {called['line']}" if called.get("line") else ""
         return f"dry run of {where}{place}{line}"
 
-    def arguments(self, kernel: str) -> dict[str, Any] | None:
-        """The values the run built ``kernel`` with: its arguments and the ``T.const`` sizes its tensors bound."""
-        entry = self.instances.get(kernel)
-        if entry is None:
-            return None
-        values = {**entry.get("consts", {}), **entry.get("args", {})}
-        return {k: v for k, v in values.items() if isinstance(v, int | float | str | bool)}
+    def instance(self, kernel: str) -> dict[str, Any] | None:
+        """The first instance the run built of ``kernel``, as ``instances.json`` holds one: its arguments
+        (``record_values``'s form), the ``T.const`` sizes its tensors bound, what could not be recorded."""
+        return self.instances.get(kernel)
 
     def why_not(self, kernel: str) -> str:
         """Why the run gave no values for ``kernel``, for the missing-arguments diagnostic."""

@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tilescope.core.record_values import is_encoded
+
 INSTANCES_VERSION = 1
 INSTANCES = Path(".tilescope") / "instances.json"
 _GPU_STOP = re.compile(r"CUDA|NVIDIA driver|No registered target detector|GPU|nvcc", re.IGNORECASE)
@@ -113,6 +115,7 @@ def hook_env(hook_dir: Path, out: Path, env: dict[str, str]) -> dict[str, str]:
     """Put the hook beside a private ``sitecustomize`` in ``hook_dir``; ``env`` with it loaded, writing to ``out``."""
     shutil.copy(Path(__file__).with_name("record_hook.py"), hook_dir / "tilescope_record_hook.py")
     shutil.copy(Path(__file__).with_name("dry_run_standin.py"), hook_dir / "tilescope_dry_run_standin.py")
+    shutil.copy(Path(__file__).with_name("record_values.py"), hook_dir / "tilescope_record_values.py")
     (hook_dir / "sitecustomize.py").write_text(_SITECUSTOMIZE)
     path = os.pathsep.join(p for p in [str(hook_dir), env.get("PYTHONPATH", "")] if p)
     return {**env, "PYTHONPATH": path, "TILESCOPE_RECORD": str(out)}
@@ -151,6 +154,9 @@ def merge(workspace: Path, instances: list[dict[str, Any]], tuned: list[dict[str
             "args": raw.get("args") or {},
             "consts": raw.get("consts") or {},
             "tensors": raw.get("tensors") or {},
+            "unrecorded": raw.get("unrecorded") or {},
+            "error": raw.get("error"),
+            "device": raw.get("device"),
             "pass_configs": raw.get("pass_configs") or {},
             "target": raw.get("target"),
             "out_idx": raw.get("out_idx"),
@@ -228,15 +234,21 @@ def wait_for_hook(process: subprocess.Popen[bytes], out: Path, timeout_s: float 
                 raise subprocess.TimeoutExpired(process.args, idle_s) from None
 
 
-def recorded_arguments(path: str, kernel: str) -> dict[str, Any] | None:
-    """The most recent recorded values for a kernel of a file: its arguments and ``T.const`` values."""
+def recorded_instance(path: str, kernel: str) -> dict[str, Any] | None:
+    """The most recent recorded instantiation of a kernel of a file, as ``instances.json`` holds it."""
     instances = find_instances(path)
     if instances is None:
         return None
     workspace = instances.parent.parent
     file = _relative(path, workspace)
-    for entry in load(instances):
-        if entry["file"] == file and entry["kernel"] == kernel:
-            values = {**entry.get("args", {}), **entry.get("consts", {})}
-            return {k: v for k, v in values.items() if isinstance(v, int | float | str | bool)}
-    return None
+    return next((e for e in load(instances) if e["file"] == file and e["kernel"] == kernel), None)
+
+
+def recorded_arguments(path: str, kernel: str) -> dict[str, Any] | None:
+    """The most recent recorded values for a kernel of a file: its arguments and ``T.const`` values,
+    in ``record_values``'s form (plain values as they are)."""
+    entry = recorded_instance(path, kernel)
+    if entry is None:
+        return None
+    values = {**(entry.get("args") or {}), **(entry.get("consts") or {})}
+    return {k: v for k, v in values.items() if is_encoded(v)}

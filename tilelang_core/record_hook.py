@@ -2,7 +2,9 @@
 
 It is copied next to a ``sitecustomize.py`` on ``PYTHONPATH``, so it must import nothing of
 Tilescope (the program may run in an interpreter without it) and cost nothing until TileLang is
-imported. It then wraps ``T.prim_func`` (a factory building a kernel: its own arguments, read from
+imported. Argument values are stored in ``record_values``'s form (dataclasses, enums, dtypes,
+tuples, callables by name) or with why they cannot be. It then wraps ``T.prim_func`` (a factory
+building a kernel: its own arguments, read from
 the calling frame), ``JITImpl.get_tir`` (``@tilelang.jit``: arguments, ``T.const`` values read
 from the tensors passed, ``pass_configs``, ``target``, ``out_idx``) and the autotuner's result (the
 config it chose). Lines go to the file named by ``TILESCOPE_RECORD``, appended whole, so several
@@ -29,6 +31,11 @@ import textwrap
 import threading
 import traceback
 from typing import Any
+
+try:
+    import tilescope_record_values as _values
+except ImportError:  # imported from the package rather than beside ``sitecustomize``
+    from tilescope.core import record_values as _values
 
 _OUT = os.environ.get("TILESCOPE_RECORD", "")
 _state = threading.local()
@@ -82,8 +89,12 @@ def _consts(func: Any, prim_func: Any) -> dict[str, int]:
             target, call = node.arg, node.annotation
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             target, call = node.targets[0].id, node.value
-        if isinstance(call, ast.Subscript):
-            call = ast.Call(func=call.value, args=[call.slice], keywords=[])
+        if isinstance(call, ast.Subscript):  # T.Tensor[(M, K), dtype]: the shape is the first item
+            index = call.slice
+            first = index.elts[0] if isinstance(index, ast.Tuple) and index.elts else index
+            if isinstance(index, ast.Tuple) and not isinstance(first, ast.Tuple | ast.List):
+                first = index  # T.Tensor[M, K]: every item is a dimension
+            call = ast.Call(func=call.value, args=[first], keywords=[])
         if target and isinstance(call, ast.Call) and call.args and isinstance(call.args[0], ast.Tuple | ast.List):
             dims = call.args[0].elts
             shapes[target] = [d.id if isinstance(d, ast.Name) else None for d in dims]
@@ -98,6 +109,31 @@ def _consts(func: Any, prim_func: Any) -> dict[str, int]:
                 if name is not None:
                     bound.setdefault(name, int(extent))
     return bound
+
+
+_DEVICE_FIELDS = (
+    "name",
+    "major",
+    "minor",
+    "multi_processor_count",
+    "total_memory",
+    "shared_memory_per_block",
+    "shared_memory_per_block_optin",
+    "regs_per_multiprocessor",
+    "max_threads_per_multi_processor",
+    "warp_size",
+    "L2_cache_size",
+)
+
+
+def _device() -> dict[str, Any] | None:
+    """The GPU the program builds for, as ``torch.cuda.get_device_properties`` sees it (a device profile)."""
+    cuda = getattr(sys.modules.get("torch"), "cuda", None)
+    with contextlib.suppress(Exception):
+        if cuda is not None and cuda.is_available():
+            props = cuda.get_device_properties(cuda.current_device())
+            return {k: getattr(props, k) for k in _DEVICE_FIELDS if isinstance(getattr(props, k, None), int | str)}
+    return None
 
 
 def _where(func: Any) -> tuple[str | None, int | None]:
@@ -125,22 +161,34 @@ def _called_at(frame: Any) -> dict[str, Any] | None:
     return None
 
 
-def _record_jit(impl: Any, args: tuple[Any, ...], kwargs: dict[str, Any], prim_func: Any) -> None:
-    jit_func = impl.func
-    func = getattr(jit_func, "orig_func", jit_func)
-    file, line = _where(func)
+def _arguments(given: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
+    """Each argument as a rebuildable value, a tensor's shape and dtype, or why it has no recorded form."""
     values: dict[str, Any] = {}
     tensors: dict[str, Any] = {}
-    names: list[str] = []
-    with contextlib.suppress(TypeError, ValueError):
-        names = list(inspect.signature(func).parameters)
-    given = {**dict(zip(names, args, strict=False)), **kwargs}  # T.const values may come as keywords too
+    unrecorded: dict[str, str] = {}
     for name, value in given.items():
         described = _tensor(value)
         if described is not None:
             tensors[name] = described
-        elif value is None or _plain(value) is not None:
-            values[name] = _plain(value)
+            continue
+        try:
+            values[name] = _values.encode(value)
+        except _values.Unrecordable as why:
+            unrecorded[name] = str(why)
+    return values, tensors, unrecorded
+
+
+def _record_jit(
+    impl: Any, args: tuple[Any, ...], kwargs: dict[str, Any], prim_func: Any, error: str | None = None
+) -> None:
+    jit_func = impl.func
+    func = getattr(jit_func, "orig_func", jit_func)
+    file, line = _where(func)
+    names: list[str] = []
+    with contextlib.suppress(TypeError, ValueError):
+        names = list(inspect.signature(func).parameters)
+    given = {**dict(zip(names, args, strict=False)), **kwargs}  # T.const values may come as keywords too
+    values, tensors, unrecorded = _arguments(given)
     configs = {str(getattr(k, "value", k)): _plain(v) for k, v in (impl.pass_configs or {}).items()}
     out_idx = impl.out_idx
     _write(
@@ -151,11 +199,14 @@ def _record_jit(impl: Any, args: tuple[Any, ...], kwargs: dict[str, Any], prim_f
             "kernel": getattr(func, "__name__", None),
             "style": "jit",
             "args": values,
-            "consts": _consts(func, prim_func),
+            "consts": _consts(func, prim_func) if prim_func is not None else {},
             "tensors": tensors,
+            "unrecorded": unrecorded,
             "pass_configs": configs,
             "target": _plain(impl.target) if impl.target is not None else None,
             "out_idx": [out_idx] if isinstance(out_idx, int) else (list(out_idx) if out_idx else None),
+            "error": error,
+            "device": _device(),
             "called_at": _called_at(sys._getframe(2)),
         }
     )
@@ -169,7 +220,7 @@ def _record_factory() -> None:
         return
     count = code.co_argcount + code.co_kwonlyargcount
     names = code.co_varnames[:count]
-    values = {n: _plain(frame.f_locals.get(n)) for n in names}
+    values, tensors, unrecorded = _arguments({n: frame.f_locals.get(n) for n in names})
     _write(
         {
             "event": "instance",
@@ -177,9 +228,10 @@ def _record_factory() -> None:
             "line": code.co_firstlineno,
             "kernel": code.co_name,
             "style": "factory",
-            "args": {k: v for k, v in values.items() if v is not None or frame.f_locals.get(k) is None},
+            "args": values,
             "consts": {},
-            "tensors": {},
+            "tensors": tensors,
+            "unrecorded": unrecorded,
             "pass_configs": {},
             "target": None,
             "out_idx": None,
@@ -218,6 +270,10 @@ def _patch_jit(module: Any) -> None:
         _state.in_jit = True
         try:
             prim_func = original(self, *args, **kwargs)
+        except Exception as err:  # a build that needs a GPU: the arguments are still this instance's
+            with contextlib.suppress(Exception):
+                _record_jit(self, args, kwargs, None, f"{type(err).__name__}: {err}"[:300])
+            raise
         finally:
             _state.in_jit = False
         with contextlib.suppress(Exception):
@@ -233,6 +289,10 @@ def _patch_jit(module: Any) -> None:
             _state.in_jit = True
             try:
                 return infer(self, *args, **kwargs)
+            except Exception as err:  # the first call of the function raised: still this instance's arguments
+                with contextlib.suppress(Exception):
+                    _record_jit(self, args, kwargs, None, f"{type(err).__name__}: {err}"[:300])
+                raise
             finally:
                 _state.in_jit = False
 

@@ -260,15 +260,11 @@ class Analyzer:
         try:
             data, notes = self._call(payload, timeout)
         except WorkerError as err:
-            return _file_only(payload["path"], payload["target"], discovered, _worker_diagnostic(err, ref, timeout))
+            return _failed(payload, ref, discovered, _worker_diagnostic(err, ref, timeout))
         except RuntimeError as err:
             line = ref.span.line if ref else 1
-            return _file_only(
-                payload["path"],
-                payload["target"],
-                discovered,
-                Diagnostic("error", str(err), Span(line), "internal-error"),
-            )
+            failure = Diagnostic("error", str(err), Span(line), "internal-error", kernel=ref.name if ref else None)
+            return _failed(payload, ref, discovered, failure)
         result = from_json(FileAnalysis, data)
         line, column = (ref.span.line, ref.span.column) if ref else (1, 0)
         for note in notes:
@@ -353,6 +349,17 @@ def _run_failure(err: Exception, kernel: str | None, args: dict[str, Any] | None
 
 def _file_only(path: str, target: str, discovered: list[KernelRef], diagnostic: Diagnostic) -> FileAnalysis:
     return FileAnalysis(path=path, target=target, kernels=[], discovered=discovered, diagnostics=[diagnostic])
+
+
+def _failed(
+    payload: dict[str, Any], ref: KernelRef | None, discovered: list[KernelRef], failure: Diagnostic
+) -> FileAnalysis:
+    """The worker could not answer for a kernel: the kernel still appears in ``kernels``, with why."""
+    path, target = payload["path"], payload["target"]
+    if ref is None:
+        return _file_only(path, target, discovered, failure)
+    kernel = KernelModel.unanalysed(ref.name, {}, target, [failure])
+    return FileAnalysis(path=path, target=target, kernels=[kernel], discovered=discovered, diagnostics=[])
 
 
 def _worker_diagnostic(err: WorkerError, ref: KernelRef | None, timeout: float) -> Diagnostic:

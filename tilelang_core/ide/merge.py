@@ -75,7 +75,7 @@ def diagnostics(static: StaticFile, compiled: FileAnalysis | None) -> list[Diagn
     if compiled is None:
         return list(static.diagnostics)
     found = compiled.all_diagnostics()
-    built = {k.kernel for k in compiled.kernels if not any(d.severity == "error" for d in k.diagnostics)}
+    built = {k.kernel for k in compiled.kernels if k.passes and not any(d.severity == "error" for d in k.diagnostics)}
     error_lines = {d.span.line for d in found if d.severity == "error"}
     reported = {(d.code, d.kernel) for d in found}
     kept = [
