@@ -156,7 +156,10 @@ def _called_at(frame: Any) -> dict[str, Any] | None:
     while frame is not None:
         name = os.path.abspath(frame.f_code.co_filename)
         if not name.startswith(libraries) and name != os.path.abspath(__file__) and not name.startswith("<"):
-            return {"file": name, "function": frame.f_code.co_name, "line": frame.f_lineno}
+            function = frame.f_code.co_name
+            if function.startswith("<") and function != "<module>":  # a lambda: the function that wrote it
+                function = getattr(frame.f_code, "co_qualname", function).rsplit(".<locals>.", 1)[0]
+            return {"file": name, "function": function, "line": frame.f_lineno}
         frame = frame.f_back
     return None
 
