@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -41,11 +43,21 @@ def test_sizes_the_source_does_not_give_come_from_a_dry_run_of_main(tmp_path: Pa
     assert {b.name: b.shape for b in model.buffers if b.scope == "global"} == {"A": [384, 256], "B": [384, 256]}
 
 
-def test_without_the_dry_run_the_kernel_still_needs_its_sizes() -> None:
-    model = _kernel(SIZES, dry=False)
-    assert not model.passes
-    assert [d.code for d in model.diagnostics] == ["missing-args"]
+def test_check_dry_runs_by_default_and_not_with_no_dry_run() -> None:
+    def check(*extra: str) -> dict:
+        done = subprocess.run(
+            [sys.executable, "-m", "tilescope", "check", str(SIZES), "--format", "json", *extra],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return json.loads(done.stdout)["kernels"][0]
+
+    off = check("--no-dry-run")
+    assert not off["passes"] and [d["code"] for d in off["diagnostics"]] == ["missing-args"]
     assert not (cache_dir() / "dry-run").exists()
+    on = check()
+    assert on["passes"] and on["arg_sources"]["M"] == f"dry run of main(), line {MAIN_CALL_LINE}"
 
 
 def test_a_dry_run_is_cached_by_the_files_hash_in_the_instances_schema(
@@ -97,8 +109,6 @@ def test_a_run_is_held_to_the_memory_limit(tmp_path: Path) -> None:
 
 
 def _python() -> str:
-    import sys
-
     return sys.executable
 
 
