@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 import tempfile
 from pathlib import Path
 
@@ -15,13 +14,13 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.lsp.conftest import open_file, start, until, within
+from tests.lsp.conftest import TILESCOPE, open_file, start, until, within
 
 pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.slow]
 SIZES = Path(__file__).resolve().parents[1] / "core" / "fixtures" / "dry_run" / "sizes_from_run.py"
 SCRATCH = Path(tempfile.mkdtemp(prefix="tilescope-dry-run-lsp-"))
 SERVER = ClientServerConfig(
-    server_command=[sys.executable, "-m", "tilescope.lsp", "--stdio"],
+    server_command=[TILESCOPE, "lsp", "--stdio"],
     server_env={**os.environ, "TILESCOPE_CACHE_DIR": str(SCRATCH / "cache")},
 )
 WAIT_S = 180.0
