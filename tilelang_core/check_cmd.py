@@ -193,8 +193,9 @@ def _diagnostic(path: str, d: Diagnostic) -> str:
 def render_kernel(k: KernelModel) -> list[str]:
     args = ", ".join(f"{key}={value}" for key, value in k.args.items())
     out = [f"kernel {k.kernel}({args})  target {k.target}"]
-    ran = {}
-    for name, source in k.arg_sources.items():
+    ran: dict[str, list[str]] = {}
+    for name in k.args:
+        source = k.arg_sources.get(name, "")
         if source.startswith("dry run"):
             ran.setdefault(source, []).append(name)
     for source, names in ran.items():
