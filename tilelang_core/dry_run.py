@@ -132,9 +132,10 @@ def module_name(file: Path) -> str:
 
 
 def _main_runner(file: Path) -> Runner:
-    """``python -O FILE``, or ``python -O -m pkg.mod`` inside a package (its relative imports then work)."""
+    """``python -O FILE``, or ``python -O -m pkg.mod`` for a module of a package (its relative imports then
+    work); a script in a plain folder runs as a script, its folder first on ``sys.path``."""
     name = module_name(file)
-    if "." in name:
+    if (file.parent / "__init__.py").exists() and "." in name:
         return Runner(file, ["-m", name], f"python -O -m {name}")
     return Runner(file, [str(file)], f"python -O {file.name}")
 
