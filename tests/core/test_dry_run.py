@@ -51,7 +51,7 @@ def test_check_dry_runs_by_default_and_not_with_no_dry_run() -> None:
             text=True,
             check=False,
         )
-        return json.loads(done.stdout)["kernels"][0]
+        return json.loads(done.stdout)["files"][0]["kernels"][0]
 
     off = check("--no-dry-run")
     assert not off["passes"] and [d["code"] for d in off["diagnostics"]] == ["missing-args"]
