@@ -52,7 +52,6 @@ class Feature:
 
 FEATURES: tuple[Feature, ...] = (
     Feature(types.INITIALIZE, configuration.initialize),
-    Feature(types.INITIALIZED, configuration.initialized),
     Feature(types.SHUTDOWN, configuration.shutdown),
     Feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION, configuration.did_change_configuration),
     Feature(types.TEXT_DOCUMENT_DID_OPEN, sync.did_open),

@@ -40,6 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ptxas", action="store_true", help="compile to a cubin and report registers and spills")
     parser.add_argument("--format", choices=["text", "json", "sarif"], default="text", help="output format")
     parser.add_argument(
+        "--no-dry-run",
+        dest="dry_run",
+        action="store_false",
+        help="never run a file's __main__ (with stand-in kernels) to learn sizes the source does not give",
+    )
+    parser.add_argument(
         "--static",
         action="store_true",
         help="read the source only (no compiler, nothing runs; TileLang not needed here)",
@@ -82,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
         bar = _progress if sys.stderr.isatty() and not single else None
         status = Status(f"tilescope check: analysing {display_path(str(files[0]))}") if single else nullcontext()
         with status:
-            results = analyze_files(files, args.jobs, request, options.analyzer_options(), bar)
+            analyzer = {**options.analyzer_options(), "dry_run": args.dry_run}
+            results = analyze_files(files, args.jobs, request, analyzer, bar)
         if bar is not None:
             print(file=sys.stderr)
     results = [
@@ -261,6 +268,13 @@ def _diagnostic(path: str, d: Diagnostic, paint: Paint = _plain) -> str:
 def render_kernel(k: KernelModel) -> list[str]:
     args = ", ".join(f"{key}={value}" for key, value in k.args.items())
     out = [f"kernel {k.kernel}({args})  target {k.target}"]
+    ran: dict[str, list[str]] = {}
+    for name in k.args:
+        source = k.arg_sources.get(name, "")
+        if source.startswith("dry run"):
+            ran.setdefault(source, []).append(name)
+    for source, names in ran.items():
+        out.append(f"  sizes    {', '.join(names)} from a {source}")
     if k.launch:
         ws = (
             f" → {k.launch.threads_after_ws} after warp specialisation"

@@ -258,6 +258,11 @@ class KernelModel:
     def layout(self, name: str) -> Layout | None:
         return next((layout for layout in self.layouts if layout.buffer == name), None)
 
+    @classmethod
+    def unanalysed(cls, kernel: str, args: dict[str, Any], target: str, diagnostics: list[Diagnostic]) -> KernelModel:
+        """A kernel that was not built or lowered: it still appears, with why in its diagnostics."""
+        return cls(kernel, args, target, [], None, [], [], False, 0, [], diagnostics=diagnostics)
+
 
 @dataclass(frozen=True)
 class IRText:

@@ -81,7 +81,7 @@ def merged_diagnostics(static: StaticFile, compiled: FileAnalysis | None) -> lis
     if compiled is None:
         return list(static.diagnostics)
     found = compiled.all_diagnostics()
-    built = {k.kernel for k in compiled.kernels if not any(_build_error(d) for d in k.diagnostics)}
+    built = {k.kernel for k in compiled.kernels if k.passes and not any(_build_error(d) for d in k.diagnostics)}
     error_lines = {d.span.line for d in found if d.severity == "error"}
     reported = {(d.code, d.kernel) for d in found}
     kept = [
