@@ -55,7 +55,8 @@ def analyze_files(
     progress: Callable[[int, int, Path], None] | None = None,
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
 ) -> list[FileAnalysis]:
-    """Every file's analysis, in the order given, computed by ``slots`` actors (default: one per CPU)."""
+    """Every file's analysis, in the order given, computed by ``slots`` actors (default: one per CPU); no
+    ``address`` starts a new local cluster (never joining one another program started)."""
     import ray
     from ray.exceptions import RayError, RayTaskError
 
@@ -63,7 +64,9 @@ def analyze_files(
     if started_here:
         # A local cluster listens on loopback only, with a small object store (records are kilobytes).
         local = {"object_store_memory": 256 << 20, "_node_ip_address": "127.0.0.1"} if address is None else {}
-        ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False, **local)
+        ray.init(
+            address=address or "local", include_dashboard=False, log_to_driver=False, configure_logging=False, **local
+        )
     try:
         count = slots or max(1, int(ray.cluster_resources().get("CPU", os.cpu_count() or 1)))
         count = max(1, min(count, len(files)))
