@@ -37,6 +37,13 @@ Paint = Callable[[str, str], str]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="Python files with TileLang kernels, or folders")
     add_kernel_options(parser, jobs=1)
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        metavar="ADDRESS",
+        help="fan the files out over a Ray cluster (an address, auto, or none: a local one); -j N slots",
+    )
     parser.add_argument("--ptxas", action="store_true", help="compile to a cubin and report registers and spills")
     parser.add_argument("--format", choices=["text", "json", "sarif"], default="text", help="output format")
     parser.add_argument(
@@ -89,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         status = Status(f"tilescope check: analysing {display_path(str(files[0]))}") if single else nullcontext()
         with status:
             analyzer = {**options.analyzer_options(), "dry_run": args.dry_run}
-            results = analyze_files(files, args.jobs, request, analyzer, bar)
+            results = _analyze(files, args, request, analyzer, bar)
         if bar is not None:
             print(file=sys.stderr)
     results = [
@@ -169,6 +176,22 @@ def _relative(result: FileAnalysis, keep_no_kernels: bool) -> FileAnalysis:
     test file a folder search found (tests call kernels, they rarely define them)."""
     diagnostics = result.diagnostics if keep_no_kernels else [d for d in result.diagnostics if d.code != "no-kernels"]
     return replace(result, path=display_path(result.path), diagnostics=diagnostics)
+
+
+def _analyze(
+    files: list[Path],
+    args: argparse.Namespace,
+    request: dict[str, Any],
+    analyzer_options: dict[str, Any],
+    bar: Callable[[int, int, Path], None] | None,
+) -> list[FileAnalysis]:
+    """On this machine's ``-j`` workers, or on a Ray cluster's (``--ray``), in the files' order either way."""
+    if not args.ray:
+        return analyze_files(files, args.jobs, request, analyzer_options, bar)
+    from tilescope.core import cluster
+
+    address = None if args.ray == "local" else args.ray
+    return cluster.analyze_files(files, args.jobs if args.jobs > 1 else None, request, analyzer_options, address, bar)
 
 
 def _progress(done: int, total: int, file: Path) -> None:
