@@ -8,15 +8,30 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tilescope.core.kernel_options import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("mcp", help="serve Tilescope's tools to coding agents (Model Context Protocol)")
     parser.add_argument("--root", required=True, metavar="DIR", help="the workspace: only files inside it are read")
     parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on this port instead of stdio")
     parser.add_argument("--host", default="127.0.0.1", help="with --http: the address to listen on (default loopback)")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per kernel (default 60)")
-    parser.add_argument("--memory", type=int, default=6144, help="compiler worker memory limit in MiB (default 6144)")
+    parser.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT_S, help=f"seconds per kernel (default {DEFAULT_TIMEOUT_S:g})"
+    )
+    parser.add_argument(
+        "--memory",
+        type=int,
+        default=DEFAULT_MEMORY_MB,
+        help=f"worker memory limit in MiB (default {DEFAULT_MEMORY_MB})",
+    )
     parser.add_argument("--python", metavar="PATH", help="run the compiler in this interpreter (with TileLang)")
+    parser.add_argument(
+        "--no-dry-run",
+        dest="dry_run",
+        action="store_false",
+        help="never run a workspace program's __main__ (with stand-in kernels) to learn sizes the source lacks",
+    )
     parser.set_defaults(func=run)
 
 
@@ -31,7 +46,9 @@ def run(args: argparse.Namespace) -> int:
     except Refused as err:
         print(f"tilescope mcp: {err}", file=sys.stderr)
         return 2
-    session = Session(workspace, timeout_s=args.timeout, memory_mb=args.memory, python=args.python)
+    session = Session(
+        workspace, timeout_s=args.timeout, memory_mb=args.memory, python=args.python, dry_run=args.dry_run
+    )
     try:
         if args.http is not None:
             serve_http(session, args.host, args.http)

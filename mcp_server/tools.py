@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Generic, TypeVar
 
@@ -23,6 +23,7 @@ from tilescope.core.ide.ir_diff import unified
 from tilescope.core.ide.layout_view import KernelLayout, NoLayout, choose
 from tilescope.core.ide.summary import FileSummary, VariantsSummary, file_summary, variants_summary
 from tilescope.core.ide.trace_view import PassDiff, TraceView, trace_view
+from tilescope.core.kernel_options import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
 from tilescope.core.model import FileAnalysis, KernelModel, RunReport, VariantsReport, to_json
 from tilescope.core.service import Analyzer
 from tilescope.core.variants import DEFAULT_TARGETS, Pool, run_variants
@@ -170,9 +171,11 @@ class Session:
     """What every tool reads: the workspace, and the compiler tier's workers (started on first use)."""
 
     workspace: Workspace
-    timeout_s: float = 60.0
-    memory_mb: int = 6144
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    memory_mb: int = DEFAULT_MEMORY_MB
     python: str | None = None
+    dry_run: bool = True
+    """The workspace is the user's own (they named it at start): sizes may come from its programs' dry runs."""
     _stack: ExitStack = field(default_factory=ExitStack)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _analyzer: Analyzer | None = None
@@ -183,7 +186,9 @@ class Session:
         with self._lock:
             if self._analyzer is None:
                 self._analyzer = self._stack.enter_context(
-                    Analyzer(timeout_s=self.timeout_s, memory_mb=self.memory_mb, python=self.python)
+                    Analyzer(
+                        timeout_s=self.timeout_s, memory_mb=self.memory_mb, python=self.python, dry_run=self.dry_run
+                    )
                 )
             return self._analyzer
 
@@ -226,9 +231,10 @@ def _model(session: Session, given: FileInput) -> tuple[Path, KernelModel]:
 def check(session: Session, given: FileInput) -> tuple[dict[str, Any], bool]:
     path = _file(session, given)
     analysis = session.analyzer.analyze(str(path), target=given.target, kernel=given.kernel, args=given.args)
-    answer = {"summary": to_json(file_summary(analysis, _display(session, path, given)))}
+    shown = replace(analysis, path=_display(session, path, given))
+    answer = {"summary": to_json(file_summary(shown))}
     if given.detail == "full":
-        answer["full"] = to_json(analysis)
+        answer["full"] = to_json(shown)
     return sized(answer, given.detail, given.max_chars), not analysis.ok
 
 
