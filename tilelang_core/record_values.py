@@ -141,6 +141,19 @@ def is_encoded(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get(TAG), str)
 
 
+def source_value(value: Any) -> Any:
+    """The value as the static tier reads source values (numbers, strings, tuples of sizes, dtype names),
+    or ``None`` for one it has no form for (a dataclass, an enum)."""
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if isinstance(value, list) or (isinstance(value, dict) and value.get(TAG) == "tuple"):
+        items = [source_value(v) for v in (value if isinstance(value, list) else value["items"])]
+        return tuple(items) if all(i is not None for i in items) else None
+    if isinstance(value, dict) and value.get(TAG) in ("tilelang.dtype", "torch.dtype"):
+        return value["name"]
+    return None
+
+
 def describe(value: Any) -> str:
     """A short text of an encoded value, as the program would print it (``GemmConfig(block_M=64, ...)``)."""
     if isinstance(value, list):
