@@ -80,10 +80,18 @@ def run(args: argparse.Namespace) -> int:
         print(table(results))
     out = sys.stdout if fmt == "text" else sys.stderr
     if single:
-        print(summary(results[0]), file=out)
+        print(summary(results[0]) + _device_code(args.ptxas, results), file=out)
         return 0 if succeeded(results[0]) else 1
-    print(overall(results), file=out)
+    print(overall(results) + _device_code(args.ptxas, results), file=out)
     return 0 if all(r.ok for r in results) else 1
+
+
+def _device_code(compiled: bool, results: list[FileAnalysis]) -> str:
+    """Said plainly: lowering passing is not nvcc accepting the CUDA. Compiling it costs several times the
+    lowering per kernel (``benchmarks/bench_device_compile.py``), so it is asked for with ``--ptxas``."""
+    if compiled or not any(k.device_source for r in results for k in r.kernels):
+        return ""
+    return "; device code not compiled (nvcc not run: --ptxas compiles it and reports what nvcc rejects)"
 
 
 def _progress(done: int, total: int, file: Path) -> None:
