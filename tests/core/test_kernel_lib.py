@@ -209,3 +209,19 @@ def test_ir_holding_a_reducer_info_is_traced_on_tilelang_0_1_10(tmp_path: Path) 
     model = result.kernel("row_sum")
     assert model is not None and any(p.changed for p in model.passes)
     assert any(b.name == "acc" for b in model.buffers)
+
+
+def test_an_argument_the_record_could_not_keep_is_said_not_guessed(tmp_path: Path, analyzer: Analyzer) -> None:
+    workspace = tmp_path / "kernel_lib"
+    shutil.copytree(LIBRARY, workspace)
+    why = "'pick' is defined inside a function (or is a lambda)"
+    entry = {"file": KERNEL_FILES["matmul"], "kernel": "matmul", "args": {"M": 256, "N": 256, "K": 256}}
+    entry["unrecorded"] = {"epilogue": why}
+    (workspace / ".tilescope").mkdir()
+    (workspace / ".tilescope" / "instances.json").write_text(json.dumps({"version": 1, "instances": [entry]}))
+    result = analyzer.analyze(str(workspace / KERNEL_FILES["matmul"]))
+    (problem,) = result.all_diagnostics()
+    assert (problem.code, problem.severity, problem.kernel) == ("record-incomplete", "warning", "matmul")
+    assert f"'epilogue' was {why}" in problem.message and "# tilescope: epilogue=..." in problem.message
+    # Building with the default epilogue would be another kernel than the program's: nothing is built.
+    assert [k.kernel for k in result.kernels] == ["matmul"] and not result.kernels[0].passes
