@@ -204,6 +204,10 @@ def test_ir_holding_a_reducer_info_is_traced_on_tilelang_0_1_10(tmp_path: Path) 
     path.write_text(REDUCER)
     with Analyzer(timeout_s=180, python=str(OLDEST)) as old:
         result = old.analyze(str(path))
+        model = result.kernel("row_sum")
+        assert model is not None
+        layout = next(p.index for p in model.passes if p.name == "tl.LayoutInference")
+        assert "acc" in old.pass_ir(str(path), kernel="row_sum", index=layout).text  # the trace prints it too
     assert [k.kernel for k in result.kernels] == ["row_sum", "copy"]
     assert not result.all_diagnostics(), result.all_diagnostics()
     model = result.kernel("row_sum")
