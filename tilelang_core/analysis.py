@@ -20,7 +20,7 @@ from tilescope.core import (
     extract,
     launch_records,
     ptxas,
-    record_values,
+    record_rebuild,
 )
 from tilescope.core.compat import spans
 from tilescope.core.discovery import Instantiation
@@ -257,7 +257,7 @@ def _analyze_kernel(
     if inst.unrecorded:
         return KernelRun(_empty(name, dict(inst.args), target, [_unrecorded(inst)]), None)
     try:
-        inst = replace(inst, args={k: record_values.decode(v, namespace, path) for k, v in inst.args.items()})
+        inst = replace(inst, args={k: record_rebuild.decode(v, namespace, path) for k, v in inst.args.items()})
     except Exception as err:  # a recorded class or enum that the file no longer has
         return KernelRun(_empty(name, dict(inst.args), target, [_stale_record(inst, err)]), None)
     args = _bound_args(namespace[name], inst)

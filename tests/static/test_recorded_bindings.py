@@ -7,9 +7,7 @@ import json
 from pathlib import Path
 
 from tilescope.core.discovery import instantiations
-from tilescope.core.ide.describe import hover
-from tilescope.core.ide.hints import inlay_hints
-from tilescope.core.ide.merge import Facts
+from tilescope.core.ide import Facts, describe_at, inlay_hints
 from tilescope.core.static import analyze_source
 
 KERNEL = """\
@@ -56,7 +54,7 @@ def test_recorded_values_size_the_static_hints_and_hover(tmp_path: Path) -> None
     labels = {h.label for h in inlay_hints(Facts(static))}
     assert "64×256 · float16 · local.fragment" in labels and "1024×256 · float16" in labels
     assert "grid 16 · 128 threads" in labels
-    tip = hover(Facts(static), 10, 13)
+    tip = describe_at(Facts(static), 10, 13)
     assert tip is not None and "N=256 (recorded in .tilescope/instances.json)" in tip.markdown
     assert not [d for d in static.diagnostics if d.code == "missing-values"]
 
