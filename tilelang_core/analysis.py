@@ -301,7 +301,15 @@ def _analyze_kernel(
     launches = [first, *launches[1:]] if first is not None else launches
     diagnostics: list[Diagnostic] = list(warnings)
     if lowered.error is not None:
-        diagnostics.append(errors.lowering_error(lowered.error, lowered.failed_pass, name, line, buffers, accesses))
+        failure = errors.lowering_error(lowered.error, lowered.failed_pass, name, line, buffers, accesses)
+        if profile is not None:  # built for a device it only assumed: on the user's own GPU it may build
+            failure = replace(
+                failure,
+                severity="warning",
+                message=f"{failure.message} (built for {profile.describe()}, which the kernel asked about; "
+                "give --target for the GPU it runs on, or record a run there)",
+            )
+        diagnostics.append(failure)
     shared = extract.shared_bytes(device_mod)
     overflow = _shared_overflow(shared, target, buffers, name, line)
     if overflow is not None:

@@ -164,8 +164,14 @@ def succeeded(result: FileAnalysis) -> bool:
     return result.ok and any(_lowered(k) for k in result.kernels)
 
 
+_FAILED_LOWERING = {"compile-error", "layout-inference"}
+"""Lowering failures, whatever their severity (a warning where the build assumed the device)."""
+
+
 def _lowered(kernel: KernelModel) -> bool:
-    return bool(kernel.passes) and not any(d.severity == "error" for d in kernel.diagnostics)
+    return bool(kernel.passes) and not any(
+        d.severity == "error" or d.code in _FAILED_LOWERING for d in kernel.diagnostics
+    )
 
 
 def summary(result: FileAnalysis) -> str:

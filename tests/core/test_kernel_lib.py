@@ -229,3 +229,38 @@ def test_an_argument_the_record_could_not_keep_is_said_not_guessed(tmp_path: Pat
     assert f"'epilogue' was {why}" in problem.message and "# tilescope: epilogue=..." in problem.message
     # Building with the default epilogue would be another kernel than the program's: nothing is built.
     assert [k.kernel for k in result.kernels] == ["matmul"] and not result.kernels[0].passes
+
+
+ASSUMED = """\
+import tilelang
+import tilelang.language as T
+from tilelang.carver.arch import driver
+
+
+@tilelang.jit(out_idx=[-1])
+def tmem_copy(M=128, N=128):
+    sm_num = driver.get_num_sms()
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float16"), B: T.Tensor((M, N), "float16")):
+        with T.Kernel(sm_num, threads=128):
+            C_tmem = T.alloc_tmem([M, N], "float16")
+            C_local = T.alloc_fragment((M, N), "float16")
+            T.copy(C_tmem, C_local)
+            T.copy(C_local, B)
+
+    return main
+"""
+
+
+def test_a_build_for_an_assumed_device_that_fails_is_a_warning_not_an_error(tmp_path: Path, analyzer: Analyzer) -> None:
+    # Tensor memory exists on sm_100 only: built for the H100 the target suggests, lowering fails, but on
+    # the GPU the program runs on it may not: the failure is said, as a warning naming the assumption.
+    path = tmp_path / "assumed.py"
+    path.write_text(ASSUMED)
+    result = analyzer.analyze(str(path))
+    codes = {(d.code, d.severity) for d in result.all_diagnostics()}
+    assert ("device-profile", "information") in codes
+    failure = next(d for d in result.all_diagnostics() if d.code in ("compile-error", "layout-inference"))
+    assert failure.severity == "warning" and "built for the known properties of NVIDIA H100" in failure.message
+    assert not [d for d in result.all_diagnostics() if d.severity == "error"]
