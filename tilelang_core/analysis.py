@@ -54,11 +54,12 @@ def analyze_file(
     The caller has already reported syntax errors, a bad target and a file without kernels; what is
     left here is what needs the user's code: loading the module, building and lowering.
     """
-    namespace, failure = _load(source, path)
-    if namespace is None:
+    loaded = _load(source, path)
+    if loaded[0] is None:
         # Each kernel still appears (not lowered); why is the file's diagnostic.
         kernels = [_empty(i.kernel.name, dict(i.args), i.target or target, []) for i in found]
-        return FileAnalysis(path=path, target=target, kernels=kernels, discovered=[], diagnostics=[failure]), {}
+        return FileAnalysis(path=path, target=target, kernels=kernels, discovered=[], diagnostics=[loaded[1]]), {}
+    namespace = loaded[0]
 
     runs: dict[str, KernelRun] = {}
     static = {} if spans.STAMPED else {k.ref.name: k for k in analyze_source(source, path, target=target).kernels}
