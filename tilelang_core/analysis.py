@@ -20,7 +20,7 @@ from tilescope.core import (
     extract,
     launch_records,
     ptxas,
-    record_values,
+    record_rebuild,
 )
 from tilescope.core.compat import spans
 from tilescope.core.discovery import Instantiation
@@ -261,7 +261,7 @@ def _analyze_kernel(
     if inst.unrecorded:
         return KernelRun(_empty(name, dict(inst.args), target, [_unrecorded(inst)]), None)
     try:
-        inst = replace(inst, args={k: record_values.decode(v, namespace, path) for k, v in inst.args.items()})
+        inst = replace(inst, args={k: record_rebuild.decode(v, namespace, path) for k, v in inst.args.items()})
     except Exception as err:  # a recorded class or enum that the file no longer has
         return KernelRun(_empty(name, dict(inst.args), target, [_stale_record(inst, err)]), None)
     args = _bound_args(namespace[name], inst)
@@ -305,7 +305,15 @@ def _analyze_kernel(
     launches = [first, *launches[1:]] if first is not None else launches
     diagnostics: list[Diagnostic] = list(warnings)
     if lowered.error is not None:
-        diagnostics.append(errors.lowering_error(lowered.error, lowered.failed_pass, name, line, buffers, accesses))
+        failure = errors.lowering_error(lowered.error, lowered.failed_pass, name, line, buffers, accesses)
+        if profile is not None:  # built for a device it only assumed: on the user's own GPU it may build
+            failure = replace(
+                failure,
+                severity="warning",
+                message=f"{failure.message} (built for {profile.describe()}, which the kernel asked about; "
+                "give --target for the GPU it runs on, or record a run there)",
+            )
+        diagnostics.append(failure)
     shared = extract.shared_bytes(device_mod)
     overflow = _shared_overflow(shared, target, buffers, name, line)
     if overflow is not None:

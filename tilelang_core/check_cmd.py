@@ -124,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
     paint = painter(out)
     failed = not all(r.ok for r in results) or (single and not args.static and not succeeded(results[0]))
     line = summary(results[0], args.static) if single else overall(results, args.static)
+    line += "" if args.static else _device_code(args.ptxas, results)
     print(paint(line, "error" if failed else "ok") if fmt == "text" else line, file=out)
     return 1 if failed else 0
 
@@ -194,6 +195,14 @@ def _analyze(
     return cluster.analyze_files(files, args.jobs if args.jobs > 1 else None, request, analyzer_options, address, bar)
 
 
+def _device_code(compiled: bool, results: list[FileAnalysis]) -> str:
+    """Said plainly: lowering passing is not nvcc accepting the CUDA. Compiling it costs several times the
+    lowering per kernel (``benchmarks/bench_device_compile.py``), so it is asked for with ``--ptxas``."""
+    if compiled or not any(k.device_source for r in results for k in r.kernels):
+        return ""
+    return "; device code not compiled (nvcc not run: --ptxas compiles it and reports what nvcc rejects)"
+
+
 def _progress(done: int, total: int, file: Path) -> None:
     width = 30
     filled = width * done // max(total, 1)
@@ -256,9 +265,16 @@ def succeeded(result: FileAnalysis) -> bool:
     return result.ok and any(_lowered(k) for k in result.kernels)
 
 
+_FAILED_LOWERING = {"compile-error", "layout-inference"}
+"""Lowering failures, whatever their severity (a warning where the build assumed the device)."""
+
+
 def _lowered(kernel: KernelModel) -> bool:
-    """Lowered without a compile error (a hazard the interpreter found is an error of the program, not of lowering)."""
-    return bool(kernel.passes) and not any(d.severity == "error" and d.code not in CODES for d in kernel.diagnostics)
+    """Lowered without a compile error (a hazard the interpreter found is an error of the program, not of lowering;
+    a lowering failure is one whatever its severity, a warning where the build assumed the device)."""
+    return bool(kernel.passes) and not any(
+        (d.severity == "error" and d.code not in CODES) or d.code in _FAILED_LOWERING for d in kernel.diagnostics
+    )
 
 
 def summary(result: FileAnalysis, static: bool = False) -> str:

@@ -68,6 +68,8 @@ CODES: dict[str, Code] = {c.code: c for c in (
     _c("needs-gpu", "warning", "compiler", "Kernel '{kernel}' needs a GPU, and analysis runs without one", "Give the values in a '# tilescope: NAME=VALUE' directive, or record a real run (tilescope record)."),
     _c("not-a-kernel", "information", "compiler", "'{name}' returned {what}, not a T.prim_func", "Nothing to do if it is not a kernel; else return the prim_func."),
     _c("missing-args", "warning", "compiler", "Kernel '{kernel}' needs values for {names}", "Add a '# tilescope: NAME=VALUE' directive or pass --arg NAME=VALUE."),
+    _c("record-incomplete", "warning", "compiler", "Kernel '{kernel}' cannot be rebuilt as recorded: {reasons}", "Give the value in a '# tilescope: NAME=VALUE' directive, or record the program again."),
+    _c("device-profile", "information", "compiler", "Kernel '{kernel}' asked for the GPU while it was built ({queries}); the answers came from {profile}", "Nothing to do; record a run on the GPU (tilescope record) to use its own answers."),
     _c("build-error", "error", "compiler", "Building kernel '{kernel}' failed: {error}", "Fix the kernel at the line shown (TileLang's own checks fail here)."),
     _c("compile-error", "error", "compiler", "Lowering kernel '{kernel}' failed in pass {pass}: {error}", "Fix the kernel; the pass and the buffer it names point at the line."),
     _c("layout-inference", "error", "compiler", "Layout inference failed: no single register layout satisfies every operation on {fragments}", "Index each fragment in T.Parallel the way the operation that produced it laid it out."),

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tilescope.core.record_values import is_encoded
+from tilescope.core.record_values import is_encoded, source_value
 
 INSTANCES_VERSION = 1
 INSTANCES = Path(".tilescope") / "instances.json"
@@ -157,14 +157,28 @@ def _relative(file: str, workspace: Path) -> str:
         return Path(file).resolve().as_posix()
 
 
+_loaded: dict[Path, tuple[tuple[int, int], list[dict[str, Any]]]] = {}
+
+
 def load(path: Path) -> list[dict[str, Any]]:
+    """The file's instances; read again only when it changed (the editor asks on every edit)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return []
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    cached = _loaded.get(path)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
     try:
         data = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError):
         return []
     if not isinstance(data, dict) or data.get("version") != INSTANCES_VERSION:
         return []
-    return [e for e in data.get("instances", []) if isinstance(e, dict) and "file" in e and "kernel" in e]
+    entries = [e for e in data.get("instances", []) if isinstance(e, dict) and "file" in e and "kernel" in e]
+    _loaded[path] = (stamp, entries)
+    return entries
 
 
 def find_instances(path: str) -> Path | None:
@@ -216,3 +230,9 @@ def recorded_arguments(path: str, kernel: str) -> dict[str, Any] | None:
         return None
     values = {**(entry.get("args") or {}), **(entry.get("consts") or {})}
     return {k: v for k, v in values.items() if is_encoded(v)}
+
+
+def recorded_source_values(path: str, kernel: str) -> dict[str, Any]:
+    """The most recent recorded values of a kernel as the static tier reads values (``source_value``)."""
+    values = recorded_arguments(path, kernel) or {}
+    return {k: v for k, v in ((k, source_value(v)) for k, v in values.items()) if v is not None}

@@ -5,7 +5,8 @@ an object tagged ``{"$value": KIND, ...}``: a tuple, a dict with string keys, a 
 ``str`` subclass whose methods kernels call: ``dtype.bytes``), a torch dtype, an enum member, a
 dataclass (its ``__init__`` fields, each encoded), a named tuple, and a function or class by its
 qualified name. ``encode`` raises ``Unrecordable`` saying why a value has no such form, so a record
-says per argument why it cannot be rebuilt instead of dropping it.
+says per argument why it cannot be rebuilt instead of dropping it; ``record_rebuild.decode`` (in the
+worker: it imports TileLang) turns the form back into the value.
 
 Copied next to the record hook (``tilescope_record_values``): it must import nothing of Tilescope.
 """
@@ -39,7 +40,7 @@ def _importable(obj: Any) -> dict[str, str]:
             raise Unrecordable(f"'{qualname}' is defined in an interactive __main__")
         return {"module": module, "qualname": qualname, "file": os.path.abspath(main)}
     try:
-        found = _resolve(module, qualname)
+        found = resolve(module, qualname)
     except (ImportError, AttributeError) as err:
         raise Unrecordable(f"'{module}.{qualname}' cannot be imported by that name ({err})") from None
     if found is not obj:
@@ -47,7 +48,7 @@ def _importable(obj: Any) -> dict[str, str]:
     return {"module": module, "qualname": qualname}
 
 
-def _resolve(module: str, qualname: str) -> Any:
+def resolve(module: str, qualname: str) -> Any:
     obj: Any = importlib.import_module(module)
     for part in qualname.split("."):
         obj = getattr(obj, part)
@@ -87,51 +88,6 @@ def encode(value: Any, depth: int = 0) -> Any:
     raise Unrecordable(f"a {kind.__module__}.{kind.__qualname__}, which has no recorded form")
 
 
-def decode(value: Any, namespace: dict[str, Any] | None = None, path: str | None = None) -> Any:
-    """The value ``encode`` described. ``namespace`` is the analysed file's, for classes and functions of
-    the program's ``__main__`` when that program is the file ``path``."""
-    if isinstance(value, list):
-        return [decode(v, namespace, path) for v in value]
-    if not isinstance(value, dict) or TAG not in value:
-        return value
-    kind = value[TAG]
-    if kind == "tilelang.dtype":
-        import tilelang.language as T
-
-        return T.dtype(value["name"])
-    if kind == "torch.dtype":
-        import torch
-
-        return getattr(torch, value["name"])
-    if kind == "tuple":
-        return tuple(decode(v, namespace, path) for v in value["items"])
-    if kind == "dict":
-        return {k: decode(v, namespace, path) for k, v in value["items"].items()}
-    found = _found(value, namespace, path)
-    if kind == "enum":
-        return found[value["member"]]
-    if kind == "dataclass":
-        return found(**{k: decode(v, namespace, path) for k, v in value["fields"].items()})
-    if kind == "namedtuple":
-        return found(*(decode(v, namespace, path) for v in value["items"]))
-    if kind == "callable":
-        return found
-    raise ValueError(f"unknown recorded value kind {kind!r}")
-
-
-def _found(value: dict[str, Any], namespace: dict[str, Any] | None, path: str | None) -> Any:
-    module, qualname = value["module"], value["qualname"]
-    if module != "__main__":
-        return _resolve(module, qualname)
-    same = path is not None and os.path.abspath(path) == value.get("file")
-    if namespace is None or not same:
-        raise LookupError(f"'{qualname}' was defined in the program's __main__ ({value.get('file')}), not in this file")
-    obj: Any = namespace[qualname.split(".")[0]]
-    for part in qualname.split(".")[1:]:
-        obj = getattr(obj, part)
-    return obj
-
-
 def is_encoded(value: Any) -> bool:
     """Whether ``value`` is a form ``encode`` makes (what a record or an instantiation may carry)."""
     if value is None or type(value) in (bool, int, float, str):
@@ -139,6 +95,19 @@ def is_encoded(value: Any) -> bool:
     if isinstance(value, list):
         return all(is_encoded(v) for v in value)
     return isinstance(value, dict) and isinstance(value.get(TAG), str)
+
+
+def source_value(value: Any) -> Any:
+    """The value as the static tier reads source values (numbers, strings, tuples of sizes, dtype names),
+    or ``None`` for one it has no form for (a dataclass, an enum)."""
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if isinstance(value, list) or (isinstance(value, dict) and value.get(TAG) == "tuple"):
+        items = [source_value(v) for v in (value if isinstance(value, list) else value["items"])]
+        return tuple(items) if all(i is not None for i in items) else None
+    if isinstance(value, dict) and value.get(TAG) in ("tilelang.dtype", "torch.dtype"):
+        return value["name"]
+    return None
 
 
 def describe(value: Any) -> str:

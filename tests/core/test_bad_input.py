@@ -195,8 +195,17 @@ def test_missing_module_names_it_and_the_interpreter(analyzer: Analyzer) -> None
     assert "--python" in problem.message
 
 
-def test_gpu_query_while_building_says_it_needs_a_gpu(analyzer: Analyzer) -> None:
+def test_gpu_query_while_building_is_answered_from_the_targets_device_profile(analyzer: Analyzer) -> None:
     result = analyzer.analyze(str(FIXTURES / "gpu_query.py"))
+    (note,) = result.all_diagnostics()
+    assert (note.code, note.severity, note.span.line) == ("device-profile", "information", 7)
+    assert "get_num_sms()" in note.message and "H100" in note.message and "132 SMs" in note.message
+    model = result.kernel("persistent")
+    assert model is not None and model.launch is not None and model.launch.grid == [132]
+
+
+def test_gpu_query_a_profile_cannot_answer_says_it_needs_a_gpu(analyzer: Analyzer) -> None:
+    result = analyzer.analyze(str(FIXTURES / "gpu_query.py"), target="metal")
     (problem,) = result.all_diagnostics()
     assert (problem.code, problem.severity, problem.span.line) == ("needs-gpu", "warning", 8)
     assert "calls 'get_num_sms()', which needs a GPU" in problem.message and "directive" in problem.message

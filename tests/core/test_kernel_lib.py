@@ -204,8 +204,63 @@ def test_ir_holding_a_reducer_info_is_traced_on_tilelang_0_1_10(tmp_path: Path) 
     path.write_text(REDUCER)
     with Analyzer(timeout_s=180, python=str(OLDEST)) as old:
         result = old.analyze(str(path))
+        model = result.kernel("row_sum")
+        assert model is not None
+        layout = next(p.index for p in model.passes if p.name == "tl.LayoutInference")
+        assert "acc" in old.pass_ir(str(path), kernel="row_sum", index=layout).text  # the trace prints it too
     assert [k.kernel for k in result.kernels] == ["row_sum", "copy"]
     assert not result.all_diagnostics(), result.all_diagnostics()
     model = result.kernel("row_sum")
     assert model is not None and any(p.changed for p in model.passes)
     assert any(b.name == "acc" for b in model.buffers)
+
+
+def test_an_argument_the_record_could_not_keep_is_said_not_guessed(tmp_path: Path, analyzer: Analyzer) -> None:
+    workspace = tmp_path / "kernel_lib"
+    shutil.copytree(LIBRARY, workspace)
+    why = "'pick' is defined inside a function (or is a lambda)"
+    entry = {"file": KERNEL_FILES["matmul"], "kernel": "matmul", "args": {"M": 256, "N": 256, "K": 256}}
+    entry["unrecorded"] = {"epilogue": why}
+    (workspace / ".tilescope").mkdir()
+    (workspace / ".tilescope" / "instances.json").write_text(json.dumps({"version": 1, "instances": [entry]}))
+    result = analyzer.analyze(str(workspace / KERNEL_FILES["matmul"]))
+    (problem,) = result.all_diagnostics()
+    assert (problem.code, problem.severity, problem.kernel) == ("record-incomplete", "warning", "matmul")
+    assert f"'epilogue' was {why}" in problem.message and "# tilescope: epilogue=..." in problem.message
+    # Building with the default epilogue would be another kernel than the program's: nothing is built.
+    assert [k.kernel for k in result.kernels] == ["matmul"] and not result.kernels[0].passes
+
+
+ASSUMED = """\
+import tilelang
+import tilelang.language as T
+from tilelang.carver.arch import driver
+
+
+@tilelang.jit(out_idx=[-1])
+def tmem_copy(M=128, N=128):
+    sm_num = driver.get_num_sms()
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float16"), B: T.Tensor((M, N), "float16")):
+        with T.Kernel(sm_num, threads=128):
+            C_tmem = T.alloc_tmem([M, N], "float16")
+            C_local = T.alloc_fragment((M, N), "float16")
+            T.copy(C_tmem, C_local)
+            T.copy(C_local, B)
+
+    return main
+"""
+
+
+def test_a_build_for_an_assumed_device_that_fails_is_a_warning_not_an_error(tmp_path: Path, analyzer: Analyzer) -> None:
+    # Tensor memory exists on sm_100 only: built for the H100 the target suggests, lowering fails, but on
+    # the GPU the program runs on it may not: the failure is said, as a warning naming the assumption.
+    path = tmp_path / "assumed.py"
+    path.write_text(ASSUMED)
+    result = analyzer.analyze(str(path))
+    codes = {(d.code, d.severity) for d in result.all_diagnostics()}
+    assert ("device-profile", "information") in codes
+    failure = next(d for d in result.all_diagnostics() if d.code in ("compile-error", "layout-inference"))
+    assert failure.severity == "warning" and "built for the known properties of NVIDIA H100" in failure.message
+    assert not [d for d in result.all_diagnostics() if d.severity == "error"]

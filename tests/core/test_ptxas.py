@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from tilescope.core import Analyzer
 from tilescope.core.ptxas import find_nvcc, parse_report
@@ -35,3 +39,24 @@ def test_gemm_compiles_to_a_cubin_with_its_register_count(analyzer: Analyzer) ->
     assert result.ok and model is not None and model.resources is not None
     assert 128 <= model.resources.registers <= 255
     assert model.resources.spill_store_bytes == 0
+
+
+RULES = Path(__file__).parent / "fixtures" / "static_rules.py"
+
+
+def _check(*extra: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "tilescope", "check", str(RULES), "--kernel", "half_int_accum", *extra]
+    return subprocess.run(command, capture_output=True, text=True, timeout=600)
+
+
+def test_check_says_plainly_that_device_code_was_not_compiled() -> None:
+    # TileLang lowers a float16 GEMM accumulating in int32; only nvcc rejects the CUDA it generates.
+    done = _check()
+    assert done.returncode == 0 and "device code not compiled (nvcc not run: --ptxas" in done.stdout
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="needs nvcc (pip install 'tilescope[nvcc]')")
+def test_with_ptxas_the_kernel_nvcc_rejects_fails_the_check() -> None:
+    done = _check("--ptxas")
+    assert done.returncode == 1 and "error[ptxas-error]" in done.stdout
+    assert "device code not compiled" not in done.stdout

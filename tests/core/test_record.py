@@ -160,7 +160,8 @@ def test_the_worker_builds_the_instantiation_it_is_sent(workspace: Path, analyze
     source = (workspace / "kernels.py").read_text()
     (saxpy,) = [i for i in instantiations(source, path) if i.kernel.name == "saxpy"]
     sent = to_json(saxpy) | {"args": {"N": 512, "alpha": 2.0}, "sources": {"N": "directive", "alpha": "directive"}}
-    payload = {"op": "analyze", "path": path, "source": source, "target": "sm_90", "instantiations": [sent]}
+    payload = {"op": "analyze", "path": path, "source": source, "target": "sm_90", "kernel": "saxpy"}
+    payload |= {"instantiations": [sent], "args": None, "ptxas": False}
     data, _ = analyzer._call(payload, 120)
     (model,) = from_json(FileAnalysis, data).kernels
     assert model.args["N"] == 512 and model.arg_sources == {"N": "directive", "alpha": "directive"}

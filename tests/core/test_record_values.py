@@ -9,7 +9,8 @@ import math
 from typing import NamedTuple
 
 import pytest
-from tilescope.core.record_values import TAG, Unrecordable, decode, describe, encode
+from tilescope.core.record_rebuild import decode
+from tilescope.core.record_values import TAG, Unrecordable, describe, encode
 
 
 class Mode(enum.Enum):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tilescope.core.ide import CompiledSnapshot, facts, fingerprints, merged_diagnostics
 from tilescope.core.ide.hints import inlay_hints
-from tilescope.core.model import Diagnostic, FileAnalysis, KernelModel, Launch, Span
+from tilescope.core.model import Diagnostic, FileAnalysis, KernelModel, Launch, PassRecord, Span
 from tilescope.core.static import analyze_source
 
 FIXTURES = Path(__file__).resolve().parents[1] / "lsp" / "fixtures"
@@ -24,7 +24,7 @@ def model(name: str, **changes: object) -> KernelModel:
         "pipelines": [],
         "warp_specialized": True,
         "shared_bytes": 65536,
-        "passes": [],
+        "passes": [PassRecord(0, "tl.LayoutInference", "tile-lowering", 1.0, True)],  # it lowered
     }
     fields.update(changes)
     return KernelModel(**fields)  # type: ignore[arg-type]
@@ -44,6 +44,12 @@ def test_shared_memory_estimates_give_way_to_a_built_kernel() -> None:
     assert "shared-memory" in [d.code for d in static.diagnostics]
     compiled = FileAnalysis("budgets.py", "sm_90", [model("too_much_shared")], [], [])
     assert "shared-memory" not in [d.code for d in merged_diagnostics(static, compiled)]
+
+
+def test_a_kernel_that_was_not_lowered_leaves_the_static_estimates() -> None:
+    static = analyze_source((FIXTURES / "budgets.py").read_text())
+    compiled = FileAnalysis("budgets.py", "sm_90", [model("too_much_shared", passes=[])], [], [])
+    assert "shared-memory" in [d.code for d in merged_diagnostics(static, compiled)]
 
 
 def test_compiled_facts_apply_only_while_the_kernel_text_is_unchanged() -> None:

@@ -152,7 +152,8 @@ def _origin(binding: Binding) -> str:
     if binding.value is None:
         return f"{binding.name} chosen by the autotuner" if binding.origin == "autotune" else f"{binding.name} unknown"
     where = f", line {binding.line}" if binding.line is not None else ""
-    return f"{binding.name}={binding.value} ({binding.origin}{where})"
+    origin = "recorded in .tilescope/instances.json" if binding.origin == "recorded" else binding.origin
+    return f"{binding.name}={binding.value} ({origin}{where})"
 
 
 def _layout_lines(layout: Layout) -> list[str]:

@@ -10,10 +10,12 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import replace
+from typing import Any
 
 from tilescope.core.errors import surrogate_error
 from tilescope.core.lines import without_surrogates
 from tilescope.core.model import Diagnostic, KernelRef, Span
+from tilescope.core.record import recorded_source_values
 from tilescope.core.static import catalog
 from tilescope.core.static.bindings import bindings
 from tilescope.core.static.context import ModuleContext, bind_assignment, module_context
@@ -45,7 +47,8 @@ def analyze_source(
     uses: list[tuple[list[PrimitiveUse], int]] = []
     for placed in parsed.blocks:
         for ref, outer, body in discover_block(placed.block, context.aliases, context.tilelang):
-            kernel, found, fixed = read_kernel(ref, outer, body, context, placed)
+            recorded = recorded_source_values(path, ref.name)
+            kernel, found, fixed = read_kernel(ref, outer, body, context, placed, recorded)
             kernels.append(kernel)
             diagnostics.extend(found)
             fixes.extend(fixed)
@@ -64,9 +67,10 @@ def read_kernel(
     body_def: ast.FunctionDef,
     context: ModuleContext,
     placed: PlacedBlock,
+    recorded: dict[str, Any] | None = None,
 ) -> tuple[StaticKernel, list[Diagnostic], list[QuickFix]]:
     """One discovered kernel in file lines; unchanged text under unchanged values is read once."""
-    bound, target = bindings(ref, outer, placed.delta, context)
+    bound, target = bindings(ref, outer, placed.delta, context, recorded)
     key = (
         "kernel",
         ref.name,

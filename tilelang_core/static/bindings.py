@@ -1,6 +1,7 @@
 """Where each kernel parameter's value comes from: a directive, a call in the file, or a default.
 
-Order: the ``# tilescope: K=V ...`` comment above the def (or its decorators), then a call in the
+Order: the ``# tilescope: K=V ...`` comment above the def (or its decorators, or between them and
+the def), then what ``tilescope record`` saw the program pass, then a call in the
 same file (also inside a ``main()`` whose defaults, locals or ``argparse`` defaults supply the
 values), then the parameter's default. Each ``Binding`` records the line it was found at, so a
 hover can say where a number came from.
@@ -27,7 +28,15 @@ Call = tuple[ast.Call, dict[str, Value], int]
 
 
 def directive(lines: list[str], func: ast.FunctionDef, offset: int) -> tuple[dict[str, str], int | None]:
-    """The ``# tilescope: K=V ...`` comment just above the def or its decorators, and its line."""
+    """The ``# tilescope: K=V ...`` comment just above the def or its decorators, or between the
+    decorators and the ``def``, and its line."""
+    if func.decorator_list:
+        after = offset + max(d.end_lineno or d.lineno for d in func.decorator_list)
+        for index in range(after, offset + func.lineno - 1):
+            match = _DIRECTIVE.match(lines[index].strip()) if index < len(lines) else None
+            if match:
+                pairs = (item.split("=", 1) for item in match.group(1).split() if "=" in item)
+                return {k: v for k, v in pairs if v not in ("", "?")}, index + 1
     first = offset + min([func.lineno, *(d.lineno for d in func.decorator_list)])
     index = first - 2
     while 0 <= index < len(lines):
@@ -188,9 +197,17 @@ def run_calls(context: ModuleContext, name: str) -> list[Call]:
     return call_sites(context, name)
 
 
-def bindings(ref: KernelRef, outer: ast.FunctionDef, offset: int, context: ModuleContext) -> tuple[list[Binding], str]:
-    """Each parameter's value and origin (file lines), and the kernel's target."""
+def bindings(
+    ref: KernelRef,
+    outer: ast.FunctionDef,
+    offset: int,
+    context: ModuleContext,
+    recorded: dict[str, Value] | None = None,
+) -> tuple[list[Binding], str]:
+    """Each parameter's value and origin (file lines), and the kernel's target. ``recorded`` holds what
+    ``tilescope record`` saw the program build with: after the directive, before the file's own calls."""
     written, directive_line = directive(context.lines, outer, offset)
+    recorded = recorded or {}
     target = written.pop("target", context.target)
     calls = run_calls(context, ref.name)
     result: list[Binding] = []
@@ -208,6 +225,8 @@ def bindings(ref: KernelRef, outer: ast.FunctionDef, offset: int, context: Modul
     for param in ref.params:
         if param.name in written:
             result.append(Binding(param.name, _directive_value(written[param.name]), "directive", directive_line))
+        elif param.name in recorded:
+            result.append(Binding(param.name, recorded[param.name], "recorded", None))
         elif param.name in called:
             result.append(Binding(param.name, called[param.name][0], "call", called[param.name][1]))
         elif param.name in config:
@@ -224,6 +243,9 @@ def bindings(ref: KernelRef, outer: ast.FunctionDef, offset: int, context: Modul
     for name, text in written.items():
         if name not in {p.name for p in ref.params}:
             result.append(Binding(name, _directive_value(text), "directive", directive_line))
+    for name, value in recorded.items():  # T.const values the recorded tensors bound
+        if name not in written and name not in {p.name for p in ref.params}:
+            result.append(Binding(name, value, "recorded", None))
     return result, target
 
 

@@ -14,7 +14,7 @@ from typing import Literal
 
 from tilescope.core.model import Access, Buffer, Diagnostic, Dim, KernelRef, Span
 
-BindingOrigin = Literal["directive", "call", "autotune config 0", "default", "autotune", "const", "unknown"]
+BindingOrigin = Literal["directive", "recorded", "call", "autotune config 0", "default", "autotune", "const", "unknown"]
 """``autotune config 0``: the value of the first config of an ``@autotune`` (what the compiler tier
 builds first when it fits); ``autotune``: a parameter an ``@autotune`` decorator chooses, unknown
 where its configs are not known."""
