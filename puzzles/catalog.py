@@ -6,7 +6,6 @@ reference is loaded only when a solution is graded.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from dataclasses import dataclass, field
 from functools import cache
@@ -14,7 +13,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
-CONTENT = Path(__file__).parent / "content"
+from tilescope.puzzles.manifest import CONTENT, verified_bytes
+
 KERNEL_NAME = "kernel"
 """Every puzzle file defines its kernel factory under this name."""
 
@@ -134,11 +134,12 @@ class Puzzle:
 
 @cache
 def _load_reference(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"puzzles_reference_{path.parent.name}", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    """The reference module, run from bytes just checked against the manifest (``ContentChanged`` if they
+    differ), never from a file read again later or from a cached ``.pyc``."""
+    code = compile(verified_bytes(path), str(path), "exec", dont_inherit=True)
+    module = ModuleType(f"puzzles_reference_{path.parent.name}")
+    module.__file__ = str(path)
+    exec(code, module.__dict__)
     return module
 
 

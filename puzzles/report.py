@@ -21,6 +21,8 @@ FailureKind = Literal[
     "child-exit",
     "out-of-memory",
     "protocol-violation",
+    "content-modified",
+    "reference-bug",
 ]
 
 

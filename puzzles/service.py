@@ -121,14 +121,12 @@ class Client:
         seed: int | None = None,
         sanitize: bool = False,
         timeout_s: float = DEFAULT_TIMEOUT_S,
-        started: float | None = None,
     ) -> Report:
-        """A ``Report`` from the service; ``timeout_s`` counts from ``started`` (``time.monotonic()``, default
-        now), the service's own start included. Raises RuntimeError when the service fails or is cancelled."""
+        """A ``Report`` from the service; ``timeout_s`` counts the file's own time, not the service's start.
+        Raises RuntimeError when the service fails or is cancelled."""
         from tilescope.core.model import from_json
         from tilescope.puzzles.report import Report
 
-        started = time.monotonic() if started is None else started
         sock = _open()
         with self._lock:
             if self._cancelled:
@@ -144,7 +142,6 @@ class Client:
             "seed": seed,
             "sanitize": sanitize,
             "timeout_s": timeout_s,
-            "elapsed_s": time.monotonic() - started,
         }
         try:
             answer = _exchange(sock, message, timeout_s=3600.0)
@@ -189,7 +186,6 @@ def stop() -> bool:
 def _answer(grader: IsolatedGrader, message: dict[str, Any]) -> dict[str, Any]:
     from tilescope.core.model import to_json
 
-    elapsed = max(0.0, float(message.get("elapsed_s") or 0.0))
     report = grader.grade(
         str(message["puzzle"]),
         str(message["path"]),
@@ -198,7 +194,6 @@ def _answer(grader: IsolatedGrader, message: dict[str, Any]) -> dict[str, Any]:
         seed=message.get("seed"),
         sanitize=bool(message.get("sanitize", False)),
         timeout_s=float(message.get("timeout_s") or DEFAULT_TIMEOUT_S),
-        started=time.monotonic() - elapsed,
     )
     return {"report": to_json(report), "pid": os.getpid()}
 

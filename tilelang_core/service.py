@@ -18,6 +18,7 @@ from typing import Any
 
 from tilescope.core.discovery import discover, instantiations, syntax_diagnostic
 from tilescope.core.environment import gpu_message
+from tilescope.core.landlock import Sandbox
 from tilescope.core.model import (
     Diagnostic,
     FileAnalysis,
@@ -49,7 +50,13 @@ class Analyzer:
         memory_mb: int = 6144,
         python: str | None = None,
         cache_size: int = 64,
+        sandbox: Sandbox | None = None,
+        workdir: str | None = None,
     ) -> None:
+        """``sandbox`` and ``workdir``: the worker's file sandbox and working folder (``WorkerLink``), for
+        callers that run code they do not trust to leave their files alone."""
+        self.sandbox = sandbox
+        self.workdir = workdir
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb
         self.python = python or sys.executable
@@ -96,7 +103,7 @@ class Analyzer:
             if self._worker is not None:
                 self._worker.kill()
                 self.restarts += 1
-            worker = WorkerLink(self.python, self.memory_mb)
+            worker = WorkerLink(self.python, self.memory_mb, self.sandbox, self.workdir)
             with self._state_lock:
                 if self._stopped:
                     worker.kill()
