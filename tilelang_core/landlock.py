@@ -142,7 +142,10 @@ def _add(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
     except OSError:
         return  # gone since the sandbox was made: nothing to grant
     try:
-        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+        mode = os.fstat(fd).st_mode
+        if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode)):
+            return  # a pipe or socket (``/dev/stderr``): Landlock rules are for files and folders
+        if not stat.S_ISDIR(mode):
             rights &= _FILE_RIGHTS
         if not rights:
             return
