@@ -50,16 +50,19 @@ class PerfSpec:
     target: float
     """Percent of the roofline for memory/compute-bound puzzles; microseconds for latency-bound ones."""
     baseline: str | None = None
-    """A naive solution (file in the puzzle's folder) timed in the same run; the target is then a speed-up."""
+    """A kernel of the puzzle's own (file in its folder) timed in the same run; the target is then a speed-up."""
     speedup: float | None = None
-    """How many times faster than ``baseline`` earns three stars."""
+    """How many times faster than ``baseline`` earns three stars (below 1: how much slower may)."""
     requires: str | None = None
     """A storage scope the lesson's technique allocates in (``shared``): without it, at most two stars."""
     torch: str | None = None
     """What a learner would use instead: a lambda over the puzzle's tensors (inputs, then outputs) calling
     torch, timed in the same run; None where torch has no such operation."""
     torch_target: float | None = None
-    """The most times torch's time that earns three stars (``1.25``: at most 25% slower than torch)."""
+    """The most times torch's time that earns three stars (``1.25``: at most 25% slower than torch); None: torch's
+    time is shown, not graded."""
+    baseline_name: str = "the naive version"
+    """What ``baseline`` is, in the words of a report."""
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,7 @@ def _puzzle(folder: Path) -> Puzzle:
             perf.get("requires"),
             perf.get("torch"),
             perf.get("torch_target"),
+            perf.get("baseline_name", "the naive version"),
         ),
         wrong=[
             WrongSolution(
