@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tilescope.puzzles import catalog
+from tilescope.puzzles.render import speedup_words
 from tilescope.puzzles.timing import stars
 
 
@@ -188,7 +189,7 @@ def _score(perf: dict[str, Any], spec: catalog.PerfSpec) -> tuple[str, float]:
         goals.append(f"≤ {spec.torch_target:g}× torch")
         scores.append(spec.torch_target / perf["torch_ratio"])
     if perf.get("speedup") is not None and spec.speedup:
-        goals.append(f"{spec.speedup:g}× naive")
+        goals.append(speedup_words(spec.speedup, spec.baseline_name).removesuffix(" in the same run"))
         scores.append(perf["speedup"] / spec.speedup)
     if scores:
         return ", ".join(goals), min(scores)
