@@ -112,3 +112,32 @@ def test_a_changed_content_file_refuses_the_check(content: Path, capsys: pytest.
     report = _check(content / "solution.py", capsys)
     assert report["failure"] == "content-modified" and "01_copy_one_block/reference.py" in report["summary"]
     reference.write_bytes(reference.read_bytes().removesuffix(b"\n# edited\n"))
+
+
+def test_poison_left_in_an_output_fails_even_where_the_reference_is_nan() -> None:
+    import torch
+    from tilescope.puzzles.buffers import Workspace
+    from tilescope.puzzles.verdict import check_output, judge_output
+
+    ws = Workspace()
+    try:
+        out = ws.buffer("B", (64,), torch.float32, 3)
+        out.poison_body()
+        out.body[:32] = 1.0  # half written
+        out.load("cpu")
+        verdict = judge_output(check_output("B", torch.full((64,), float("nan")), out, {}))
+        assert verdict is not None and verdict[0] == "wrong-values"
+        assert verdict[1].startswith("32 of 64 elements of B were never written, the first at B[32]")
+    finally:
+        ws.close()
+
+
+def test_a_nan_in_the_reference_is_reported_as_the_references_bug() -> None:
+    import torch
+    from tilescope.puzzles.judge import reference_bug
+
+    expected = torch.ones(4, 5)
+    expected[2, 3] = float("nan")
+    words = reference_bug(["C"], [expected])
+    assert words is not None and "reference computed NaN for C[2, 3] (1 of 20 elements)" in words
+    assert reference_bug(["C"], [torch.ones(3)]) is None
