@@ -64,6 +64,8 @@ def main() -> None:
 
     replies = reply_channel()
     import tilelang.language  # noqa: F401  (imported before the first request, while the grader waits)
+    from tilescope.core.model import to_json  # noqa: F401
+    from tilescope.puzzles import runner  # noqa: F401
 
     _send(replies, {"op": "ready"})
     for line in sys.stdin:

@@ -156,13 +156,37 @@ def hello() -> dict[str, Any]:
     return {"op": "ready", "cuda": cuda, "gpu": name, "torch": torch.__version__}
 
 
+def _warm_interpreter() -> None:
+    """Translate one tiny kernel for the tile interpreter: the first translation sets TileLang's lowering up
+    (seconds on a busy machine), which is this process's start, not the first check's time."""
+    import tilelang.language as T
+    from tilescope.core.interpret import compile_kernel
+
+    @T.prim_func
+    def copy(A: T.Tensor((32,), "float32"), B: T.Tensor((32,), "float32")):
+        with T.Kernel(1, threads=32):
+            for i in T.Parallel(32):
+                B[i] = A[i]
+
+    compile_kernel(copy, __file__)
+
+
 def main() -> None:
+    import contextlib
     import json
 
     replies = reply_channel()
-    import tilelang  # noqa: F401  (imported before the first request, while the grader waits)
+    # Imported before the first request, while the grader waits: a check's limit is its file's time, and
+    # these imports are the process's own start.
+    import tilelang  # noqa: F401
+    from tilescope.core import interpret  # noqa: F401
+    from tilescope.puzzles import buffers, runner, timing  # noqa: F401
 
-    _send(replies, hello())
+    greeting = hello()
+    if not greeting["cuda"]:
+        with contextlib.suppress(Exception):  # a set-up that fails shows in the first real translation instead
+            _warm_interpreter()
+    _send(replies, greeting)
     executor = Executor()
     handlers = {
         "compile": executor.compile,

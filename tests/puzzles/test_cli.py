@@ -90,16 +90,3 @@ def test_a_file_that_never_loads_gets_the_whole_timeout_for_its_own_code() -> No
     report = json.loads(done.stdout)
     assert report["failure"] == "timeout" and "within the 15 s limit" in report["summary"], report["summary"]
     assert 15 < ended < 15 + 120, ended
-
-
-@pytest.mark.slow
-def test_a_cold_service_start_is_not_the_files_time(capsys: pytest.CaptureFixture[str]) -> None:
-    """Through a service that is not running yet (it imports torch and TileLang, and starts its helpers: more
-    than the limit on a busy machine), a correct file with ``--timeout 8`` passes."""
-    from tilescope.puzzles import service
-
-    assert service.status() is None
-    solution = catalog.get(1).solution_path
-    code = main(["puzzles", "check", "1", str(solution), "--json", "--cpu", "--service", "--timeout", "8"])
-    report = json.loads(capsys.readouterr().out)
-    assert code == 0 and report["passed"], report["summary"]

@@ -47,6 +47,18 @@ def test_a_file_that_never_loads_is_answered_within_the_limit(session: Session) 
     assert judge.DEFAULT_TIMEOUT_S == 60
 
 
+def test_the_helpers_start_is_not_the_files_time() -> None:
+    """A fresh session's helpers import torch and TileLang (longer than this limit on any machine); a correct
+    file still passes with ``timeout_s=4``: the limit is the file's own time, not the grader's start."""
+    p = _only(1, "odd")
+    fresh = Session(cpu_only=True, keep_spare=False)
+    try:
+        report = judge.check(p, p.solution_path, fresh, device="interpret", timeout_s=4)
+    finally:
+        fresh.close()
+    assert report.passed, report.summary
+
+
 def test_an_exit_at_import_reports_its_status(session: Session) -> None:
     report = _check(session, _only(1, "odd"), "exit_at_import.py")
     assert report.failure == "child-exit" and report.exit is not None
