@@ -81,7 +81,8 @@ class Child:
         limits = limits or Limits()
         if sandbox is not None:
             limits = dataclasses.replace(limits, sandbox=sandbox)
-        child_env = {**os.environ, **seal.private_env(self.private), **(env or {}), "PYTHONUNBUFFERED": "1"}
+        private = seal.private_env(self.private, sealed)
+        child_env = {**os.environ, **private, **(env or {}), "PYTHONUNBUFFERED": "1"}
         try:
             self.process = Supervised(
                 [*(prefix or []), *module_command(sys.executable, module)],

@@ -56,9 +56,13 @@ def private_folder(role: str) -> str:
     return tempfile.mkdtemp(prefix=f"tilescope-{role}-")
 
 
-def private_env(private: str) -> dict[str, str]:
-    """Temporary files go to the private folder, the one place the sealed child may write."""
-    return {"TMPDIR": private, "TEMP": private, "TMP": private}
+def private_env(private: str, sealed: bool) -> dict[str, str]:
+    """Temporary files go to the private folder, the one place a sealed child may write; so does TileLang's
+    kernel cache for a sealed child (it makes its folders on import, and a loader compiles nothing)."""
+    env = {"TMPDIR": private, "TEMP": private, "TMP": private}
+    if sealed:
+        env["TILELANG_CACHE_DIR"] = str(Path(private) / "tilelang-cache")
+    return env
 
 
 def release(private: str) -> None:
