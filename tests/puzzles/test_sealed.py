@@ -107,11 +107,14 @@ def test_the_manifest_records_the_content_as_it_is() -> None:
 
 def test_a_changed_content_file_refuses_the_check(content: Path, capsys: pytest.CaptureFixture[str]) -> None:
     reference = content / "reference.py"
-    reference.write_text(reference.read_text() + "\n# edited\n")
+    original = reference.read_bytes()
+    reference.write_bytes(original + b"\n# edited\n")
     catalog._load_reference.cache_clear()
-    report = _check(content / "solution.py", capsys)
+    try:
+        report = _check(content / "solution.py", capsys)
+    finally:
+        reference.write_bytes(original)
     assert report["failure"] == "content-modified" and "01_copy_one_block/reference.py" in report["summary"]
-    reference.write_bytes(reference.read_bytes().removesuffix(b"\n# edited\n"))
 
 
 def test_poison_left_in_an_output_fails_even_where_the_reference_is_nan() -> None:
