@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Mapping
 from typing import IO, Any
 
 from tilescope.core.spawn import module_command
@@ -106,7 +107,7 @@ class Child:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: Mapping[str, Any]) -> None:
         try:
             assert self.process.stdin is not None
             self.process.stdin.write((json.dumps(message) + "\n").encode())

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tilescope.puzzles.session import DEFAULT_TIMEOUT_S, Session
+from tilescope.puzzles.session import DEFAULT_OPTIONS, CheckOptions, Session
 
 if TYPE_CHECKING:
     from tilescope.puzzles.report import Report
@@ -48,22 +48,13 @@ class IsolatedGrader:
         self._spare_analyzer = None
         return analyzer
 
-    def grade(
-        self,
-        puzzle: str,
-        path: str | Path,
-        *,
-        device: str | None = None,
-        perf: bool = True,
-        seed: int | None = None,
-        sanitize: bool = False,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-    ) -> Report:
-        """Check ``path`` for ``puzzle``: on the GPU if there is one (``device=None``), else the CPU path.
+    def check(self, puzzle: str, path: str | Path, options: CheckOptions = DEFAULT_OPTIONS) -> Report:
+        """Check ``path`` for ``puzzle``: on the GPU if there is one (``options.device`` None), else the CPU path.
 
-        ``timeout_s`` bounds the file's own time: loading it, then each compile and each run (the helpers'
-        start is not the file's time and has its own limit).
+        ``options.timeout_s`` bounds the file's own time: loading it, then each compile and each run (the
+        helpers' start is not the file's time and has its own limit).
         """
+        device, timeout_s, seed = options.device, options.timeout_s, options.seed
         from tilescope.puzzles import catalog, grader, judge
         from tilescope.puzzles.children import ChildGone
 
@@ -97,10 +88,10 @@ class IsolatedGrader:
                 path,
                 self.session,
                 device="cuda",
-                perf=perf,
+                perf=options.perf,
                 timeout_s=timeout_s,
                 seed=seed,
-                sanitize=sanitize,
+                sanitize=options.sanitize,
             )
 
 
@@ -108,7 +99,7 @@ def _warming() -> SealedAnalyzer:
     """A sealed analyzer whose worker starts now, on a thread (it imports TileLang: seconds)."""
     from tilescope.puzzles.seal import SealedAnalyzer
 
-    analyzer = SealedAnalyzer(DEFAULT_TIMEOUT_S)
+    analyzer = SealedAnalyzer(DEFAULT_OPTIONS.timeout_s)
 
     def warm() -> None:
         with contextlib.suppress(Exception):  # a worker that cannot start is reported by the check that needs it

@@ -11,6 +11,7 @@ an upgrade never talks to a service running other code; a lock file keeps it to 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -22,7 +23,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tilescope.puzzles.session import DEFAULT_TIMEOUT_S
+from tilescope.puzzles.session import DEFAULT_OPTIONS, DEFAULT_TIMEOUT_S, CheckOptions
 
 if TYPE_CHECKING:
     from tilescope.puzzles.isolated import IsolatedGrader
@@ -111,17 +112,7 @@ class Client:
         self._sock: socket.socket | None = None
         self._cancelled = False
 
-    def check(
-        self,
-        puzzle: str,
-        path: str | Path,
-        *,
-        device: str | None = None,
-        perf: bool = True,
-        seed: int | None = None,
-        sanitize: bool = False,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-    ) -> Report:
+    def check(self, puzzle: str, path: str | Path, options: CheckOptions = DEFAULT_OPTIONS) -> Report:
         """A ``Report`` from the service; ``timeout_s`` counts the file's own time, not the service's start.
         Raises RuntimeError when the service fails or is cancelled."""
         from tilescope.core.model import from_json
@@ -137,11 +128,7 @@ class Client:
             "op": "check",
             "puzzle": puzzle,
             "path": str(Path(path).resolve()),
-            "device": device,
-            "perf": perf,
-            "seed": seed,
-            "sanitize": sanitize,
-            "timeout_s": timeout_s,
+            **dataclasses.asdict(options),
         }
         try:
             answer = _exchange(sock, message, timeout_s=3600.0)
@@ -163,9 +150,9 @@ class Client:
                     self._sock.shutdown(socket.SHUT_RDWR)
 
 
-def check(puzzle: str, path: str | Path, **options: Any) -> Report:
-    """One check through the service (``Client.check``'s options)."""
-    return Client().check(puzzle, path, **options)
+def check(puzzle: str, path: str | Path, options: CheckOptions = DEFAULT_OPTIONS) -> Report:
+    """One check through the service."""
+    return Client().check(puzzle, path, options)
 
 
 def status() -> dict[str, Any] | None:
@@ -186,15 +173,14 @@ def stop() -> bool:
 def _answer(grader: IsolatedGrader, message: dict[str, Any]) -> dict[str, Any]:
     from tilescope.core.model import to_json
 
-    report = grader.grade(
-        str(message["puzzle"]),
-        str(message["path"]),
+    options = CheckOptions(
         device=message.get("device"),
         perf=bool(message.get("perf", True)),
         seed=message.get("seed"),
         sanitize=bool(message.get("sanitize", False)),
         timeout_s=float(message.get("timeout_s") or DEFAULT_TIMEOUT_S),
     )
+    report = grader.check(str(message["puzzle"]), str(message["path"]), options)
     return {"report": to_json(report), "pid": os.getpid()}
 
 

@@ -8,6 +8,7 @@ kernel process compiles the hidden shapes ahead.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from tilescope.core.supervise import Limits
@@ -18,6 +19,21 @@ READY_S = 120.0
 """How long a fresh process may take to import TileLang before it counts as broken."""
 DEFAULT_TIMEOUT_S = 60.0
 """A check's default limit on the file's own time: for loading it, then for each compile and run."""
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """How one check runs, the same in this process (``IsolatedGrader``) and through the service."""
+
+    device: str | None = None
+    """``cuda`` or ``cpu``; ``None``: the GPU when there is one."""
+    perf: bool = True
+    seed: int | None = None
+    sanitize: bool = False
+    timeout_s: float = DEFAULT_TIMEOUT_S
+
+
+DEFAULT_OPTIONS = CheckOptions()
 
 
 class Session:
