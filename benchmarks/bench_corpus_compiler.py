@@ -1,18 +1,23 @@
 """The compiler tier over TileLang's examples, against plain TileLang (``benchmarks/corpus_truth.json``).
 
-Three figures, per corpus folder and in total, and every kernel of the truth that misses (why):
+Figures per corpus folder and in total, and every kernel of the truth that misses (why):
 
 * of the kernels in the truth (those plain TileLang lowers with the file's own sizes, see
-  ``corpus_truth.py``), how many ``tilescope check`` analysed and found equal to plain lowering
-  in buffers, launches (grid and threads of every device kernel) and layouts (index and thread
-  expressions right after ``tl.LayoutInference``), and for how many it chose the file's own
-  sizes by itself (no ``.tilescope/instances.json`` is near the corpus);
+  ``corpus_truth.py``), how many ``tilescope check`` analysed with no manual step and found equal
+  to plain lowering in buffers, launches (grid and threads of every device kernel) and layouts
+  (index and thread expressions right after ``tl.LayoutInference``), for how many it chose the
+  file's own sizes by itself, and for how many of those the sizes came from a dry run. Files are
+  opened as the editor opens them in a trusted workspace: no ``.tilescope/instances.json``, no
+  directive, the dry run allowed (``--no-dry-run``: the static sources only), its cache empty at
+  the start (a private ``TILESCOPE_CACHE_DIR``). ``check`` runs over a scratch copy of the corpus,
+  so nothing a program writes beside itself lands in the shared one;
 * the wall time of ``tilescope check CORPUS -j 2`` against plain TileLang lowering the kernels
   Tilescope lowered, with the same arguments, one after another in one process.
 
     python benchmarks/bench_corpus_compiler.py [--corpus DIR] [--jobs 2] [--json OUT] [--truth FILE]
         [--truth-files]     # check only the files the truth holds kernels of (no timing figure then)
         [--check-json KEEP [--reuse]]   # keep check's output; compare a kept one with (another) truth
+        [--no-dry-run]
 
 ``python benchmarks/bench_corpus.py --compiler`` runs this too.
 """
@@ -22,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -43,18 +49,20 @@ LIMIT = ("--timeout", "180")
 
 def check(paths: list[Path], jobs: int, extra: tuple[str, ...] = LIMIT) -> tuple[list[dict[str, Any]], float]:
     """``tilescope check PATH... -j N --format json`` run from a scratch folder (some examples write plots
-    where they run); its files and wall time."""
+    where they run), with an empty dry-run cache; its files and wall time."""
     with tempfile.TemporaryDirectory() as cwd:
         start = time.perf_counter()
         done = subprocess.run(
             [sys.executable, "-m", "tilescope", "check", *map(str, paths), "-j", str(jobs), "--format", "json", *extra],
             cwd=cwd,
+            env={**os.environ, "TILESCOPE_CACHE_DIR": str(Path(cwd) / "cache")},
             capture_output=True,
             text=True,
             check=False,
         )
         wall = time.perf_counter() - start
-    return json.loads(done.stdout)["files"], wall
+    data = json.loads(done.stdout)
+    return data.get("files", [data]), wall  # one file: its FileAnalysis alone
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -120,6 +128,7 @@ def compare(
         wanted = {**consts, **entry.get("args", {})}
         own = all(name in built and _same(built[name], v) for name, v in wanted.items())
         row["own_sizes"] += own
+        row["dry_run"] += own and any(str(s).startswith("dry run") for s in model.get("arg_sources", {}).values())
         facts, plain = _facts(model), entry["truth"]
         plain_buffers = sorted({(b[0], json.dumps(b[1]), b[2], b[3]) for b in plain["buffers"]})
         equal = (
@@ -134,6 +143,7 @@ def compare(
             first["equal"] += equal
             first["equal_and_own"] += equal and own
             first["own_sizes"] += own
+            first["dry_run"] += own and any(str(s).startswith("dry run") for s in model.get("arg_sources", {}).values())
         if not own:
             other = {
                 n: model["args"].get(n, "missing") for n, v in wanted.items() if not _same(model["args"].get(n), v)
@@ -175,11 +185,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--truth", type=Path, default=TRUTH)
     parser.add_argument("--truth-files", action="store_true", help="check only the files the truth names")
     parser.add_argument("--no-timing", action="store_true", help="skip plain lowering of what check lowered")
+    parser.add_argument("--no-dry-run", action="store_true", help="the static sources of sizes only")
     args = parser.parse_args(argv)
-    corpus = args.corpus.resolve()
-    if not corpus.is_dir():
-        print(f"no corpus at {corpus}; pass --corpus", file=sys.stderr)
+    if not args.corpus.resolve().is_dir():
+        print(f"no corpus at {args.corpus.resolve()}; pass --corpus", file=sys.stderr)
         raise SystemExit(2)
+    run(args, args.corpus.resolve())
+
+
+def checked(paths: list[Path], corpus: Path, jobs: int, extra: tuple[str, ...]) -> tuple[list[dict[str, Any]], float]:
+    """``check`` over a scratch copy of the corpus, its file paths given back under ``corpus``."""
+    with tempfile.TemporaryDirectory(prefix="tilescope-corpus-") as scratch:
+        copy = Path(scratch).resolve() / "corpus"
+        shutil.copytree(corpus, copy)
+        files, wall = check([copy / p.relative_to(corpus) for p in paths], jobs, extra)
+    for f in files:
+        f["path"] = str(corpus / Path(f["path"]).resolve().relative_to(copy))
+    return files, wall
+
+
+def run(args: argparse.Namespace, corpus: Path) -> None:
+    extra = (*LIMIT, "--no-dry-run") if args.no_dry_run else LIMIT
     truth = json.loads(args.truth.read_text())
     if args.only:
         truth["kernels"] = [k for k in truth["kernels"] if k["file"].startswith(args.only.rstrip("/") + "/")]
@@ -187,9 +213,9 @@ def main(argv: list[str] | None = None) -> None:
         kept = json.loads(args.check_json.read_text())
         files, check_s, plain_s, plain_ok = kept["files"], kept["check_s"], kept["plain_s"], kept["plain_ok"]
     elif args.truth_files:
-        files, check_s = check(sorted({corpus / k["file"] for k in truth["kernels"]}), args.jobs)
+        files, check_s = checked(sorted({corpus / k["file"] for k in truth["kernels"]}), corpus, args.jobs, extra)
     else:
-        files, check_s = check([corpus / args.only if args.only else corpus], args.jobs)
+        files, check_s = checked([corpus / args.only if args.only else corpus], corpus, args.jobs, extra)
     misses: list[str] = []
     table = compare(truth, files, corpus, misses)
     same = _same_kernels(files, corpus)
@@ -204,11 +230,11 @@ def main(argv: list[str] | None = None) -> None:
         if args.check_json:
             kept = {"files": files, "check_s": check_s, "plain_s": plain_s, "plain_ok": plain_ok}
             args.check_json.write_text(json.dumps(kept) + "\n")
-    print(f"{'folder':<40} {'truth':>5} {'analysed':>8} {'equal':>5} {'own sizes':>9} {'both':>5}")
+    print(f"{'folder':<40} {'truth':>5} {'analysed':>8} {'equal':>5} {'own sizes':>9} {'both':>5} {'dry run':>7}")
     for folder, row in table.items():
         print(
             f"{folder:<40} {row.get('truth', 0):>5} {row.get('analysed', 0):>8} {row.get('equal', 0):>5} "
-            f"{row.get('own_sizes', 0):>9} {row.get('equal_and_own', 0):>5}"
+            f"{row.get('own_sizes', 0):>9} {row.get('equal_and_own', 0):>5} {row.get('dry_run', 0):>7}"
         )
     total = table["total"]
     n = max(total.get("truth", 0), 1)
@@ -218,7 +244,7 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"\nanalysed and equal to plain lowering: {total.get('equal', 0)}/{n} "
         f"({100 * total.get('equal', 0) / n:.1f} %); own sizes chosen: {total.get('own_sizes', 0)}/{n} "
-        f"({100 * total.get('own_sizes', 0) / n:.1f} %)"
+        f"({100 * total.get('own_sizes', 0) / n:.1f} %), {total.get('dry_run', 0)} of them from a dry run"
     )
     lowered = sum(1 for f in files for k in f["kernels"] if k["passes"])
     print(

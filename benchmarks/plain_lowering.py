@@ -28,8 +28,12 @@ from typing import Any
 _modules: dict[str, Any] = {}
 
 
-def _import(path: str) -> Any:
+def _import(path: str, name: str | None = None) -> Any:
+    """The file's module; ``name`` imports it by that dotted name (a namespace package's module)."""
     if path in _modules:
+        return _modules[path]
+    if name is not None:
+        _modules[path] = importlib.import_module(name)
         return _modules[path]
     folder = os.path.dirname(path)
     parts = [os.path.splitext(os.path.basename(path))[0]]
@@ -61,10 +65,14 @@ def _arch(target: Any) -> str:
 
 def build(entry: dict[str, Any], root: str) -> tuple[Any, Any]:
     """The PrimFunc of a recorded instance and the kernel object it came from."""
-    module = _import(os.path.join(root, entry["file"]))
+    from tilescope.core.record_values import decode  # the record's own form: dataclasses, enums, dtypes
+
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    module = _import(os.path.join(root, entry["file"]), entry.get("module"))
     obj = getattr(module, entry["kernel"])
     obj = getattr(obj, "jit_impl", obj)  # @autotune over @tilelang.jit: build the recorded config, tune nothing
-    args = dict(entry.get("args") or {})
+    args = {k: decode(v) for k, v in (entry.get("args") or {}).items()}
     extra = {k: v for k, v in (entry.get("consts") or {}).items() if k not in args}
     make = getattr(obj, "get_tir", obj)
     if not extra:

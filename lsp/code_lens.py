@@ -1,4 +1,4 @@
-"""``textDocument/codeLens``: "Trace passes", "Plot layouts" and "Show CUDA" above each kernel, and
+"""``textDocument/codeLens``: "Trace passes", "Plot layouts", "Show CUDA" and "Run on CPU" above each kernel, and
 above an autotuned kernel the core's summary of its configs ("24 configs: 18 fit, 6 exceed shared
 memory"), each bound to a command the server carries out itself (``lsp.commands``), so they work in
 any client. Shown only in a trusted workspace, since the commands run the compiler."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 from lsprotocol import types
 from tilescope.core.ide import plot_order
 from tilescope.core.model import Span
-from tilescope.lsp.commands import SHOW_AUTOTUNE, SHOW_CUDA, SHOW_LAYOUT, SHOW_PASSES
+from tilescope.lsp.commands import RUN_ON_CPU, SHOW_AUTOTUNE, SHOW_CUDA, SHOW_LAYOUT, SHOW_PASSES
 from tilescope.lsp.convert import span_range
 from tilescope.lsp.server import TilescopeServer
 
@@ -28,6 +28,7 @@ def code_lens(ls: TilescopeServer, params: types.CodeLensParams) -> list[types.C
         if plotted:
             lenses.append(_lens(where, "Plot layouts", SHOW_LAYOUT, [uri, name, plotted[0]]))
         lenses.append(_lens(where, "Show CUDA", SHOW_CUDA, [uri, name]))
+        lenses.append(_lens(where, "Run on CPU", RUN_ON_CPU, [uri, name]))
         model = facts.model(kernel)
         if model is not None and model.autotune is not None:
             tuned = span_range(text, Span(model.autotune.line, 0, model.autotune.line))

@@ -14,7 +14,8 @@ Code-lens commands, carried out by the server itself so that lenses work in any 
 ``tilescope.show.passes`` ``[uri, kernel]``, ``tilescope.show.layout`` ``[uri, kernel, buffer]``,
 ``tilescope.show.cuda`` ``[uri, kernel]`` and ``tilescope.show.autotune`` ``[uri, kernel]`` write the
 Markdown of the same views (the pass table, the buffer's hover, the generated CUDA, every autotune
-config with its verdict) to a file in a per-user temporary folder and ask the client to open it with
+config with its verdict), and ``tilescope.run.cpu`` ``[uri, kernel]`` the report of ``tilescope run``
+(the kernel interpreted on the CPU), to a file in a per-user temporary folder and ask the client to open it with
 ``window/showDocument``; the answer is ``{"uri": ...}`` for clients that would rather open it
 themselves. The VS Code extension maps these lens commands to its own views instead.
 
@@ -40,6 +41,8 @@ from tilescope.core.ide import (
     choose,
     configs_markdown,
     passes_markdown,
+    run_failed,
+    run_text,
     trace_view,
     unified,
 )
@@ -55,6 +58,7 @@ SHOW_PASSES = "tilescope.show.passes"
 SHOW_LAYOUT = "tilescope.show.layout"
 SHOW_CUDA = "tilescope.show.cuda"
 SHOW_AUTOTUNE = "tilescope.show.autotune"
+RUN_ON_CPU = "tilescope.run.cpu"
 
 
 class CommandError(JsonRpcException):
@@ -164,3 +168,12 @@ async def show_autotune(ls: TilescopeServer, uri: str, kernel: str | None = None
     if model.autotune is None:
         raise CommandError(f"Tilescope: kernel {model.kernel!r} is not autotuned")
     return await _open(ls, f"{model.kernel}.autotune.md", configs_markdown(model.kernel, model.autotune) + "\n")
+
+
+async def run_on_cpu(ls: TilescopeServer, uri: str, kernel: str) -> dict[str, str]:
+    if not ls.settings.trusted:
+        raise CommandError("Tilescope: the workspace is not trusted, so kernels are not run")
+    report = await ls.compiler.run_kernel(uri, kernel)
+    status = "FAILED" if run_failed(report) else "ok"
+    text = run_text(ls.documents.path(uri), report) + f"\ntilescope run {status}: {report.kernel or kernel}\n"
+    return await _open(ls, f"{kernel}.run.txt", text)

@@ -4,7 +4,8 @@ Only in a trusted workspace, since analysing a file imports and runs it (in the 
 process). One analysis runs at a time; a request made while one runs is remembered and served
 next with the then-current text. A result is published only if the document is still at the
 version that was analysed; an older result is kept solely for per-kernel facts whose text is
-unchanged (see ``tilescope.core.ide.merge``).
+unchanged (see ``tilescope.core.ide.merge``). A dry run a file needs for its sizes goes on in the
+background (the kernels say so meanwhile) and the file is analysed again when it ends.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from tilescope.core.ide import Analyzer, CompiledSnapshot
-from tilescope.core.model import Diagnostic, FileAnalysis, IRText, Span
+from tilescope.core.model import Diagnostic, FileAnalysis, IRText, RunReport, Span
 from tilescope.lsp.documents import Documents
 from tilescope.lsp.settings import Settings
 
@@ -52,6 +54,9 @@ class CompilerTier:
         self._pending: set[str] = set()
         self._waiters: dict[str, list[asyncio.Future[CompiledSnapshot | None]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._uris: dict[str, str] = {}
+        """Resolved path → URI of the documents analysed, for a dry run that ends in the background."""
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def _spawn(self, uri: str) -> None:
         task = asyncio.ensure_future(self.run(uri))
@@ -68,8 +73,11 @@ class CompilerTier:
         if self._analyzer is None or self._analyzer_python != settings.python:
             if self._analyzer is not None:
                 self._executor.submit(self._analyzer.close)
-            self._analyzer = Analyzer(timeout_s=settings.timeout, python=settings.python)
+            self._analyzer = Analyzer(
+                timeout_s=settings.timeout, python=settings.python, on_dry_run=self._dry_run_ended
+            )
             self._analyzer_python = settings.python
+        self._analyzer.dry_run = settings.trusted and settings.dry_run
         return self._analyzer
 
     def warm(self) -> None:
@@ -77,6 +85,16 @@ class CompilerTier:
         if self.enabled:
             analyzer = self.analyzer()
             self._executor.submit(_warm, analyzer)
+
+    def _dry_run_ended(self, path: str) -> None:
+        """From the dry run's thread: its sizes are cached now, so analyse the file again."""
+        uri, loop = self._uris.get(path), self._loop
+        if uri is not None and loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._again, uri)
+
+    def _again(self, uri: str) -> None:
+        if self._documents.is_open(uri):
+            self.schedule(uri, delay=0)
 
     def schedule(self, uri: str, delay: float | None = None) -> None:
         """Analyse ``uri`` once it has rested ``delay`` seconds (the idle setting by default)."""
@@ -147,7 +165,8 @@ class CompilerTier:
         except KeyError:
             return None
         analyzer = self.analyzer()
-        loop = asyncio.get_running_loop()
+        loop = self._loop = asyncio.get_running_loop()
+        self._uris[str(Path(path).resolve())] = uri
         analysis = await loop.run_in_executor(
             self._executor, _analyze, analyzer, path, state.source, settings.target, settings.timeout, settings.ptxas
         )
@@ -179,6 +198,15 @@ class CompilerTier:
             self._executor,
             lambda: analyzer.pass_ir(path, state.source, kernel=kernel, index=index, target=settings.target),
         )
+
+    async def run_kernel(self, uri: str, kernel: str) -> RunReport:
+        """``tilescope run`` of one kernel of the document as it reads now, in the worker."""
+        settings = self._settings()
+        state = self._documents.state(uri, settings.target)
+        path = self._documents.path(uri)
+        analyzer = self.analyzer()
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, lambda: analyzer.run(path, state.source, kernel=kernel))
 
     def close(self) -> None:
         """Shutdown: end the worker's whole process tree without waiting for a build in progress."""

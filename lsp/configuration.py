@@ -13,12 +13,11 @@ from tilescope.lsp.settings import SECTION, Settings, merged
 
 
 def initialize(ls: TilescopeServer, params: types.InitializeParams) -> None:
+    """Trusted: the compiler worker starts now (it imports TileLang: seconds), while the client finishes
+    starting and opens its first file; every file then shares it."""
     ls.settings = merged(ls.settings, params.initialization_options)
     # Names, signatures and checks of the release the code runs with; an untrusted interpreter is not run.
     use_interpreter(ls.settings.python, run=ls.settings.trusted)
-
-
-def initialized(ls: TilescopeServer, params: types.InitializedParams) -> None:
     ls.compiler.warm()
 
 

@@ -33,11 +33,17 @@ def core_position(text: Text, pos: types.Position) -> tuple[int, int]:
     return text.core_position(pos)
 
 
-def diagnostic(text: Text, found: Diagnostic) -> types.Diagnostic:
+def diagnostic(text: Text, found: Diagnostic, uri: str | None = None) -> types.Diagnostic:
+    """The LSP form; with the document's ``uri``, the other lines it names as ``relatedInformation``."""
+    related = [
+        types.DiagnosticRelatedInformation(location=types.Location(uri, span_range(text, r.span)), message=r.message)
+        for r in found.related
+    ]
     return types.Diagnostic(
         range=span_range(text, found.span),
         message=found.message,
         severity=_SEVERITY.get(found.severity, types.DiagnosticSeverity.Error),
         code=found.code,
         source=found.source,
+        related_information=related if related and uri is not None else None,
     )

@@ -21,7 +21,7 @@ def publish(ls: TilescopeServer, uri: str) -> None:
     text = ls.text(uri)
     converted: list[types.Diagnostic] = []
     for d in found:
-        item = diagnostic(text, d)
+        item = diagnostic(text, d, uri)
         if all(_key(item) != _key(seen) for seen in converted):
             converted.append(item)
     ls.text_document_publish_diagnostics(

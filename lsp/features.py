@@ -52,7 +52,6 @@ class Feature:
 
 FEATURES: tuple[Feature, ...] = (
     Feature(types.INITIALIZE, configuration.initialize),
-    Feature(types.INITIALIZED, configuration.initialized),
     Feature(types.SHUTDOWN, configuration.shutdown),
     Feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION, configuration.did_change_configuration),
     Feature(types.TEXT_DOCUMENT_DID_OPEN, sync.did_open),
@@ -89,6 +88,7 @@ COMMANDS: dict[str, Callable[..., Any]] = {
     commands.SHOW_LAYOUT: commands.show_layout,
     commands.SHOW_CUDA: commands.show_cuda,
     commands.SHOW_AUTOTUNE: commands.show_autotune,
+    commands.RUN_ON_CPU: commands.run_on_cpu,
 }
 
 

@@ -1,11 +1,12 @@
 """``textDocument/hover``: a buffer's shape, dtype, scope, bytes, layout and users, or a ``T.*``
 primitive's signature and docstring (text from ``tilescope.core.ide.describe``), or on an
-``@autotune`` decorator every config and its verdict (``tilescope.core.ide.autotune_view``)."""
+``@autotune`` decorator every config and its verdict (``tilescope.core.ide.autotune_view``); on a
+line the hazard check reported, its witness first (``tilescope.core.ide.hazard_view``)."""
 
 from __future__ import annotations
 
 from lsprotocol import types
-from tilescope.core.ide import autotune_hover, describe_at, identifier_at
+from tilescope.core.ide import HoverText, autotune_hover, describe_at, hazard_hover, identifier_at
 from tilescope.lsp.convert import core_position, span_range
 from tilescope.lsp.server import TilescopeServer
 
@@ -17,6 +18,9 @@ def hover(ls: TilescopeServer, params: types.HoverParams) -> types.Hover | None:
     facts = ls.facts(uri)
     word, name = identifier_at(text.line(line), line, column)
     found = describe_at(facts, line, column, word, name) or autotune_hover(facts, line)
+    hazard = hazard_hover(facts, line)
+    if hazard is not None:
+        found = hazard if found is None else HoverText(f"{hazard.markdown}\n\n---\n\n{found.markdown}", found.span)
     if found is None:
         return None
     return types.Hover(

@@ -3,7 +3,7 @@
 Shape of both (the latter may wrap it in a ``tilescope`` section)::
 
     {"trusted": false, "target": "sm_90", "timeout": 60, "python": "/path/to/python", "ptxas": false,
-     "idle": 0.5,
+     "idle": 0.5, "dryRun": true,
      "hints": {"buffers": true, "parameters": true, "launch": true, "layouts": true, "pipelines": true}}
 """
 
@@ -29,6 +29,9 @@ class Settings:
     """How long a document must rest before the compiler tier analyses it."""
     ptxas: bool = False
     """Also compile the device code with ptxas (seconds per kernel) for registers and spills."""
+    dry_run: bool = True
+    """Where the source leaves sizes unknown, learn them by running the file's ``__main__`` with stand-in
+    kernels (``tilescope.core.dry_run``); only ever while ``trusted``."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,14 @@ OPTIONS: tuple[Option, ...] = (
         'shared memory. Needs ptxas (pip install "tilelang[nvcc]").',
     ),
     Option(
+        "dryRun",
+        "boolean",
+        _DEFAULTS.dry_run,
+        "In a trusted workspace, when the source does not give every size of a kernel, learn them by running the "
+        "file's __main__ (or a test that imports it) once, supervised, with kernels replaced by stand-ins: no GPU, "
+        "no timing, no autotuning.",
+    ),
+    Option(
         "idle",
         "number",
         _DEFAULTS.idle_s,
@@ -104,6 +115,8 @@ def merged(settings: Settings, raw: Any) -> Settings:
         changes["python"] = raw["python"] or None
     if isinstance(raw.get("ptxas"), bool):
         changes["ptxas"] = raw["ptxas"]
+    if isinstance(raw.get("dryRun"), bool):
+        changes["dry_run"] = raw["dryRun"]
     if isinstance(raw.get("idle"), int | float) and raw["idle"] >= 0:
         changes["idle_s"] = float(raw["idle"])
     hints = raw.get("hints")

@@ -7,15 +7,26 @@ from __future__ import annotations
 
 import inspect
 import time
+import traceback
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tilescope.core import autotune, compiler_warnings, environment, errors, extract, launch_records, ptxas
+from tilescope.core import (
+    autotune,
+    compiler_warnings,
+    device_profile,
+    environment,
+    errors,
+    extract,
+    launch_records,
+    ptxas,
+    record_values,
+)
 from tilescope.core.compat import spans
 from tilescope.core.discovery import Instantiation
 from tilescope.core.loader import build_prim_func, jit_options, load_module
 from tilescope.core.lowering import Lowered, lower
-from tilescope.core.model import Buffer, Diagnostic, FileAnalysis, KernelModel, Span
+from tilescope.core.model import Buffer, Diagnostic, FileAnalysis, HazardCheck, KernelModel, Span
 from tilescope.core.static import StaticKernel, analyze_source
 from tilescope.core.targets import decorator_target, shared_memory_budget
 from tvm import tirx
@@ -37,6 +48,7 @@ def analyze_file(
     target: str = "sm_90",
     args: dict[str, Any] | None = None,
     with_ptxas: bool = False,
+    hazards_s: float = 0.0,
 ) -> tuple[FileAnalysis, dict[str, KernelRun]]:
     """Load the file once and analyse each instantiation the caller computed (the parent's discovery).
 
@@ -45,7 +57,9 @@ def analyze_file(
     """
     loaded = _load(source, path)
     if loaded[0] is None:
-        return FileAnalysis(path=path, target=target, kernels=[], discovered=[], diagnostics=[loaded[1]]), {}
+        # Each kernel still appears (not lowered); why is the file's diagnostic.
+        kernels = [_empty(i.kernel.name, dict(i.args), i.target or target, []) for i in found]
+        return FileAnalysis(path=path, target=target, kernels=kernels, discovered=[], diagnostics=[loaded[1]]), {}
     namespace = loaded[0]
 
     runs: dict[str, KernelRun] = {}
@@ -58,13 +72,19 @@ def analyze_file(
                 inst,
                 args={**inst.args, **overrides},
                 missing=[m for m in inst.missing if m not in overrides],
+                unrecorded={k: why for k, why in inst.unrecorded.items() if k not in overrides},
             )
         kernel_target, kernel_static = inst.target or target, static.get(inst.kernel.name)
 
         def analyze(ns: dict[str, Any], i: Instantiation, t: str = kernel_target, k: Any = kernel_static) -> KernelRun:
-            return _analyze_kernel(ns, i, path, t, with_ptxas, k)
+            return _analyze_kernel(ns, i, path, t, with_ptxas, k, hazards_s)
 
-        runs[inst.kernel.name] = autotune.analyze_kernel(namespace, inst, analyze)
+        try:
+            runs[inst.kernel.name] = autotune.analyze_kernel(namespace, inst, analyze)
+        except Exception as err:  # a fault of Tilescope's own: the kernel still appears, with what went wrong
+            runs[inst.kernel.name] = KernelRun(
+                _empty(inst.kernel.name, {}, kernel_target, [_internal(inst, err)]), None
+            )
     analysis = FileAnalysis(
         path=path, target=target, kernels=[r.model for r in runs.values()], discovered=[], diagnostics=[]
     )
@@ -99,19 +119,7 @@ def _load(source: str, path: str) -> tuple[dict[str, Any], None] | tuple[None, D
 
 
 def _empty(name: str, args: dict[str, Any], target: str, diagnostics: list[Diagnostic]) -> KernelModel:
-    return KernelModel(
-        kernel=name,
-        args=args,
-        target=target,
-        buffers=[],
-        launch=None,
-        layouts=[],
-        pipelines=[],
-        warp_specialized=False,
-        shared_bytes=0,
-        passes=[],
-        diagnostics=diagnostics,
-    )
+    return KernelModel.unanalysed(name, args, target, diagnostics)
 
 
 def _shared_overflow(shared: int, target: str, buffers: list[Buffer], kernel: str, line: int) -> Diagnostic | None:
@@ -158,6 +166,70 @@ def _not_a_kernel(name: str, built: Any, span: Span) -> Diagnostic:
     )
 
 
+def _build_for_profile(
+    namespace: dict[str, Any], inst: Instantiation, target: str, failure: Diagnostic
+) -> tuple[Any, device_profile.Profile | None, Diagnostic]:
+    """The build again with its device queries answered from a profile; the first failure if that fails too."""
+    profile = device_profile.profile(target, inst.device)
+    if profile is None:
+        return None, None, failure
+    try:
+        with device_profile.answering(profile):
+            return build_prim_func(namespace, inst), profile, failure
+    except Exception:
+        return None, None, failure
+
+
+def _profile_note(name: str, profile: device_profile.Profile, span: Span) -> Diagnostic:
+    asked = ", ".join(profile.asked) or "the device"
+    return Diagnostic(
+        severity="information",
+        message=f"Kernel '{name}' asked for the GPU while it was built ({asked}); analysis runs without one, so "
+        f"the answers came from {profile.describe()}. A record of a run on the GPU ('tilescope record') "
+        "gives the answers of the device it ran on",
+        span=span,
+        code="device-profile",
+        kernel=name,
+    )
+
+
+def _internal(inst: Instantiation, err: Exception) -> Diagnostic:
+    return Diagnostic(
+        severity="error",
+        message=f"Tilescope failed while analysing kernel '{inst.kernel.name}': {type(err).__name__}: {err}",
+        span=inst.kernel.span,
+        code="internal-error",
+        kernel=inst.kernel.name,
+        detail=traceback.format_exc()[-4000:],
+    )
+
+
+def _unrecorded(inst: Instantiation) -> Diagnostic:
+    """The recorded instance had arguments the record could not keep: building with defaults would be
+    another kernel, so it is not built."""
+    reasons = "; ".join(f"'{k}' was {why}" for k, why in inst.unrecorded.items())
+    names = " ".join(f"{k}=..." for k in inst.unrecorded)
+    return Diagnostic(
+        severity="warning",
+        message=f"Kernel '{inst.kernel.name}' cannot be rebuilt as recorded: {reasons}. "
+        f"Give the value in a '# tilescope: {names}' directive above the def",
+        span=inst.kernel.span,
+        code="record-incomplete",
+        kernel=inst.kernel.name,
+    )
+
+
+def _stale_record(inst: Instantiation, err: Exception) -> Diagnostic:
+    return Diagnostic(
+        severity="warning",
+        message=f"Kernel '{inst.kernel.name}' cannot be rebuilt as recorded: {type(err).__name__}: {err}. "
+        "Record the program again (tilescope record -- ...)",
+        span=inst.kernel.span,
+        code="record-incomplete",
+        kernel=inst.kernel.name,
+    )
+
+
 def _json_value(value: Any) -> Any:
     return value if isinstance(value, int | float | str | bool) or value is None else str(value)
 
@@ -169,6 +241,7 @@ def _analyze_kernel(
     requested: str,
     with_ptxas: bool,
     static: StaticKernel | None,
+    hazards_s: float = 0.0,
 ) -> KernelRun:
     name, line = inst.kernel.name, inst.kernel.span.line
     target = inst.target or requested
@@ -178,21 +251,32 @@ def _analyze_kernel(
             severity="warning",
             message=f"Kernel '{name}' needs values for {missing}: add '# tilescope: "
             + " ".join(f"{m}=..." for m in inst.missing)
-            + "' above the def, or call it in this file",
+            + "' above the def, or call it in this file"
+            + (f" ({inst.dry_run})" if inst.dry_run else ""),
             span=inst.kernel.span,
             code="missing-args",
             kernel=name,
         )
         return KernelRun(_empty(name, dict(inst.args), target, [diagnostic]), None)
+    if inst.unrecorded:
+        return KernelRun(_empty(name, dict(inst.args), target, [_unrecorded(inst)]), None)
+    try:
+        inst = replace(inst, args={k: record_values.decode(v, namespace, path) for k, v in inst.args.items()})
+    except Exception as err:  # a recorded class or enum that the file no longer has
+        return KernelRun(_empty(name, dict(inst.args), target, [_stale_record(inst, err)]), None)
     args = _bound_args(namespace[name], inst)
     exited: SystemExit | None = None
     with compiler_warnings.captured_stderr() as printed:
+        profile = None
         try:
             prim_func = build_prim_func(namespace, inst)
         except SystemExit as err:
             prim_func, exited = None, err
         except Exception as err:
             prim_func, failure = None, errors.build_error(err, path, name, line)
+            if failure.code == "needs-gpu":
+                built_for = inst.target or decorator_target(getattr(namespace[name], "target", None), requested)
+                prim_func, profile, failure = _build_for_profile(namespace, inst, built_for, failure)
         if prim_func is not None and not isinstance(prim_func, tirx.PrimFunc):
             prim_func, failure = None, _not_a_kernel(name, prim_func, inst.kernel.span)
         if prim_func is not None:
@@ -207,6 +291,8 @@ def _analyze_kernel(
     if prim_func is None:
         return KernelRun(_empty(name, args, target, [failure, *warnings]), None)
 
+    if profile is not None:
+        warnings.insert(0, _profile_note(name, profile, inst.kernel.span))
     device_mod = lowered.artifact.device_mod if lowered.artifact is not None else None
     launches = launch_records.launches(prim_func, device_mod, lowered.layout_module, path)
     buffers, accesses, first, pipelines = spans.with_static_lines(
@@ -224,6 +310,10 @@ def _analyze_kernel(
     overflow = _shared_overflow(shared, target, buffers, name, line)
     if overflow is not None:
         diagnostics.append(overflow)
+    hazard_check = None
+    if hazards_s > 0 and lowered.error is None:
+        found, hazard_check = _hazards(prim_func, lowered, path, name, line, hazards_s)
+        diagnostics.extend(found)
     source = lowered.artifact.kernel_source if lowered.artifact is not None else None
     resources = None
     if with_ptxas and source and target.startswith("sm_"):
@@ -249,5 +339,18 @@ def _analyze_kernel(
         resources=resources,
         diagnostics=diagnostics,
         lower_ms=round(lower_ms, 2),
+        hazard_check=hazard_check,
     )
     return KernelRun(model, lowered)
+
+
+def _hazards(
+    prim_func: Any, lowered: Lowered, path: str, name: str, line: int, budget_s: float
+) -> tuple[list[Diagnostic], HazardCheck]:
+    """The interpreter's hazard check; a failure of the check itself never fails the analysis."""
+    try:
+        from tilescope.core.hazards.check import check
+
+        return check(prim_func, lowered, path, name, line, budget_s)
+    except Exception as err:  # the interpreter's needs (torch, ml_dtypes) may be missing in this interpreter
+        return [], HazardCheck([], [], 0.0, f"not interpreted: {type(err).__name__}: {err}")

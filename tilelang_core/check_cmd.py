@@ -22,11 +22,12 @@ from typing import Any
 from tilescope.core.batch import analyze_files, python_files
 from tilescope.core.compat import releases
 from tilescope.core.display import dims_text, stages_text
+from tilescope.core.hazards.diagnose import CODES
 from tilescope.core.kernel_options import KernelOptions, UsageError, add_kernel_options, readable
 from tilescope.core.lines import SourceError, read_source
 from tilescope.core.model import SCHEMA_VERSION, Diagnostic, FileAnalysis, KernelModel, Span, to_json
 from tilescope.core.sarif import to_sarif
-from tilescope.core.service import NO_KERNELS
+from tilescope.core.service import HAZARD_BUDGET_S, NO_KERNELS
 from tilescope.core.static import analyze_source, catalog
 from tilescope.core.terminal import Status, display_path, painter
 
@@ -36,12 +37,33 @@ Paint = Callable[[str, str], str]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="Python files with TileLang kernels, or folders")
     add_kernel_options(parser, jobs=1)
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        metavar="ADDRESS",
+        help="fan the files out over a Ray cluster (an address, auto, or none: a local one); -j N slots",
+    )
     parser.add_argument("--ptxas", action="store_true", help="compile to a cubin and report registers and spills")
     parser.add_argument("--format", choices=["text", "json", "sarif"], default="text", help="output format")
+    parser.add_argument(
+        "--no-dry-run",
+        dest="dry_run",
+        action="store_false",
+        help="never run a file's __main__ (with stand-in kernels) to learn sizes the source does not give",
+    )
     parser.add_argument(
         "--static",
         action="store_true",
         help="read the source only (no compiler, nothing runs; TileLang not needed here)",
+    )
+    parser.add_argument(
+        "--hazard-budget",
+        type=float,
+        default=HAZARD_BUDGET_S,
+        metavar="S",
+        help="seconds per kernel to interpret a few blocks on the CPU, looking for races, missing barriers, "
+        f"out-of-bounds and uninitialised reads (default {HAZARD_BUDGET_S:g}; 0 turns it off)",
     )
     parser.set_defaults(func=run)
 
@@ -68,11 +90,13 @@ def run(args: argparse.Namespace) -> int:
             "args": options.args or None,
             "target": options.target,
             "ptxas": args.ptxas,
+            "hazards_s": args.hazard_budget,
         }
         bar = _progress if sys.stderr.isatty() and not single else None
         status = Status(f"tilescope check: analysing {display_path(str(files[0]))}") if single else nullcontext()
         with status:
-            results = analyze_files(files, args.jobs, request, options.analyzer_options(), bar)
+            analyzer = {**options.analyzer_options(), "dry_run": args.dry_run}
+            results = _analyze(files, args, request, analyzer, bar)
         if bar is not None:
             print(file=sys.stderr)
     results = [
@@ -154,6 +178,22 @@ def _relative(result: FileAnalysis, keep_no_kernels: bool) -> FileAnalysis:
     return replace(result, path=display_path(result.path), diagnostics=diagnostics)
 
 
+def _analyze(
+    files: list[Path],
+    args: argparse.Namespace,
+    request: dict[str, Any],
+    analyzer_options: dict[str, Any],
+    bar: Callable[[int, int, Path], None] | None,
+) -> list[FileAnalysis]:
+    """On this machine's ``-j`` workers, or on a Ray cluster's (``--ray``), in the files' order either way."""
+    if not args.ray:
+        return analyze_files(files, args.jobs, request, analyzer_options, bar)
+    from tilescope.core import cluster
+
+    address = None if args.ray == "local" else args.ray
+    return cluster.analyze_files(files, args.jobs if args.jobs > 1 else None, request, analyzer_options, address, bar)
+
+
 def _progress(done: int, total: int, file: Path) -> None:
     width = 30
     filled = width * done // max(total, 1)
@@ -217,7 +257,8 @@ def succeeded(result: FileAnalysis) -> bool:
 
 
 def _lowered(kernel: KernelModel) -> bool:
-    return bool(kernel.passes) and not any(d.severity == "error" for d in kernel.diagnostics)
+    """Lowered without a compile error (a hazard the interpreter found is an error of the program, not of lowering)."""
+    return bool(kernel.passes) and not any(d.severity == "error" and d.code not in CODES for d in kernel.diagnostics)
 
 
 def summary(result: FileAnalysis, static: bool = False) -> str:
@@ -240,12 +281,23 @@ def _plain(text: str, style: str) -> str:
 
 
 def _diagnostic(path: str, d: Diagnostic, paint: Paint = _plain) -> str:
-    return f"  {path}:{d.span.line}: {paint(f'{d.severity}[{d.code}]', d.severity)}: {d.message}"
+    lines = [f"  {path}:{d.span.line}: {paint(f'{d.severity}[{d.code}]', d.severity)}: {d.message}"]
+    lines.extend(f"    {path}:{r.span.line}: note: {r.message}" for r in d.related)
+    if d.witness:
+        lines.append(f"    witness: {d.witness}")
+    return "\n".join(lines)
 
 
 def render_kernel(k: KernelModel) -> list[str]:
     args = ", ".join(f"{key}={value}" for key, value in k.args.items())
     out = [f"kernel {k.kernel}({args})  target {k.target}"]
+    ran: dict[str, list[str]] = {}
+    for name in k.args:
+        source = k.arg_sources.get(name, "")
+        if source.startswith("dry run"):
+            ran.setdefault(source, []).append(name)
+    for source, names in ran.items():
+        out.append(f"  sizes    {', '.join(names)} from a {source}")
     if k.launch:
         ws = (
             f" → {k.launch.threads_after_ws} after warp specialisation"
@@ -261,6 +313,11 @@ def render_kernel(k: KernelModel) -> list[str]:
         )
     for p in k.pipelines:
         out.append(f"  pipeline loop {p.loop_var} at line {p.line}: {stages_text(p.num_stages)}")
+    if k.hazard_check is not None:
+        h = k.hazard_check
+        ran = ", ".join(str(tuple(b)) for b in h.blocks) or "no blocks"
+        stopped = f"; {h.stopped}" if h.stopped else ""
+        out.append(f"  hazards  interpreted {ran} of grid {dims_text(h.grid)} on the CPU in {h.seconds:.2f} s{stopped}")
     if k.resources:
         r = k.resources
         out.append(

@@ -17,11 +17,12 @@ from typing import Literal
 
 from tilescope.core.model import Severity
 
-Tier = Literal["input", "static", "compiler", "worker", "editor", "puzzles"]
+Tier = Literal["input", "static", "compiler", "hazards", "worker", "editor", "puzzles"]
 TIERS: dict[Tier, str] = {
     "input": "reading the file and the request, before anything runs",
     "static": "the static tier, which reads the source without running it",
     "compiler": "the compiler tier, which builds and lowers the kernel in the supervised worker",
+    "hazards": "the hazard check, which interprets a few blocks of each lowered kernel on the CPU in the worker",
     "worker": "the supervisor of the worker, when the worker or the code it runs misbehaves",
     "editor": "the language server",
     "puzzles": "the puzzle grader and its CPU interpreter",
@@ -77,6 +78,10 @@ CODES: dict[str, Code] = {c.code: c for c in (
     _c("ptxas-spill", "warning", "compiler", "Registers spill to local memory: {stored} bytes stored, {loaded} bytes loaded", "Use smaller fragments per thread or more threads."),
     _c("ptxas-timeout", "warning", "compiler", "ptxas took too long; resource usage is unknown", "Run again on a quieter machine, or leave --ptxas off for this file."),
     _c("internal-error", "error", "compiler", "{error} (Tilescope failed, not the kernel)", "Report it with the file that caused it."),
+    _c("data-race", "error", "hazards", "Thread {a} and thread {b} of block {block} both write {buffer}[{index}] in one statement, nothing ordering them", "Use T.atomic_add, a reduction (T.reduce_*), disjoint tiles per block, or one writer."),
+    _c("missing-barrier", "error", "hazards", "Thread {a} overwrites {buffer}[{index}] while thread {b} reads it in the same statement", "Read into a fragment or a second buffer first, then write: TileLang places the barrier between the two statements."),
+    _c("out-of-bounds", "error", "hazards", "{Reads|Writes} {buffer}[{index}], outside its shape {shape}", "Guard the access (if ... < N), size the buffer for its halo, or keep TileLang's safe-memory pass on."),
+    _c("uninitialised-read", "error", "hazards", "Reads {buffer}[{index}], which nothing wrote first", "Write it first: T.clear or T.fill the accumulator, copy the whole tile, or load it for the tail block too."),
     _c("timeout", "error", "worker", "Analysing kernel '{kernel}' did not finish within {seconds} s", "Look for a loop that never ends, or raise the timeout."),
     _c("worker-crash", "error", "worker", "The compiler worker died while building kernel '{kernel}' ({why})", "Look for an exit, a native crash or a large allocation at that kernel."),
     _c("worker-channel", "error", "worker", "{error} (the worker could not answer over its protocol)", "Leave the worker's private descriptors alone."),

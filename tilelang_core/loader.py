@@ -4,13 +4,17 @@ The file is executed as a module that is not ``__main__`` and with only its defi
 imports, functions, classes, constant assignments and ``sys.path`` changes (so sibling modules
 import as they do when the file runs). Benchmarks, argument parsing and kernel launches at module
 level never run, so analysing a file never touches a GPU. A file inside a package (folders with
-``__init__.py``) is loaded under its dotted name, so its relative imports resolve.
+``__init__.py``, a ``src/`` layout, a namespace package) is loaded as ``import pkg.mod`` loads it:
+parent packages first, under its dotted name, so relative imports and re-exporting ``__init__``
+files resolve, whichever files the worker loaded before.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import importlib
+import importlib.util
 import linecache
 import os
 import sys
@@ -105,8 +109,13 @@ def definitions_only(tree: ast.Module) -> ast.Module:
         if _keep(stmt):
             bound |= _bound_names(stmt)
         if isinstance(stmt, ast.Try) and _keep(stmt):
+            # ``except ImportError: from old.place import x`` (code for several releases) stays whole.
             stmt.handlers = [
-                ast.ExceptHandler(type=h.type, name=h.name, body=[ast.Pass()], lineno=h.lineno, col_offset=h.col_offset)
+                h
+                if all(_keep(s) for s in h.body)
+                else ast.ExceptHandler(
+                    type=h.type, name=h.name, body=[ast.Pass()], lineno=h.lineno, col_offset=h.col_offset
+                )
                 for h in stmt.handlers
             ]
             stmt.orelse, stmt.finalbody = [], []
@@ -117,23 +126,113 @@ def definitions_only(tree: ast.Module) -> ast.Module:
     return tree
 
 
-def module_name(path: str) -> tuple[str, str | None, str]:
-    """The name a file imports under, its package, and the folder to put on ``sys.path`` for it.
+_NAMESPACE_DEPTH = 4
+"""How many folders without ``__init__.py`` a file may sit below a regular package and still be its module."""
 
-    Outside a package: a private name, no package, the file's folder. Inside ``a/b/__init__.py``'s
-    folder: ``b.file`` (``a`` too when it is a package), package ``b``, and the folder above ``b``.
-    """
-    directory = os.path.dirname(os.path.abspath(path))
-    stem = os.path.splitext(os.path.basename(path))[0]
+
+def _relative_level(tree: ast.Module | None) -> int:
+    """The deepest ``from ..x import y`` of the file: how many packages it must sit in."""
+    if tree is None:
+        return 0
+    return max((n.level for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)), default=0)
+
+
+def _absolute_roots(tree: ast.Module | None) -> set[str]:
+    """Top-level names the file imports absolutely (``from mylib.config import X`` gives ``mylib``)."""
+    names: set[str] = set()
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+    return names
+
+
+def _regular_chain(directory: str) -> tuple[list[str], str]:
+    """The folders with ``__init__.py`` from ``directory`` up, and the folder above the topmost."""
     parts: list[str] = []
     root = directory
     while os.path.isfile(os.path.join(root, "__init__.py")) and os.path.basename(root).isidentifier():
         parts.insert(0, os.path.basename(root))
         root = os.path.dirname(root)
+    return parts, root
+
+
+def _namespace_chain(directory: str, tree: ast.Module | None) -> tuple[list[str], str]:
+    """Folders of a namespace package the file belongs to, as ``import`` would see them; none for a script.
+
+    A folder without ``__init__.py`` under a regular package is a namespace portion of it; a file
+    there is that package's module only when it says so: a relative import, or an absolute import
+    of the package's own top name. Above no regular package, a relative import of level L makes
+    the L folders above the file its (namespace) packages.
+    """
+    level = _relative_level(tree)
+    gap: list[str] = []
+    folder = directory
+    for _ in range(_NAMESPACE_DEPTH):
+        if not os.path.basename(folder).isidentifier():
+            break
+        gap.insert(0, os.path.basename(folder))
+        above = os.path.dirname(folder)
+        parts, root = _regular_chain(above)
+        if parts:
+            if level or parts[0] in _absolute_roots(tree):
+                return parts + gap, root
+            break
+        folder = above
+    if level == 0:
+        return [], directory
+    parts, folder = [], directory
+    for _ in range(level):
+        if not os.path.basename(folder).isidentifier():
+            return [], directory
+        parts.insert(0, os.path.basename(folder))
+        folder = os.path.dirname(folder)
+    return parts, folder
+
+
+def module_name(path: str, tree: ast.Module | None = None) -> tuple[str, str | None, str]:
+    """The name a file imports under, its package, and the folder to put on ``sys.path`` for it.
+
+    Outside a package: a private name, no package, the file's folder. Inside ``a/b/__init__.py``'s
+    folder: ``b.file`` (``a`` too when it is a package), package ``b``, and the folder above ``b``
+    (``src/`` in a src layout). Namespace packages (folders without ``__init__.py``) count where
+    the file's own imports say it lives in one (``_namespace_chain``).
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    stem = os.path.splitext(os.path.basename(path))[0]
+    parts, root = _regular_chain(directory)
+    if not parts:
+        parts, root = _namespace_chain(directory, tree)
     if not parts:
         return MODULE_NAME, None, directory
     package = ".".join(parts)
     return (package if stem == "__init__" else f"{package}.{stem}"), package, root
+
+
+def _forget_package(top: str, root: str) -> None:
+    """Drop the user's package from ``sys.modules``, so every load imports it as it is on disk now.
+
+    Only modules of ``top`` that live under ``root`` go: a file of the workspace never makes the
+    worker forget TileLang, or an installed package of the same name.
+    """
+    first = sys.modules.get(top)
+    locations = [*(getattr(first, "__path__", None) or []), getattr(first, "__file__", None) or ""]
+    if first is not None and not any(p and os.path.abspath(p).startswith(root + os.sep) for p in locations):
+        return
+    for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+        del sys.modules[name]
+
+
+def _import_parents(name: str, package: str, root: str) -> None:
+    """Import the packages above the file first, as ``import pkg.mod`` does: their ``__init__`` may
+    re-export the file's own kernels, and must find their modules whole, not half-loaded."""
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    _forget_package(package.split(".")[0], root)
+    parent = package if name != package else package.rpartition(".")[0]
+    if parent:
+        importlib.import_module(parent)
 
 
 _last: dict[tuple[str, str], dict[str, Any]] = {}
@@ -145,6 +244,8 @@ def load_module(source: str, path: str) -> dict[str, Any]:
     TileLang reads kernel source through ``inspect``, so the text is registered in ``linecache``
     under ``path``: unsaved editor buffers build exactly as they read. The last file loaded is
     kept, so its kernels (one request each) share one load, as they share one import in a program.
+    A module of a package is loaded as ``import pkg.mod`` would load it: its packages imported
+    first, under its dotted name, with only its package's folder on ``sys.path``.
     """
     lines = source_lines(source)
     linecache.cache[path] = (len(source), None, lines, path)
@@ -152,17 +253,36 @@ def load_module(source: str, path: str) -> dict[str, Any]:
     if key in _last:
         return _last[key]
     _last.clear()
-    name, package, root = module_name(path)
-    for directory in dict.fromkeys([os.path.dirname(os.path.abspath(path)), root]):
-        if directory not in sys.path:
-            sys.path.insert(0, directory)
-    tree = definitions_only(ast.parse(source, filename=path))
+    tree = ast.parse(source, filename=path)
+    name, package, root = module_name(path, tree)
+    if package is None:
+        if root not in sys.path:
+            sys.path.insert(0, root)
+    else:
+        _import_parents(name, package, root)
+    tree = definitions_only(tree)
     module = types.ModuleType(name)
     module.__file__ = path
     module.__package__ = package
+    is_package = os.path.basename(path) == "__init__.py" and package is not None
+    module.__spec__ = importlib.util.spec_from_file_location(
+        name, path, submodule_search_locations=[os.path.dirname(os.path.abspath(path))] if is_package else None
+    )
+    if is_package:
+        module.__path__ = [os.path.dirname(os.path.abspath(path))]
     module.__dict__["__builtins__"] = builtins
+    previous = sys.modules.get(name)
     sys.modules[name] = module  # dataclasses and pickling look the defining module up by name
-    exec(compile(tree, path, "exec", dont_inherit=True), module.__dict__)
+    try:
+        exec(compile(tree, path, "exec", dont_inherit=True), module.__dict__)
+    except BaseException:
+        if previous is None:
+            sys.modules.pop(name, None)
+        else:
+            sys.modules[name] = previous
+        raise
+    if package is not None and name != package and package in sys.modules:
+        setattr(sys.modules[package], name.rpartition(".")[2], module)
     _last[key] = module.__dict__
     return module.__dict__
 
@@ -175,6 +295,11 @@ def build_prim_func(namespace: dict[str, Any], inst: Instantiation) -> Any:
         return obj
     getter = getattr(obj, "get_tir", None)  # @tilelang.jit: build the PrimFunc, compile nothing
     if getter is not None:
+        # TileLang keeps each argument set's PrimFunc (``p1_cache``); a build for another target or device
+        # profile must run the function again, as a new process would.
+        cache = getattr(getattr(obj, "func", None), "p1_cache", None)
+        if isinstance(cache, dict):
+            cache.clear()
         return getter(**inst.args)
     return obj(**inst.args)
 

@@ -100,6 +100,22 @@ def _phases(names: list[str]) -> list[str]:
     return phases
 
 
+def _changed(before: Any, after: Any) -> bool:
+    """Whether a pass changed the module. Some releases' IR holds objects without structural-equality
+    metadata (``tl.ReducerInfo`` of ``T.alloc_reducer`` in 0.1.10): their printed text decides then."""
+    if before is None:
+        return True
+    if before.same_as(after):
+        return False
+    try:
+        return not tvm.ir.structural_equal(before, after)
+    except Exception:
+        try:
+            return before.script() != after.script()
+        except Exception:
+            return True
+
+
 def lower(prim_func: Any, arch: str, pass_configs: dict[str, Any] | None = None) -> Lowered:
     """Lower ``prim_func`` for ``arch`` and record every pass; a failure is returned, not raised.
 
@@ -122,7 +138,7 @@ def lower(prim_func: Any, arch: str, pass_configs: dict[str, Any] | None = None)
     changed = []
     previous = recorder.initial
     for mod in recorder.modules:
-        changed.append(previous is None or not tvm.ir.structural_equal(previous, mod))
+        changed.append(_changed(previous, mod))
         previous = mod
     phases = _phases(recorder.names)
     passes = [

@@ -38,6 +38,14 @@ class Span:
 
 
 @dataclass(frozen=True)
+class Related:
+    """Another place a diagnostic is about (the other access of a race), as LSP's ``relatedInformation``."""
+
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True)
 class Diagnostic:
     severity: Severity
     message: str
@@ -48,6 +56,10 @@ class Diagnostic:
     kernel: str | None = None
     detail: str | None = None
     """The raw compiler text (traceback tail, ptxas output) behind the plain-words message."""
+    related: list[Related] = field(default_factory=list)
+    """The other lines it names: the second access of a race, the write a read overlaps."""
+    witness: str | None = None
+    """How the interpreter reproduced it: blocks, threads, indices (hover shows it)."""
 
 
 @dataclass(frozen=True)
@@ -236,12 +248,20 @@ class KernelModel:
     out_idx: list[int] | None = None
     """``out_idx`` of ``@tilelang.jit``: which parameters the compiled kernel allocates and returns."""
     autotune: Autotune | None = None
+    hazard_check: HazardCheck | None = None
+    """The interpreted blocks behind its ``data-race``, ``missing-barrier``, ``out-of-bounds`` and
+    ``uninitialised-read`` diagnostics; ``None`` when the check did not run."""
 
     def buffer(self, name: str) -> Buffer | None:
         return next((b for b in self.buffers if b.name == name), None)
 
     def layout(self, name: str) -> Layout | None:
         return next((layout for layout in self.layouts if layout.buffer == name), None)
+
+    @classmethod
+    def unanalysed(cls, kernel: str, args: dict[str, Any], target: str, diagnostics: list[Diagnostic]) -> KernelModel:
+        """A kernel that was not built or lowered: it still appears, with why in its diagnostics."""
+        return cls(kernel, args, target, [], None, [], [], False, 0, [], diagnostics=diagnostics)
 
 
 @dataclass(frozen=True)
@@ -279,6 +299,7 @@ class FileAnalysis:
 # Records of ``tilescope run``: one interpreted launch of a kernel on the CPU.
 
 FindingKind = Literal["out-of-bounds-read", "out-of-bounds-write", "uninitialised-read", "input-write"]
+HazardKind = Literal["data-race", "missing-barrier"]
 
 
 @dataclass(frozen=True)
@@ -294,6 +315,10 @@ class Finding:
     """The kernel-file line of the statement or tile operation that made the access (0: unknown)."""
     count: int
     """How many element accesses of this kind the line made."""
+    block: list[int] | None = None
+    """The block (``blockIdx`` x, y, z as launched) of the first offending access."""
+    where: str | None = None
+    """The first offending access's loop iteration or thread, in words (``i=63`` or ``thread 5``)."""
 
     def describe(self) -> str:
         """``line 20: out-of-bounds read of window[1024] (shape 1024), 7 elements``."""
@@ -307,7 +332,62 @@ class Finding:
         shape = dims_text(self.shape)
         where = f"line {self.line}: " if self.line else ""
         many = f", {self.count} elements" if self.count > 1 else ""
-        return f"{where}{what} {self.buffer}[{index}] (shape {shape}){many}"
+        block = f" in block {tuple(self.block)}" if self.block is not None else ""
+        lane = f" at {self.where}" if self.where else ""
+        return f"{where}{what} {self.buffer}[{index}] (shape {shape}){many}{block}{lane}"
+
+
+@dataclass(frozen=True)
+class HazardAccess:
+    """One side of a hazard: which line, reading or writing, by whom."""
+
+    line: int
+    write: bool
+    block: list[int]
+    who: str
+    """The thread or loop iteration in words: ``thread 3 (i=0, j=6)``."""
+
+
+@dataclass(frozen=True)
+class Hazard:
+    """Two accesses to one element that nothing orders, found by the interpreter with a witness.
+
+    ``data-race``: two threads (or two blocks) write the element, or one writes it while another
+    block reads it. ``missing-barrier``: inside one statement a thread overwrites an element another
+    thread reads, where no barrier can separate them.
+    """
+
+    kind: HazardKind
+    buffer: str
+    scope: str
+    index: list[int]
+    first: HazardAccess
+    second: HazardAccess
+    count: int
+    """How many conflicting element pairs of this kind the two lines made (at least)."""
+    confirmed: bool = True
+    """Whether the two sides are known to be different threads (else their loop iterations only)."""
+
+    def describe(self) -> str:
+        index = ", ".join(str(i) for i in self.index)
+
+        def side(a: HazardAccess) -> str:
+            verb = "writes" if a.write else "reads"
+            return f"{a.who} of block {tuple(a.block)} {verb} it at line {a.line}"
+
+        return f"{self.kind} on {self.scope} {self.buffer}[{index}]: {side(self.first)}, {side(self.second)}"
+
+
+@dataclass(frozen=True)
+class HazardCheck:
+    """What the interpreter ran to look for hazards: which blocks, how long, and why it stopped early."""
+
+    grid: list[int]
+    blocks: list[list[int]]
+    """The blocks that ran, in order (first, second, the last and the tail along each axis)."""
+    seconds: float
+    stopped: str | None = None
+    """Why fewer blocks ran than planned, or why nothing ran (not interpretable: uses X at line N)."""
 
 
 @dataclass(frozen=True)
@@ -356,6 +436,11 @@ class RunReport:
     """Why the kernel could not be interpreted or stopped (with its line), else ``None``."""
     line: int | None = None
     schema_version: int = SCHEMA_VERSION
+    hazards: list[Hazard] = field(default_factory=list)
+    reference: str | None = None
+    """Where the expected outputs came from: ``--compare``'s function or the file's ``ref_program``."""
+    culprits: list[str] = field(default_factory=list)
+    """Per wrong output, the first wrong element and the block and thread that last wrote it."""
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,8 @@ class _Lowering(TypedDict):
 class AnalyzeRequest(_Lowering):
     op: Literal["analyze"]
     ptxas: bool
+    hazards_s: float
+    """Seconds of CPU interpretation per kernel for the hazard check (0: none; absent for pass IR)."""
 
 
 class PassIRRequest(_Lowering):

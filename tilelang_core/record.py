@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tilescope.core.record_values import is_encoded
+
 INSTANCES_VERSION = 1
 INSTANCES = Path(".tilescope") / "instances.json"
 _SITECUSTOMIZE = """\
@@ -56,33 +58,43 @@ def record(
     """Run ``command`` in ``workspace`` with the hook; its exit status (124 past ``timeout_s``, 125 when
     ``idle_s`` passed without a new line from the hook) and the hook's lines."""
     with tempfile.TemporaryDirectory(prefix="tilescope-record-") as folder:
-        hook_dir = Path(folder)
-        shutil.copy(Path(__file__).with_name("record_hook.py"), hook_dir / "tilescope_record_hook.py")
-        shutil.copy(Path(__file__).with_name("record_standin.py"), hook_dir / "tilescope_record_standin.py")
-        (hook_dir / "sitecustomize.py").write_text(_SITECUSTOMIZE)
-        out = hook_dir / "instances.jsonl"
-        env = {**os.environ, **(env or {})}
-        env["PYTHONPATH"] = os.pathsep.join(p for p in [str(hook_dir), env.get("PYTHONPATH", "")] if p)
-        env["TILESCOPE_RECORD"] = str(out)
+        out = Path(folder) / "instances.jsonl"
+        env = hook_env(Path(folder), out, {**os.environ, **(env or {})})
         try:
             process = subprocess.Popen(command, cwd=workspace, env=env, start_new_session=timeout_s is not None)
         except FileNotFoundError as err:
             print(f"tilescope record: cannot run {command[0]!r}: {err}")
             return 127, []
         try:
-            code = _wait(process, out, timeout_s, idle_s)
+            code = wait_for_hook(process, out, timeout_s, idle_s)
         except subprocess.TimeoutExpired as stopped:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
             code = 125 if stopped.timeout == idle_s else 124
-        lines = []
-        if out.exists():
-            for text in out.read_text().splitlines():
-                try:
-                    lines.append(json.loads(text))
-                except json.JSONDecodeError:
-                    continue
+        lines = read_lines(out)
     return code, lines
+
+
+def hook_env(hook_dir: Path, out: Path, env: dict[str, str]) -> dict[str, str]:
+    """Put the hook beside a private ``sitecustomize`` in ``hook_dir``; ``env`` with it loaded, writing to ``out``."""
+    shutil.copy(Path(__file__).with_name("record_hook.py"), hook_dir / "tilescope_record_hook.py")
+    shutil.copy(Path(__file__).with_name("dry_run_standin.py"), hook_dir / "tilescope_dry_run_standin.py")
+    shutil.copy(Path(__file__).with_name("record_values.py"), hook_dir / "tilescope_record_values.py")
+    (hook_dir / "sitecustomize.py").write_text(_SITECUSTOMIZE)
+    path = os.pathsep.join(p for p in [str(hook_dir), env.get("PYTHONPATH", "")] if p)
+    return {**env, "PYTHONPATH": path, "TILESCOPE_RECORD": str(out)}
+
+
+def read_lines(out: Path) -> list[dict[str, Any]]:
+    """The hook's lines (a torn last line, from a process ended mid-write, is skipped)."""
+    lines = []
+    if out.exists():
+        for text in out.read_text().splitlines():
+            try:
+                lines.append(json.loads(text))
+            except json.JSONDecodeError:
+                continue
+    return lines
 
 
 def _key(entry: dict[str, Any]) -> str:
@@ -106,10 +118,14 @@ def merge(workspace: Path, instances: list[dict[str, Any]], tuned: list[dict[str
             "args": raw.get("args") or {},
             "consts": raw.get("consts") or {},
             "tensors": raw.get("tensors") or {},
+            "unrecorded": raw.get("unrecorded") or {},
+            "error": raw.get("error"),
+            "device": raw.get("device"),
             "pass_configs": raw.get("pass_configs") or {},
             "target": raw.get("target"),
             "out_idx": raw.get("out_idx"),
             "autotune_config": chosen.get((raw["file"], raw["kernel"])),
+            "called_at": raw.get("called_at"),
             "command": command,
             "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
@@ -162,7 +178,7 @@ def find_instances(path: str) -> Path | None:
     return None
 
 
-def _wait(process: subprocess.Popen[bytes], out: Path, timeout_s: float | None, idle_s: float | None) -> int:
+def wait_for_hook(process: subprocess.Popen[bytes], out: Path, timeout_s: float | None, idle_s: float | None) -> int:
     """The exit status; ``TimeoutExpired`` (its ``timeout`` saying which limit) past either limit."""
     if idle_s is None:
         return process.wait(timeout=timeout_s)
@@ -182,15 +198,21 @@ def _wait(process: subprocess.Popen[bytes], out: Path, timeout_s: float | None, 
                 raise subprocess.TimeoutExpired(process.args, idle_s) from None
 
 
-def recorded_arguments(path: str, kernel: str) -> dict[str, Any] | None:
-    """The most recent recorded values for a kernel of a file: its arguments and ``T.const`` values."""
+def recorded_instance(path: str, kernel: str) -> dict[str, Any] | None:
+    """The most recent recorded instantiation of a kernel of a file, as ``instances.json`` holds it."""
     instances = find_instances(path)
     if instances is None:
         return None
     workspace = instances.parent.parent
     file = _relative(path, workspace)
-    for entry in load(instances):
-        if entry["file"] == file and entry["kernel"] == kernel:
-            values = {**entry.get("args", {}), **entry.get("consts", {})}
-            return {k: v for k, v in values.items() if isinstance(v, int | float | str | bool)}
-    return None
+    return next((e for e in load(instances) if e["file"] == file and e["kernel"] == kernel), None)
+
+
+def recorded_arguments(path: str, kernel: str) -> dict[str, Any] | None:
+    """The most recent recorded values for a kernel of a file: its arguments and ``T.const`` values,
+    in ``record_values``'s form (plain values as they are)."""
+    entry = recorded_instance(path, kernel)
+    if entry is None:
+        return None
+    values = {**(entry.get("args") or {}), **(entry.get("consts") or {})}
+    return {k: v for k, v in values.items() if is_encoded(v)}

@@ -2,7 +2,9 @@
 
 It is copied next to a ``sitecustomize.py`` on ``PYTHONPATH``, so it must import nothing of
 Tilescope (the program may run in an interpreter without it) and cost nothing until TileLang is
-imported. It then wraps ``T.prim_func`` (a factory building a kernel: its own arguments, read from
+imported. Argument values are stored in ``record_values``'s form (dataclasses, enums, dtypes,
+tuples, callables by name) or with why they cannot be. It then wraps ``T.prim_func`` (a factory
+building a kernel: its own arguments, read from
 the calling frame), ``JITImpl.get_tir`` (``@tilelang.jit``: arguments, ``T.const`` values read
 from the tensors passed, ``pass_configs``, ``target``, ``out_idx``) and the autotuner's result (the
 config it chose). Lines go to the file named by ``TILESCOPE_RECORD``, appended whole, so several
@@ -12,7 +14,7 @@ processes (test workers) can share it; the last line says how the process ended.
 GPU, never by ``tilescope record`` itself) makes tensors the program asks for on the GPU on the
 CPU instead, same shapes and dtypes, so a run reaches the kernel those tensors size before its
 first compile stops it; with ``TILESCOPE_RECORD_STAND_IN=1`` as well, compiles return stand-ins
-(``record_standin.py``) so the run goes on to its later kernels.
+(``dry_run_standin.py``) so the run goes on to its later kernels: the dry run (``dry_run.py``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,11 @@ import threading
 import traceback
 from collections.abc import Callable
 from typing import Any
+
+try:
+    import tilescope_record_values as _values
+except ImportError:  # imported from the package rather than beside ``sitecustomize``
+    from tilescope.core import record_values as _values
 
 _OUT = os.environ.get("TILESCOPE_RECORD", "")
 _state = threading.local()
@@ -85,8 +92,12 @@ def _consts(func: Any, prim_func: Any) -> dict[str, int]:
             target, call = node.arg, node.annotation
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             target, call = node.targets[0].id, node.value
-        if isinstance(call, ast.Subscript):
-            call = ast.Call(func=call.value, args=[call.slice], keywords=[])
+        if isinstance(call, ast.Subscript):  # T.Tensor[(M, K), dtype]: the shape is the first item
+            index = call.slice
+            first = index.elts[0] if isinstance(index, ast.Tuple) and index.elts else index
+            if isinstance(index, ast.Tuple) and not isinstance(first, ast.Tuple | ast.List):
+                first = index  # T.Tensor[M, K]: every item is a dimension
+            call = ast.Call(func=call.value, args=[first], keywords=[])
         if target and isinstance(call, ast.Call) and call.args and isinstance(call.args[0], ast.Tuple | ast.List):
             dims = call.args[0].elts
             shapes[target] = [d.id if isinstance(d, ast.Name) else None for d in dims]
@@ -103,28 +114,87 @@ def _consts(func: Any, prim_func: Any) -> dict[str, int]:
     return bound
 
 
+_DEVICE_FIELDS = (
+    "name",
+    "major",
+    "minor",
+    "multi_processor_count",
+    "total_memory",
+    "shared_memory_per_block",
+    "shared_memory_per_block_optin",
+    "regs_per_multiprocessor",
+    "max_threads_per_multi_processor",
+    "warp_size",
+    "L2_cache_size",
+)
+
+
+def _device() -> dict[str, Any] | None:
+    """The GPU the program builds for, as ``torch.cuda.get_device_properties`` sees it (a device profile)."""
+    cuda = getattr(sys.modules.get("torch"), "cuda", None)
+    with contextlib.suppress(Exception):
+        if cuda is not None and cuda.is_available():
+            props = cuda.get_device_properties(cuda.current_device())
+            return {k: getattr(props, k) for k in _DEVICE_FIELDS if isinstance(getattr(props, k, None), int | str)}
+    return None
+
+
 def _where(func: Any) -> tuple[str | None, int | None]:
     with contextlib.suppress(TypeError, OSError):
         return os.path.abspath(inspect.getsourcefile(func) or ""), inspect.getsourcelines(func)[1]
     return None, None
 
 
-def _record_jit(impl: Any, args: tuple[Any, ...], kwargs: dict[str, Any], prim_func: Any) -> None:
-    jit_func = impl.func
-    func = getattr(jit_func, "orig_func", jit_func)
-    file, line = _where(func)
+def _library_paths() -> tuple[str, ...]:
+    import sysconfig
+
+    paths = {sysconfig.get_paths().get(k, "") for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return tuple(os.path.join(os.path.abspath(p), "") for p in paths if p)
+
+
+def _called_at(frame: Any) -> dict[str, Any] | None:
+    """The first frame at or above ``frame`` in the program's own code (not TileLang, a library or this hook):
+    where the program asked for the kernel, for "from a dry run of main(), line 212"."""
+    libraries = (_TILELANG, *_library_paths())
+    while frame is not None:
+        name = os.path.abspath(frame.f_code.co_filename)
+        if not name.startswith(libraries) and name != os.path.abspath(__file__) and not name.startswith("<"):
+            function = frame.f_code.co_name
+            if function.startswith("<") and function != "<module>":  # a lambda: the function that wrote it
+                function = getattr(frame.f_code, "co_qualname", function).rsplit(".<locals>.", 1)[0]
+            return {"file": name, "function": function, "line": frame.f_lineno}
+        frame = frame.f_back
+    return None
+
+
+def _arguments(given: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
+    """Each argument as a rebuildable value, a tensor's shape and dtype, or why it has no recorded form."""
     values: dict[str, Any] = {}
     tensors: dict[str, Any] = {}
-    names: list[str] = []
-    with contextlib.suppress(TypeError, ValueError):
-        names = list(inspect.signature(func).parameters)
-    given = {**dict(zip(names, args, strict=False)), **kwargs}  # T.const values may come as keywords too
+    unrecorded: dict[str, str] = {}
     for name, value in given.items():
         described = _tensor(value)
         if described is not None:
             tensors[name] = described
-        elif value is None or _plain(value) is not None:
-            values[name] = _plain(value)
+            continue
+        try:
+            values[name] = _values.encode(value)
+        except _values.Unrecordable as why:
+            unrecorded[name] = str(why)
+    return values, tensors, unrecorded
+
+
+def _record_jit(
+    impl: Any, args: tuple[Any, ...], kwargs: dict[str, Any], prim_func: Any, error: str | None = None
+) -> None:
+    jit_func = impl.func
+    func = getattr(jit_func, "orig_func", jit_func)
+    file, line = _where(func)
+    names: list[str] = []
+    with contextlib.suppress(TypeError, ValueError):
+        names = list(inspect.signature(func).parameters)
+    given = {**dict(zip(names, args, strict=False)), **kwargs}  # T.const values may come as keywords too
+    values, tensors, unrecorded = _arguments(given)
     configs = {str(getattr(k, "value", k)): _plain(v) for k, v in (impl.pass_configs or {}).items()}
     out_idx = impl.out_idx
     _write(
@@ -135,11 +205,15 @@ def _record_jit(impl: Any, args: tuple[Any, ...], kwargs: dict[str, Any], prim_f
             "kernel": getattr(func, "__name__", None),
             "style": "jit",
             "args": values,
-            "consts": _consts(func, prim_func),
+            "consts": _consts(func, prim_func) if prim_func is not None else {},
             "tensors": tensors,
+            "unrecorded": unrecorded,
             "pass_configs": configs,
             "target": _plain(impl.target) if impl.target is not None else None,
             "out_idx": [out_idx] if isinstance(out_idx, int) else (list(out_idx) if out_idx else None),
+            "error": error,
+            "device": _device(),
+            "called_at": _called_at(sys._getframe(2)),
         }
     )
 
@@ -152,7 +226,7 @@ def _record_factory() -> None:
         return
     count = code.co_argcount + code.co_kwonlyargcount
     names = code.co_varnames[:count]
-    values = {n: _plain(frame.f_locals.get(n)) for n in names}
+    values, tensors, unrecorded = _arguments({n: frame.f_locals.get(n) for n in names})
     _write(
         {
             "event": "instance",
@@ -160,12 +234,14 @@ def _record_factory() -> None:
             "line": code.co_firstlineno,
             "kernel": code.co_name,
             "style": "factory",
-            "args": {k: v for k, v in values.items() if v is not None or frame.f_locals.get(k) is None},
+            "args": values,
             "consts": {},
-            "tensors": {},
+            "tensors": tensors,
+            "unrecorded": unrecorded,
             "pass_configs": {},
             "target": None,
             "out_idx": None,
+            "called_at": _called_at(frame.f_back),
         }
     )
 
@@ -200,6 +276,10 @@ def _patch_jit(module: Any) -> None:
         _state.in_jit = True
         try:
             prim_func = original(self, *args, **kwargs)
+        except Exception as err:  # a build that needs a GPU: the arguments are still this instance's
+            with contextlib.suppress(Exception):
+                _record_jit(self, args, kwargs, None, f"{type(err).__name__}: {err}"[:300])
+            raise
         finally:
             _state.in_jit = False
         with contextlib.suppress(Exception):
@@ -215,6 +295,10 @@ def _patch_jit(module: Any) -> None:
             _state.in_jit = True
             try:
                 return infer(self, *args, **kwargs)
+            except Exception as err:  # the first call of the function raised: still this instance's arguments
+                with contextlib.suppress(Exception):
+                    _record_jit(self, args, kwargs, None, f"{type(err).__name__}: {err}"[:300])
+                raise
             finally:
                 _state.in_jit = False
 
@@ -286,8 +370,8 @@ _PATCHES: dict[str, Callable[[Any], None]] = {
 }
 if os.environ.get("TILESCOPE_RECORD_CPU_TENSORS") == "1":
     _PATCHES["torch"] = _patch_torch
-if os.environ.get("TILESCOPE_RECORD_STAND_IN") == "1":  # the corpus ground truth only: see that module
-    import tilescope_record_standin as _standin  # pyright: ignore[reportMissingImports]  # put on the path by record.py
+if os.environ.get("TILESCOPE_RECORD_STAND_IN") == "1":  # the dry run only: see that module
+    import tilescope_dry_run_standin as _standin  # pyright: ignore[reportMissingImports]  # put on the path by record.py
 
     def _both(*patches: Any) -> Any:
         def patch(module: Any) -> None:

@@ -13,11 +13,13 @@ import json
 import sys
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tilescope.core.discovery import discover, instantiations, syntax_diagnostic
+from tilescope.core.discovery import Instantiation, discover, instantiations, syntax_diagnostic
+from tilescope.core.dry_run import DryRun, Planned, cached, dry_run, execute, pending, plan, store
 from tilescope.core.environment import gpu_message, needs_gpu
 from tilescope.core.landlock import Sandbox
 from tilescope.core.lines import SourceError, read_source
@@ -33,8 +35,12 @@ from tilescope.core.model import (
     to_json,
 )
 from tilescope.core.protocol import AnalyzeRequest, PassIRRequest, RunRequest, WorkerRequest
+from tilescope.core.supervise import Supervised
 from tilescope.core.targets import target_error
 from tilescope.core.worker_link import WorkerError, WorkerLink
+
+HAZARD_BUDGET_S = 2.0
+"""Seconds of CPU interpretation per kernel that ``analyze`` spends looking for hazards by default."""
 
 NO_KERNELS = Diagnostic(
     severity="warning",
@@ -55,12 +61,24 @@ class Analyzer:
         cache_size: int = 64,
         sandbox: Sandbox | None = None,
         workdir: str | None = None,
+        dry_run: bool = False,
+        on_dry_run: Callable[[str], None] | None = None,
     ) -> None:
         """``sandbox`` and ``workdir``: the worker's file sandbox and working folder (``WorkerLink``), for
-        callers that run code they do not trust to leave their files alone."""
+        callers that run code they do not trust to leave their files alone.
+
+        ``dry_run``: where the static sources leave a kernel without every size, run the file's own
+        ``__main__`` with stand-in kernels to learn them (``dry_run.py``); only for a trusted workspace.
+        With ``on_dry_run``, a run not cached yet goes on in the background (its kernels say so meanwhile)
+        and ``on_dry_run(path)`` is called when it has finished, to analyse the file again."""
         self.sandbox = sandbox
         self.workdir = workdir
         self.timeout_s = timeout_s
+        self.dry_run = dry_run
+        self._on_dry_run = on_dry_run
+        self._dry_runs: set[str] = set()
+        """Cache files of the runs going on in the background."""
+        self._dry_children: set[Supervised] = set()
         self.memory_mb = memory_mb
         self.python = python or sys.executable
         self._lock = threading.Lock()
@@ -92,6 +110,8 @@ class Analyzer:
             worker = self._worker
         if worker is not None:
             worker.process.kill()
+        for child in list(self._dry_children):
+            child.kill()
         self.close()
 
     def warm(self) -> None:
@@ -153,8 +173,10 @@ class Analyzer:
         args: dict[str, Any] | None = None,
         ptxas: bool = False,
         timeout_s: float | None = None,
+        hazards_s: float = HAZARD_BUDGET_S,
     ) -> FileAnalysis:
-        """Analyse every kernel of a file (or one, by name) with the real compiler."""
+        """Analyse every kernel of a file (or one, by name) with the real compiler; ``hazards_s``
+        seconds of interpretation per kernel look for races and bad accesses (0: none)."""
         path = str(Path(path).resolve()) if not path.startswith("<") else path
         if source is None:
             try:
@@ -167,7 +189,7 @@ class Analyzer:
         problem = target_error(target)
         if problem:
             return _file_only(path, target, discover(source, path), Diagnostic("error", problem, Span(1), "bad-target"))
-        found = instantiations(source, path)  # computed once, here: the worker builds what it is sent
+        found = self._instantiations(source, path, target)  # computed once, here: the worker builds what it is sent
         discovered = [i.kernel for i in found]
         if not discovered:
             return _file_only(path, target, [], NO_KERNELS)
@@ -188,6 +210,7 @@ class Analyzer:
                 "instantiations": [to_json(inst)],  # recorded values included: a new recording misses the cache
                 "args": args,
                 "ptxas": ptxas,
+                "hazards_s": hazards_s,
             }
             partial = self._analyze_one(payload, inst.kernel, discovered, timeout_s)
             kernels.extend(partial.kernels)
@@ -195,6 +218,46 @@ class Analyzer:
         return FileAnalysis(
             path=path, target=target, kernels=kernels, discovered=discovered, diagnostics=file_diagnostics
         )
+
+    def _instantiations(self, source: str, path: str, target: str) -> list[Instantiation]:
+        """Discovery, with this analyzer's dry run (same interpreter and memory limit as its worker)."""
+        if not self.dry_run or path.startswith("<"):
+            return instantiations(source, path)
+        if self._on_dry_run is None:
+            return instantiations(
+                source, path, lambda: dry_run(path, python=self.python, memory_mb=self.memory_mb, target=target)
+            )
+        return instantiations(source, path, lambda: self._background_dry_run(path, target))
+
+    def _background_dry_run(self, path: str, target: str) -> DryRun | None:
+        planned = plan(path, self.python)
+        if planned is None:
+            return None
+        found = cached(planned)
+        if found is not None:
+            return found
+        with self._state_lock:
+            if self._stopped:
+                return None
+            started = str(planned.cached) not in self._dry_runs
+            self._dry_runs.add(str(planned.cached))
+        if started:
+            threading.Thread(target=self._dry_run_then_tell, args=(planned, target), daemon=True).start()
+        return pending(planned)
+
+    def _dry_run_then_tell(self, planned: Planned, target: str) -> None:
+        try:
+            result = execute(
+                planned, python=self.python, memory_mb=self.memory_mb, target=target, children=self._dry_children
+            )
+        finally:
+            with self._state_lock:
+                self._dry_runs.discard(str(planned.cached))
+                stopped = self._stopped
+        if stopped or self._on_dry_run is None:
+            return  # ended by stop(): not a result to keep
+        store(planned, result)
+        self._on_dry_run(str(planned.file))
 
     def _analyze_one(
         self,
@@ -212,15 +275,11 @@ class Analyzer:
         try:
             data, notes = self._call(payload, timeout)
         except WorkerError as err:
-            return _file_only(payload["path"], payload["target"], discovered, _worker_diagnostic(err, ref, timeout))
+            return _failed(payload, ref, discovered, _worker_diagnostic(err, ref, timeout))
         except RuntimeError as err:
             line = ref.span.line if ref else 1
-            return _file_only(
-                payload["path"],
-                payload["target"],
-                discovered,
-                Diagnostic("error", str(err), Span(line), "internal-error"),
-            )
+            failure = Diagnostic("error", str(err), Span(line), "internal-error", kernel=ref.name if ref else None)
+            return _failed(payload, ref, discovered, failure)
         result = from_json(FileAnalysis, data)
         line, column = (ref.span.line, ref.span.column) if ref else (1, 0)
         for note in notes:
@@ -286,7 +345,9 @@ class Analyzer:
             "source": source,
             "target": target,
             "kernel": kernel,
-            "instantiations": [to_json(i) for i in instantiations(source, path) if i.kernel.name == kernel],
+            "instantiations": [
+                to_json(i) for i in self._instantiations(source, path, target) if i.kernel.name == kernel
+            ],
             "args": args,
             "index": index,
         }
@@ -310,6 +371,17 @@ def _file(path: str, source: str | None) -> tuple[str, str]:
 
 def _file_only(path: str, target: str, discovered: list[KernelRef], diagnostic: Diagnostic) -> FileAnalysis:
     return FileAnalysis(path=path, target=target, kernels=[], discovered=discovered, diagnostics=[diagnostic])
+
+
+def _failed(
+    payload: dict[str, Any], ref: KernelRef | None, discovered: list[KernelRef], failure: Diagnostic
+) -> FileAnalysis:
+    """The worker could not answer for a kernel: the kernel still appears in ``kernels``, with why."""
+    path, target = payload["path"], payload["target"]
+    if ref is None:
+        return _file_only(path, target, discovered, failure)
+    kernel = KernelModel.unanalysed(ref.name, {}, target, [failure])
+    return FileAnalysis(path=path, target=target, kernels=[kernel], discovered=discovered, diagnostics=[])
 
 
 def _worker_diagnostic(err: WorkerError, ref: KernelRef | None, timeout: float) -> Diagnostic:

@@ -73,6 +73,7 @@ class Worker:
             target=request["target"],
             args=request["args"],
             with_ptxas=request["ptxas"],
+            hazards_s=float(request.get("hazards_s", 0.0)),
         )
         key = self.key(request)
         self._runs[key] = {**self._runs.get(key, {}), **runs}

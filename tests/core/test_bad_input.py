@@ -179,8 +179,8 @@ def test_layout_inference_failure_names_fragments_and_ops(analyzer: Analyzer) ->
 
 
 def test_tilelangs_own_warnings_become_diagnostics_at_their_line(analyzer: Analyzer) -> None:
-    result = analyzer.analyze(str(FIXTURES / "uninitialised_accumulator.py"))
-    assert result.ok
+    result = analyzer.analyze(str(FIXTURES / "uninitialised_accumulator.py"), hazards_s=0)
+    assert result.ok  # without the hazard check, which makes the same read an uninitialised-read error
     (warning,) = result.all_diagnostics()
     assert (warning.severity, warning.code, warning.span.line) == ("warning", "tilelang-warning", 23)
     assert "'C_local' is read before anything writes it" in warning.message

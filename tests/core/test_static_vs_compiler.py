@@ -34,3 +34,24 @@ def test_static_facts_match_the_compiler(path: Path, analyzer: Analyzer) -> None
         assert kernel.launch.threads == model.launch.threads
         assert [p.num_stages for p in kernel.pipelines] == [p.num_stages for p in model.pipelines]
         assert kernel.shared_planned in (None, model.shared_bytes), "static shared memory differs from the compiler's"
+
+
+RULES = FIXTURES / "static_rules.py"
+BUILT_BY_TILELANG = {("fp8_gemm", "sm_90"), ("fp8_gemm", "sm_100"), ("fp8_tcgen05", "sm_100"), ("slices", "sm_90")}
+"""Cases the static tier once called errors: float16 accumulators of float8 GEMMs (mma, WGMMA, tcgen05) and
+a copy between regions of different extents, all of which TileLang 0.1.15 builds and nvcc compiles."""
+
+
+@pytest.mark.parametrize("target", ["sm_90", "sm_100"])
+def test_every_static_error_is_one_the_compiler_raises(target: str, analyzer: Analyzer, has_ptxas: bool) -> None:
+    static = analyze_source(RULES.read_text(), str(RULES), target=target)
+    errors = {d.kernel: d.code for d in static.diagnostics if d.severity == "error"}
+    compiled = analyzer.analyze(str(RULES), target=target, ptxas=has_ptxas)
+    for model in compiled.kernels:
+        failed = [d.code for d in model.diagnostics if d.severity == "error"]
+        if model.kernel in errors:
+            # The device compile is what rejects a float16 GEMM accumulating in int32; lowering accepts it.
+            assert failed or (not has_ptxas and errors[model.kernel] == "gemm-accum-dtype"), model.kernel
+        if (model.kernel, target) in BUILT_BY_TILELANG:
+            assert model.kernel not in errors and not failed, (model.kernel, failed)
+    assert set(errors) == {"whole", "half_int_accum", "k_mismatch", "row_max_wrong"}

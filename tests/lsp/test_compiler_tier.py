@@ -191,6 +191,7 @@ async def test_code_lenses_on_each_kernel(client: LanguageClient) -> None:
         (7, "Trace passes", "tilescope.show.passes", [uri, "matmul"]),
         (7, "Plot layouts", "tilescope.show.layout", [uri, "matmul", "C_local"]),
         (7, "Show CUDA", "tilescope.show.cuda", [uri, "matmul"]),
+        (7, "Run on CPU", "tilescope.run.cpu", [uri, "matmul"]),
     ]
 
 
@@ -201,8 +202,9 @@ async def test_lens_commands_open_a_document_in_any_client(client: LanguageClien
     for lens in lenses:
         answer = await within(execute(client, lens.command.command, *lens.command.arguments), timeout=COMPILE_WAIT)
         opened.append(answer["uri"])
-    assert [d.uri for d in client.shown_documents[-3:]] == opened
-    passes, layout, cuda = (Path(urlparse(u).path).read_text() for u in opened)
+    assert [d.uri for d in client.shown_documents[-4:]] == opened
+    passes, layout, cuda, run = (Path(urlparse(u).path).read_text() for u in opened)
+    assert "interpreted grid 8×8" in run and "tilescope run ok: matmul" in run
     assert passes.startswith("# Passes of `matmul`") and "| `tl.LayoutInference` |" in passes
     assert "C_local: 128×128 float32 local.fragment" in layout and "- layout: 128 threads" in layout
     assert "__global__" in cuda

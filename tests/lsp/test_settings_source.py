@@ -32,6 +32,7 @@ def test_every_option_is_read_by_the_server_with_its_default():
     changed = merged(Settings(), raw)
     assert changed.target == "sm_80" and changed.timeout == 7 and changed.idle_s == 7
     assert changed.ptxas is True and changed.hints == frozenset()
+    assert changed.dry_run is False
 
 
 def test_the_extension_fixture_is_current():

@@ -11,12 +11,14 @@ from tilescope.core.ide.autotune_view import autotune_hover, configs_markdown
 from tilescope.core.ide.code_actions import quick_fixes
 from tilescope.core.ide.complete import Completion, Signature, complete, signature_at
 from tilescope.core.ide.describe import HoverText, buffer_markdown, describe_at, identifier_at
+from tilescope.core.ide.hazard_view import hazard_hover
 from tilescope.core.ide.hints import HINT_KINDS, Hint, HintKind, inlay_hints
 from tilescope.core.ide.ir_diff import Diff, Pair, Row, listing, patch, side_by_side, unified
 from tilescope.core.ide.layout_text import buffer_stages, thread_map_text
 from tilescope.core.ide.layout_view import KernelLayout, LayoutView, NoLayout, Panel, choose, layout_buffers, plot_order
 from tilescope.core.ide.merge import CompiledSnapshot, Facts, facts, fingerprints, merged_diagnostics
 from tilescope.core.ide.navigate import OutlineNode, definition, outline, references
+from tilescope.core.ide.run_view import run_failed, run_text
 from tilescope.core.ide.trace_view import PassDiff, PassView, TraceView, passes_markdown, trace_view
 from tilescope.core.lines import source_lines
 from tilescope.core.service import Analyzer
@@ -54,6 +56,7 @@ __all__ = [
     "dims_text",
     "facts",
     "fingerprints",
+    "hazard_hover",
     "identifier_at",
     "inlay_hints",
     "kib",
@@ -66,6 +69,8 @@ __all__ = [
     "plot_order",
     "quick_fixes",
     "references",
+    "run_failed",
+    "run_text",
     "shape_text",
     "side_by_side",
     "signature_at",

@@ -114,7 +114,7 @@ def buffer_markdown(decl: BufferDecl, kernel: StaticKernel, model: KernelModel |
     ]
     if failure is not None:
         lines.append(f"- the compiler's build failed (line {failure.span.line}: {failure.message.splitlines()[0]})")
-    origins = _origins(decl, kernel)
+    origins = _origins(decl, kernel, model)
     if decl.written and origins:
         lines.append(f"- shape `{decl.written}` with {origins}")
     if buffer.bytes is not None:
@@ -135,11 +135,16 @@ def buffer_markdown(decl: BufferDecl, kernel: StaticKernel, model: KernelModel |
     return "\n".join(lines)
 
 
-def _origins(decl: BufferDecl, kernel: StaticKernel) -> str:
-    """``block_M=128 (default, line 8), M=1024 (directive, line 7)`` for the names a shape uses."""
-    bound = {b.name: b for b in kernel.bindings}
+def _origins(decl: BufferDecl, kernel: StaticKernel, model: KernelModel | None) -> str:
+    """``block_M=128 (default, line 8), M=1024 (directive, line 7)`` for the names a shape uses; a value the
+    compiler tier learned from a dry run says so (``M=1024 (dry run of main(), line 212)``)."""
+    bound = {b.name: _origin(b) for b in kernel.bindings}
+    if model is not None:
+        for name, source in model.arg_sources.items():
+            if source.startswith("dry run") and name in model.args:
+                bound[name] = f"{name}={model.args[name]} ({source})"
     names = dict.fromkeys(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", decl.written or ""))
-    return ", ".join(_origin(bound[name]) for name in names if name in bound)
+    return ", ".join(bound[name] for name in names if name in bound)
 
 
 def _origin(binding: Binding) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+from tilescope.core.hazards.diagnose import CODES
 from tilescope.core.lines import source_lines
 from tilescope.core.model import Diagnostic, FileAnalysis, KernelModel
 from tilescope.core.static.records import StaticFile, StaticKernel
@@ -69,13 +70,18 @@ def facts(static: StaticFile, current: dict[str, str], compiled: CompiledSnapsho
     return Facts(static, models)
 
 
+def _build_error(d: Diagnostic) -> bool:
+    """An error of building the kernel (a hazard the interpreter found is one of running it)."""
+    return d.severity == "error" and d.code not in CODES
+
+
 def merged_diagnostics(static: StaticFile, compiled: FileAnalysis | None) -> list[Diagnostic]:
     """Static diagnostics plus the compiler's, the compiler's replacing what it settles: static
     estimates for kernels it built, and static errors on lines where it reports an error itself."""
     if compiled is None:
         return list(static.diagnostics)
     found = compiled.all_diagnostics()
-    built = {k.kernel for k in compiled.kernels if not any(d.severity == "error" for d in k.diagnostics)}
+    built = {k.kernel for k in compiled.kernels if k.passes and not any(_build_error(d) for d in k.diagnostics)}
     error_lines = {d.span.line for d in found if d.severity == "error"}
     reported = {(d.code, d.kernel) for d in found}
     kept = [

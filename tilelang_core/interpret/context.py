@@ -15,15 +15,26 @@ from tilescope.core.interpret.memory import Findings, NotInterpretable
 
 
 class Frame:
-    """Run-time state: slot values, the live-lane mask (``None``: all) and the lane axes in use."""
+    """Run-time state: slot values, the live-lane mask (``None``: all) and the lane axes in use.
 
-    __slots__ = ("findings", "lanes", "mask", "values")
+    ``loops`` names each lane axis, outermost first: ``(loop variable, first value, count, line)``
+    of a ``T.Parallel`` loop, or ``("threadIdx.x", 0, threads, 0)`` in per-thread code. ``plan``
+    (optional) picks which blocks of each grid axis run and may stop the run when its time is up.
+    """
+
+    __slots__ = ("findings", "lanes", "loops", "mask", "plan", "values")
 
     def __init__(self, size: int, findings: Findings) -> None:
         self.values: list[Any] = [None] * size
         self.mask: Any = None
         self.lanes = 0
         self.findings = findings
+        self.loops: list[tuple[str, Any, int, int]] = []
+        self.plan: Any = None
+
+
+class Stop(Exception):
+    """Raised by a frame's ``plan`` to end a run early (its time is up); what was found so far stays."""
 
 
 Fn = Callable[[Frame], Any]
@@ -65,8 +76,13 @@ class Context:
         self.thread_count = 0
         self.buffers: dict[int, Any] = {}
         self.grid: list[int] = []
+        self.grid_depth = 0
+        """How many ``blockIdx`` bindings enclose the statement being compiled (0: a new launch)."""
         self.threads: list[int] = []
         self.line = 0
+        self.tile_lines: dict[frozenset[str], list[int]] = {}
+        """Lines of the file's tile operations by the buffers they touch (from the static tier), for
+        the operations TileLang builds inside its own macros, whose spans point into TileLang."""
 
     def slot(self, var: Any) -> int:
         k = key(var)

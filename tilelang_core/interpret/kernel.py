@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 from tilelang import tvm
-from tilescope.core.interpret.context import Context, Frame, key
+from tilescope.core.interpret.context import Context, Frame, Stop, key
 from tilescope.core.interpret.memory import Findings, Memory, NotInterpretable, np_dtype
 from tilescope.core.interpret.prepare import front_end, pass_configs
 from tilescope.core.interpret.stmt import compile_stmt
@@ -30,6 +30,8 @@ class CpuRun:
     seconds: float
     unwritten: dict[str, int]
     """Per declared output, the elements the kernel never wrote."""
+    stopped: str | None = None
+    """Why the run ended before its plan's last block (its time was up), else ``None``."""
 
     def describe(self) -> list[str]:
         """One plain line per finding."""
@@ -56,8 +58,15 @@ def as_array(value: Any, dtype: np.dtype) -> np.ndarray:
 class Kernel:
     """The interpreter's form of one PrimFunc; call it with one tensor or value per parameter."""
 
-    def __init__(self, func: Any, path: str | None, configs: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        func: Any,
+        path: str | None,
+        configs: dict[str, Any] | None = None,
+        tile_lines: dict[frozenset[str], list[int]] | None = None,
+    ) -> None:
         ctx = Context(path, safe_memory=not bool((configs or {}).get("tl.disable_safe_memory_legalize", False)))
+        ctx.tile_lines = tile_lines or {}
         self.params: list[tuple[str, int, Any]] = []
         for var in func.params:
             buffer = func.buffer_map.get(var)
@@ -82,13 +91,18 @@ class Kernel:
         """(name, shape, dtype) of every tensor parameter, in order."""
         return [(str(b.name), list(b.shape), str(b.dtype)) for kind, _, b in self.params if kind == "buffer"]
 
-    def __call__(self, *args: Any, outputs: set[str] | None = None) -> CpuRun:
+    def __call__(self, *args: Any, outputs: set[str] | None = None, tracker: Any = None, plan: Any = None) -> CpuRun:
         """Run the whole grid on ``args``; ``outputs`` names the buffers the kernel is meant to write:
-        they start unwritten, and a write to any other buffer is reported as ``input-write``."""
+        they start unwritten, and a write to any other buffer is reported as ``input-write``.
+        ``tracker`` observes every access (``tilescope.core.hazards``); ``plan`` picks the blocks."""
         if len(args) != len(self.params):
             raise TypeError(f"the kernel takes {len(self.params)} arguments, got {len(args)}")
         findings = Findings()
         frame = Frame(self._size, findings)
+        frame.plan = plan
+        if tracker is not None:
+            findings.tracker = tracker
+            tracker.attach(frame)
         declared: list[Memory] = []
         for (kind, slot, obj), value in zip(self.params, args, strict=True):
             if kind == "scalar":
@@ -115,13 +129,17 @@ class Kernel:
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         start = time.perf_counter()
+        stopped = None
         try:
             with np.errstate(all="ignore"):
                 self._body(frame)
+        except Stop as err:
+            stopped = str(err)
         finally:
             torch.set_num_threads(threads)
         seconds = time.perf_counter() - start
-        return CpuRun(findings.records(), seconds, {m.name: int((~m.written).sum()) for m in declared})
+        unwritten = {m.name: int((~m.written).sum()) for m in declared}
+        return CpuRun(findings.records(), seconds, unwritten, stopped)
 
     def _bind_shape(self, frame: Frame, buffer: Any, array: np.ndarray) -> None:
         if len(buffer.shape) != array.ndim:

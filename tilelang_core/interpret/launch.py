@@ -144,13 +144,32 @@ def run_file(
         d = errors.build_error(err, path, name, line)
         return replace(base, error=d.message, line=d.span.line)
     try:
-        compiled = compile_kernel(prim_func, path)
+        compiled, threads = _compiled(prim_func, path, name)
     except NotInterpretable as err:
         return replace(base, error=str(err), line=err.line or line)
     except Exception as err:
         return replace(base, error=f"TileLang's front end failed: {errors.first_message(err)}", line=line)
     report = replace(base, grid=compiled.grid, threads=compiled.threads)
-    return _launch(report, namespace, prim_func, compiled, path, inputs, compare, seed)
+    if compare is None and callable(namespace.get("ref_program")):
+        report = replace(report, reference="ref_program")
+    return _launch(report, namespace, prim_func, compiled, path, inputs, compare, seed, threads)
+
+
+def _compiled(prim_func: Any, path: str, name: str) -> tuple[Kernel, Any]:
+    """The interpreter's kernel and the thread map of its parallel loops, from one real lowering
+    (the front-end module the interpreter runs, and the loop layouts of ``tl.LayoutInference``);
+    where the whole lowering fails, the front end alone, without thread names."""
+    from tilescope.core.hazards.front import front_end_module, tile_lines
+    from tilescope.core.hazards.threads import ThreadMap, loop_layouts
+    from tilescope.core.interpret.prepare import pass_configs
+    from tilescope.core.lowering import lower
+
+    configs = pass_configs(prim_func)
+    lowered = lower(prim_func, "sm_90", configs)
+    func = front_end_module(lowered)
+    if func is None:
+        return compile_kernel(prim_func, path), ThreadMap({})
+    return Kernel(func, path, configs, tile_lines(path, name)), ThreadMap(loop_layouts(lowered.layout_module, path))
 
 
 def _launch(
@@ -162,7 +181,10 @@ def _launch(
     inputs: str | None,
     compare: str | None,
     seed: int,
+    threads: Any = None,
 ) -> RunReport:
+    from tilescope.core.hazards.tracker import Tracker
+
     params = compiled.buffer_params()
     directory = os.path.dirname(os.path.abspath(path))
     shapes = [[int(d) for d in shape] for _, shape, _ in params]
@@ -183,8 +205,9 @@ def _launch(
     ]
     originals = [t.clone() for t in tensors]
     start = time.perf_counter()
+    tracker = Tracker(threads, compiled.writes, keep_writers=True) if threads is not None else None
     try:
-        run = compiled(*tensors, outputs=outputs)
+        run = compiled(*tensors, outputs=outputs, tracker=tracker)
     except NotInterpretable as err:
         return replace(report, error=str(err), line=err.line or None)
     except Exception as err:
@@ -193,15 +216,31 @@ def _launch(
     stats = [
         _stats(n, t, run.unwritten.get(n, 0)) for (n, _, _), t in zip(params, tensors, strict=True) if n in outputs
     ]
-    report = replace(report, seconds=seconds, outputs=stats, findings=run.findings)
-    if not compare:
+    hazards = tracker.hazards() if tracker is not None else []
+    report = replace(report, seconds=seconds, outputs=stats, findings=run.findings, hazards=hazards)
+    if not compare and report.reference is None:
         return report
+    reference = _user_function(compare, directory) if compare else namespace["ref_program"]
     try:
-        expected = _user_function(compare, directory)(
-            *[o for (n, _, _), o in zip(params, originals, strict=True) if n not in outputs]
-        )
+        expected = reference(*[o for (n, _, _), o in zip(params, originals, strict=True) if n not in outputs])
     except Exception as err:
         return replace(report, error=f"the reference failed: {type(err).__name__}: {err}")
     expected = [expected] if isinstance(expected, torch.Tensor) else list(expected)
     got = [(n, t) for (n, _, _), t in zip(params, tensors, strict=True) if n in outputs]
-    return replace(report, comparisons=[_compare(n, t, e) for (n, t), e in zip(got, expected, strict=False)])
+    comparisons = [_compare(n, t, e) for (n, t), e in zip(got, expected, strict=False)]
+    culprits = []
+    for c, (_, t), e in zip(comparisons, got, expected, strict=False):
+        if c.first_wrong is not None:
+            culprits.append(_culprit(c, t, e, tracker))
+    return replace(report, comparisons=comparisons, reference=compare or "ref_program", culprits=culprits)
+
+
+def _culprit(c: Comparison, got: torch.Tensor, expected: Any, tracker: Any) -> str:
+    """``C[3, 5] is 1.25, expected 3.5: written by thread 7 (i=3, j=5) of block (0, 1) at line 30``."""
+    index = tuple(c.first_wrong or [])
+    value = got[index].item()
+    want = expected.reshape(got.shape)[index].item()
+    where = ", ".join(str(i) for i in index)
+    writer = tracker.writer_of(c.name, list(index)) if tracker is not None else None
+    who = f": written by {writer}" if writer else ": nothing wrote it" if tracker is not None else ""
+    return f"{c.name}[{where}] is {value:.6g}, expected {want:.6g}{who}"

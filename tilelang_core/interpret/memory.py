@@ -59,23 +59,32 @@ def np_dtype(name: str) -> np.dtype:
 
 
 class Findings:
-    """Every checked-access problem of a run, folded by (kind, buffer, line)."""
+    """Every checked-access problem of a run, folded by (kind, buffer, line).
+
+    ``block`` is the block running now (the grid loops set it); ``tracker`` is an optional access
+    observer (``tilescope.core.hazards``) that every checked access of a buffer is also shown to.
+    """
 
     def __init__(self) -> None:
         self._found: dict[tuple[str, str, int], list[Any]] = {}
+        self.block: list[int] = []
+        self.launches = 0
+        """Launches started so far (a PrimFunc may hold several ``T.Kernel`` launches, run in order)."""
+        self.tracker: Any = None
 
-    def add(self, kind: FindingKind, memory: Memory, index: list[int], line: int, count: int) -> None:
+    def add(self, kind: FindingKind, memory: Memory, index: list[int], line: int, count: int, lane: Any = None) -> None:
         key = (kind, memory.name, line)
         entry = self._found.get(key)
         if entry is None:
-            self._found[key] = [index, count, memory.shape]
+            where = self.tracker.lane_words(lane) if self.tracker is not None and lane is not None else None
+            self._found[key] = [index, count, memory.shape, list(self.block), where]
         else:
             entry[1] += count
 
     def records(self) -> list[Finding]:
         return [
-            Finding(kind, buffer, [int(i) for i in index], [int(s) for s in shape], line, int(count))  # type: ignore[arg-type]  # kind is one of FindingKind's literals, built above
-            for (kind, buffer, line), (index, count, shape) in self._found.items()
+            Finding(kind, buffer, [int(i) for i in index], [int(s) for s in shape], line, int(count), block, where)  # type: ignore[arg-type]  # kind is one of FindingKind's literals, built above
+            for (kind, buffer, line), (index, count, shape, block, where) in self._found.items()
         ]
 
     def __bool__(self) -> bool:
@@ -85,6 +94,11 @@ class Findings:
 def _first(arrays: list[np.ndarray], where: np.ndarray) -> list[int]:
     flat = int(np.flatnonzero(where)[0])
     return [int(a.reshape(-1)[flat]) for a in arrays]
+
+
+def _lane(where: np.ndarray) -> tuple[int, tuple[int, ...]]:
+    """The first lane where ``where`` holds, as (flat position, lane shape), for a finding's witness."""
+    return int(np.flatnonzero(where)[0]), tuple(where.shape)
 
 
 class Memory:
@@ -145,7 +159,7 @@ class Memory:
             raise NotInterpretable(f"{self.name} indexed with {len(arrays)} indices, has {len(self.shape)} dims", line)
         bad, live = self._out_of_bounds(arrays, live, guard)
         if bad is not None:
-            self.findings.add("out-of-bounds-read", self, _first(arrays, bad), line, int(bad.sum()))
+            self.findings.add("out-of-bounds-read", self, _first(arrays, bad), line, int(bad.sum()), _lane(bad))
             live = ~bad if live is None else live & ~bad
         if live is not None:
             arrays = [np.where(live, a, 0) for a in arrays]
@@ -156,7 +170,10 @@ class Memory:
             unset &= live
             values = np.where(live, values, np.zeros((), self.dtype))
         if unset.any():
-            self.findings.add("uninitialised-read", self, _first(arrays, unset), line, int(unset.sum()))
+            self.findings.add("uninitialised-read", self, _first(arrays, unset), line, int(unset.sum()), _lane(unset))
+        tracker = self.findings.tracker
+        if tracker is not None:
+            tracker.read(self, arrays, live, line)
         return values
 
     def _load_scalar(self, index: tuple[Any, ...], line: int, guard: tuple[bool, ...] | None) -> Any:
@@ -170,6 +187,9 @@ class Memory:
         where = tuple(int(i) for i in index)
         if not self.written[where]:
             self.findings.add("uninitialised-read", self, list(where), line, 1)
+        tracker = self.findings.tracker
+        if tracker is not None:
+            tracker.read(self, list(where), None, line)
         return self.data[where]
 
     def store(
@@ -182,8 +202,11 @@ class Memory:
             raise NotInterpretable(f"{self.name} indexed with {len(arrays)} indices, has {len(self.shape)} dims", line)
         bad, live = self._out_of_bounds(arrays, live, guard)
         if bad is not None:
-            self.findings.add("out-of-bounds-write", self, _first(arrays, bad), line, int(bad.sum()))
+            self.findings.add("out-of-bounds-write", self, _first(arrays, bad), line, int(bad.sum()), _lane(bad))
             live = ~bad if live is None else live & ~bad
+        tracker = self.findings.tracker
+        if tracker is not None:
+            tracker.write(self, arrays, values, live, line)
         if live is not None:
             if not live.any():
                 return
@@ -204,8 +227,11 @@ class Memory:
         values = arrays.pop()
         bad, live = self._out_of_bounds(arrays, live, guard)
         if bad is not None:
-            self.findings.add("out-of-bounds-write", self, _first(arrays, bad), line, int(bad.sum()))
+            self.findings.add("out-of-bounds-write", self, _first(arrays, bad), line, int(bad.sum()), _lane(bad))
             live = ~bad if live is None else live & ~bad
+        tracker = self.findings.tracker
+        if tracker is not None:
+            tracker.atomic(self, arrays, live, line)
         if live is not None:
             arrays, values = [a[live] for a in arrays], values[live]
         where = tuple(np.reshape(a, -1) for a in arrays)
@@ -283,6 +309,8 @@ def read_box(memory: Memory, starts: list[int], extents: list[int], line: int, g
     source = tuple(slice(s + lo, s + hi) for s, (lo, hi) in zip(starts, inside, strict=True))
     target = tuple(slice(lo, hi) for lo, hi in inside)
     out[target] = memory.data[source]
+    if memory.findings.tracker is not None:
+        memory.findings.tracker.box(memory, source, False, line)
     written = memory.written[source]
     if not written.all():
         where = np.argwhere(~written)[0]
@@ -301,6 +329,8 @@ def write_box(memory: Memory, starts: list[int], values: np.ndarray, line: int, 
     if any(hi <= lo for lo, hi in inside):
         return
     target = tuple(slice(s + lo, s + hi) for s, (lo, hi) in zip(starts, inside, strict=True))
+    if memory.findings.tracker is not None:
+        memory.findings.tracker.box(memory, target, True, line, values[tuple(slice(lo, hi) for lo, hi in inside)])
     if memory.watch_writes:
         size = int(np.prod([t.stop - t.start for t in target]))
         memory.findings.add("input-write", memory, [t.start for t in target], line, size)

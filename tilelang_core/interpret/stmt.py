@@ -39,6 +39,25 @@ def _line(ctx: Context, node: Any) -> int:
     return int(span.line)
 
 
+def _tile_line(ctx: Context, node: Any, call: Any) -> int:
+    """The user's line of a tile operation whose span points into TileLang's own source (a macro
+    such as ``T.reduce_sum(..., clear=False)``): the file's operation on the same buffers, the first
+    at or after the enclosing statement's line."""
+    span = get_stmt_span(node)
+    if span is None or span.source_name is None or ctx.path is None or str(span.source_name.name) == ctx.path:
+        return ctx.line
+    names: set[str] = set()
+
+    def visit(n: Any) -> None:
+        if isinstance(n, tirx.BufferLoad):
+            names.add(str(n.buffer.name))
+
+    tirx.stmt_functor.post_order_visit(call, visit)
+    lines = sorted(ctx.tile_lines.get(frozenset(names), []))
+    later = [line for line in lines if line >= ctx.line]
+    return later[0] if later else (lines[0] if lines else ctx.line)
+
+
 def compile_stmt(ctx: Context, node: Any) -> Run:
     outer = ctx.line
     ctx.line = _line(ctx, node)
@@ -94,12 +113,30 @@ def _attr(ctx: Context, node: Any) -> Run:
         return _per_thread(ctx, iv.var, count, node.body)
     k = ctx.slot(iv.var)
     extent = int(node.value)
+    axis = ctx.grid_depth
     ctx.grid.append(extent)
-    body = compile_stmt(ctx, node.body)
+    ctx.grid_depth += 1
+    try:
+        body = compile_stmt(ctx, node.body)
+    finally:
+        ctx.grid_depth -= 1
 
     def grid(f: Frame) -> None:
-        for b in range(extent):
+        block = f.findings.block
+        if axis == 0:
+            del block[:]
+            f.findings.launches += 1
+            if f.findings.launches > 1 and f.findings.tracker is not None:
+                f.findings.tracker.forget_blocks()
+            if f.plan is not None:
+                f.plan.start_launch(f)
+        if len(block) <= axis:
+            block.extend([0] * (axis + 1 - len(block)))
+        for b in range(extent) if f.plan is None else f.plan.blocks(axis, extent):
             f.values[k] = b
+            block[axis] = b
+            if f.plan is not None:
+                f.plan.start_block(block, axis)
             body(f)
 
     return grid
@@ -129,14 +166,17 @@ def _per_thread(ctx: Context, var: Any, count: int, body_node: Any) -> Run:
     finally:
         ctx.thread_slot = None
     lanes = np.arange(count, dtype=np.int32)
+    axis = ("threadIdx.x", 0, count, 0)
 
     def threads(f: Frame) -> None:
         f.values[k] = lanes
         f.lanes = 1
+        f.loops.append(axis)
         try:
             body(f)
         finally:
             f.lanes = 0
+            f.loops.pop()
 
     return threads
 
@@ -151,7 +191,7 @@ def _for(ctx: Context, node: Any) -> Run:
     if kind in (tirx.ForKind.PARALLEL, tirx.ForKind.VECTORIZED):
         if ctx.thread_slot is not None:
             raise ctx.fail("a T.Parallel or vectorised loop in per-thread code (code that names threadIdx.x)")
-        return _lanes(k, lo, extent, body, np_dtype(node.loop_var.dtype))
+        return _lanes(k, lo, extent, body, np_dtype(node.loop_var.dtype), str(node.loop_var.name), ctx.line)
     return _serial(k, lo, extent, body)
 
 
@@ -160,8 +200,11 @@ def _serial(k: int, lo: Callable[[Frame], Any], extent: Callable[[Frame], Any], 
         start, count = lo(f), extent(f)
         if isinstance(start, np.ndarray) or isinstance(count, np.ndarray):
             return _serial_lanes(f, k, start, count, body)
+        plan = f.plan
         for i in range(int(start), int(start) + int(count)):
             f.values[k] = i
+            if plan is not None:
+                plan.tick()
             body(f)
         return None
 
@@ -179,7 +222,9 @@ def _serial_lanes(f: Frame, k: int, start: Any, count: Any, body: Run) -> None:
     f.mask = saved
 
 
-def _lanes(k: int, lo: Callable[[Frame], Any], extent: Callable[[Frame], Any], body: Run, dtype: np.dtype) -> Run:
+def _lanes(
+    k: int, lo: Callable[[Frame], Any], extent: Callable[[Frame], Any], body: Run, dtype: np.dtype, name: str, line: int
+) -> Run:
     def parallel(f: Frame) -> None:
         start, count = lo(f), extent(f)
         if isinstance(count, np.ndarray):
@@ -190,10 +235,12 @@ def _lanes(k: int, lo: Callable[[Frame], Any], extent: Callable[[Frame], Any], b
         saved = f.lanes
         f.values[k] = (np.arange(count, dtype=dtype) + start).reshape((count,) + (1,) * saved)
         f.lanes = saved + 1
+        f.loops.append((name, start, count, line))
         try:
             body(f)
         finally:
             f.lanes = saved
+            f.loops.pop()
 
     return parallel
 
@@ -235,7 +282,15 @@ def _store(ctx: Context, node: Any) -> Run:
     line = ctx.line
 
     def store(f: Frame) -> None:
-        f.values[b].store(tuple(i(f) for i in index), value(f), f.mask, line, guard)
+        tracker = f.findings.tracker
+        if tracker is None:
+            f.values[b].store(tuple(i(f) for i in index), value(f), f.mask, line, guard)
+            return
+        tracker.begin_statement()
+        try:
+            f.values[b].store(tuple(i(f) for i in index), value(f), f.mask, line, guard)
+        finally:
+            tracker.end_statement()
 
     return store
 
@@ -245,7 +300,12 @@ def _evaluate(ctx: Context, node: Any) -> Run:
     if isinstance(call, tirx.Call):
         name = str(getattr(call.op, "name", call.op))
         if name.startswith("tl.tileop."):
-            return compile_tileop(ctx, call, name)
+            outer = ctx.line
+            ctx.line = _tile_line(ctx, node, call)
+            try:
+                return compile_tileop(ctx, call, name)
+            finally:
+                ctx.line = outer
         if name in _NO_OPS:
             return lambda f: None
         if name in _ATOMICS:

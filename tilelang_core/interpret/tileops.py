@@ -251,9 +251,16 @@ def _atomic(combine: Callable[[Any, Any], Any]) -> Callable[[Context, Any], Run]
             s_corner, d_corner = _starts(ctx, f, src, "T.atomic", line), _starts(ctx, f, dst, "T.atomic", line)
             smem, dmem = f.values[src.slot], f.values[dst.slot]
             values = read_box(smem, s_corner, src.extents, line, src.guard).reshape(dst.extents)
-            current = read_box(dmem, d_corner, dst.extents, line, dst.guard)
-            merged = cast(combine(current, cast(values, dmem.dtype)), dmem.dtype)
-            write_box(dmem, d_corner, merged, line, dst.guard)
+            tracker = f.findings.tracker
+            if tracker is not None:
+                tracker.atomics += 1
+            try:
+                current = read_box(dmem, d_corner, dst.extents, line, dst.guard)
+                merged = cast(combine(current, cast(values, dmem.dtype)), dmem.dtype)
+                write_box(dmem, d_corner, merged, line, dst.guard)
+            finally:
+                if tracker is not None:
+                    tracker.atomics -= 1
 
         return atomic
 

@@ -16,6 +16,8 @@ export interface ServerSettings {
   timeout: number;
   /** Also run ptxas on the device code, for registers and spills (seconds per kernel). */
   ptxas: boolean;
+  /** Learn sizes the source does not give from a dry run of the file's `__main__` (trusted workspaces only). */
+  dryRun: boolean;
   /** Seconds a document must rest before the compiler tier analyses it. */
   idle: number;
   /** The interpreter whose TileLang the compiler tier uses; empty: the server's own. */
@@ -39,6 +41,7 @@ export function serverSettings(get: ConfigGetter, trusted: boolean, compilerPyth
     hints: Object.fromEntries(HINT_KINDS.map((kind) => [kind, get<boolean>(`hints.${kind}`, true)])) as HintKinds,
     timeout: Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_TIMEOUT_S,
     ptxas: get<boolean>("ptxas", false),
+    dryRun: get<boolean>("dryRun", true),
     idle: Number.isFinite(idle) && idle >= 0 ? idle : DEFAULT_IDLE_S,
     python: compilerPython ?? "",
   };

@@ -15,6 +15,7 @@ test("defaults give every hint kind, sm_90 and a 60 s timeout", () => {
     hints: { buffers: true, parameters: true, launch: true, layouts: true, pipelines: true },
     timeout: 60,
     ptxas: false,
+    dryRun: true,
     idle: 0.5,
     python: "",
   });

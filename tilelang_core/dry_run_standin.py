@@ -1,14 +1,15 @@
-"""Stand-in compiled kernels, so a recording on a machine without a GPU continues to the next kernel.
+"""Stand-in compiled kernels for the dry run: a program runs on the CPU to the kernels it builds later.
 
-Only for building the corpus ground truth (``TILESCOPE_RECORD_STAND_IN=1``, with
-``TILESCOPE_RECORD_CPU_TENSORS=1``), never for ``tilescope record``: ``tilelang.compile`` returns a
-``StandIn`` instead of compiling. Called, it returns zero tensors of the shapes and dtypes of the
-kernel's outputs (``out_idx``; symbolic extents read off the tensors passed in); its profiler
-checks nothing and times nothing; ``torch.testing.assert_close`` and TileLang's ``do_bench`` are
-made no-ops (the latter calls its function once). So the results a program checks are not real:
-what the recording is after is which kernels the program builds, with what arguments.
+The dry run (``dry_run.py``) sets ``TILESCOPE_RECORD_STAND_IN=1`` with ``TILESCOPE_RECORD_CPU_TENSORS=1``
+(the corpus ground truth, ``benchmarks/corpus_truth.py``, runs files the same way); ``tilescope
+record`` never does. ``tilelang.compile`` then returns a ``StandIn`` instead of compiling. Called,
+it returns zero tensors of the shapes and dtypes of the kernel's outputs (``out_idx``; symbolic
+extents read off the tensors passed in); its profiler checks nothing and times nothing;
+``torch.testing.assert_close`` and TileLang's ``do_bench`` are made no-ops (the latter calls its
+function once). So the results a program checks are not real: what the dry run is after is which
+kernels the program builds, with what arguments. Nothing runs on a GPU and nothing is timed.
 
-Copied next to the record hook (``tilescope_record_standin``); it must import nothing of Tilescope.
+Copied next to the record hook (``tilescope_dry_run_standin``); it must import nothing of Tilescope.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class _Profiler:
 
 
 class StandIn:
-    """What ``tilelang.compile`` returns while recording without a GPU."""
+    """What ``tilelang.compile`` returns in a dry run."""
 
     def __init__(self, prim_func: Any, out_idx: Any) -> None:
         self.prim_func = prim_func

@@ -1,0 +1,62 @@
+"""``check --ray`` losing a node mid-check: every file answered once, equal to one local worker, the loss said.
+
+A Ray cluster of two nodes on this machine (``ray.cluster_utils.Cluster``: a head and a second raylet,
+separate processes, loopback only), two worker slots; the second node is killed while both slots are
+building (each fixture sleeps 8 s while it builds). Prints what the run said and whether every record
+equals the local ``Analyzer``'s.
+
+    .venv/bin/python benchmarks/bench_cluster_faults.py
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import ray
+from ray.cluster_utils import Cluster
+from tilescope.core import cluster
+from tilescope.core.model import to_json
+from tilescope.core.service import Analyzer
+
+FIXTURES = Path(__file__).parent / "fixtures_cluster"
+UNSTABLE = {"duration_ms", "lower_ms"}
+
+
+def stable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: stable(v) for k, v in value.items() if k not in UNSTABLE}
+    if isinstance(value, list):
+        return [stable(v) for v in value]
+    return value
+
+
+def main() -> None:
+    files = sorted(FIXTURES.glob("sleeps_*.py"))
+    with Analyzer() as analyzer:
+        expected = [stable(to_json(analyzer.analyze(str(f)))) for f in files]
+    node = {"num_cpus": 1, "object_store_memory": 128 << 20, "node_ip_address": "127.0.0.1"}
+    nodes = Cluster(initialize_head=True, head_node_args=node)
+    second = nodes.add_node(**node)
+    ray.init(address=nodes.address, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    said: list[str] = []
+    kill = threading.Timer(6.0, nodes.remove_node, args=(second,), kwargs={"allow_graceful": False})
+    started = time.perf_counter()
+    try:
+        kill.start()
+        got = cluster.analyze_files(files, 2, {}, {}, log=said.append)
+    finally:
+        kill.cancel()
+        ray.shutdown()
+        nodes.shutdown()
+    equal = [stable(to_json(r)) for r in got] == expected
+    print(f"{len(files)} files, 2 slots on 2 nodes, the second killed at 6 s: {time.perf_counter() - started:.1f} s")
+    for line in said:
+        print(f"  said: {line}")
+    print(f"every file answered once: {len(got) == len(files)}; equal to one local worker: {equal}")
+
+
+if __name__ == "__main__":
+    main()

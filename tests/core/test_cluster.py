@@ -1,0 +1,34 @@
+"""``tilescope check --ray``: the same report as ``-j 1`` (a lost node: ``benchmarks/bench_cluster_faults.py``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ray")
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_check_on_a_local_ray_cluster_prints_what_one_worker_prints(tmp_path: Path) -> None:
+    for name in ("gemm.py", "softmax.py", "elementwise_add.py"):
+        (tmp_path / name).write_text((ROOT / "examples" / name).read_text())
+
+    def check(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "tilescope", "check", str(tmp_path), *extra],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+
+    one, fanned = check("-j", "1"), check("--ray", "-j", "2")
+    assert fanned.returncode == one.returncode == 0, fanned.stderr
+    assert fanned.stdout == one.stdout
+    assert "3/3 kernels lowered in 3 files" in fanned.stdout
