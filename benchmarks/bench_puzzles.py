@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tilescope.puzzles import catalog
+from tilescope.puzzles.render import speedup_words
 from tilescope.puzzles.timing import stars
 
 
@@ -71,7 +72,8 @@ def ceilings() -> dict[str, float]:
     return {"copy_bandwidth_Bps": measured_bandwidth(), "fp16_matmul_flops": measured_tensor_flops()}
 
 
-def verify(puzzles: list[catalog.Puzzle], log: Path | None = None) -> list[dict[str, Any]]:
+def verify(puzzles: list[catalog.Puzzle], log: Path | None = None, wrong: str = "yes") -> list[dict[str, Any]]:
+    """Grade each reference and (``wrong``: ``yes``, ``no`` or ``only``) each deliberately wrong solution."""
     from tilescope.core.model import to_json
     from tilescope.puzzles import judge
     from tilescope.puzzles.session import Session
@@ -82,10 +84,11 @@ def verify(puzzles: list[catalog.Puzzle], log: Path | None = None) -> list[dict[
         for p in puzzles:
             row: dict[str, Any] = {"puzzle": p.id, "slug": p.slug, "title": p.title, "bound": p.perf.bound}
             start = time.perf_counter()
-            row["reference"] = to_json(judge.check(p, p.solution_path, session, device="cuda"))
+            if wrong != "only":
+                row["reference"] = to_json(judge.check(p, p.solution_path, session, device="cuda"))
             row["seconds"] = round(time.perf_counter() - start, 1)
             row["wrong"] = []
-            for w in p.wrong:
+            for w in p.wrong if wrong != "no" else []:
                 timeout = w.timeout_s or judge.DEFAULT_TIMEOUT_S
                 bad = judge.check(
                     p,
@@ -98,10 +101,11 @@ def verify(puzzles: list[catalog.Puzzle], log: Path | None = None) -> list[dict[
                 failed_on = bad.first_failure().name if bad.first_failure() else None
                 found = {"failure": bad.failure, "passed": bad.passed, "summary": bad.summary, "case_failed": failed_on}
                 row["wrong"].append({"file": w.file, "expect": w.expect, "case": w.case, **found})
-            if p.perf.baseline:
+            if p.perf.baseline and wrong == "yes":
                 naive = judge.check(p, p.folder / p.perf.baseline, session, device="cuda")
                 row["baseline_as_learner"] = {"passed": naive.passed, "stars": naive.stars, "summary": naive.summary}
-            print(json.dumps({k: row[k] for k in ("puzzle", "seconds")}), row["reference"].get("summary"), flush=True)
+            summary = row["reference"].get("summary") if "reference" in row else ""
+            print(json.dumps({k: row[k] for k in ("puzzle", "seconds")}), summary, flush=True)
             for w in row["wrong"]:
                 print("   wrong", w["file"], w["expect"], "->", w["failure"], "|", str(w["summary"])[:300], flush=True)
             rows.append(row)
@@ -188,7 +192,7 @@ def _score(perf: dict[str, Any], spec: catalog.PerfSpec) -> tuple[str, float]:
         goals.append(f"≤ {spec.torch_target:g}× torch")
         scores.append(spec.torch_target / perf["torch_ratio"])
     if perf.get("speedup") is not None and spec.speedup:
-        goals.append(f"{spec.speedup:g}× naive")
+        goals.append(speedup_words(spec.speedup, spec.baseline_name).removesuffix(" in the same run"))
         scores.append(perf["speedup"] / spec.speedup)
     if scores:
         return ", ".join(goals), min(scores)
@@ -249,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--repeats", type=int, default=3, help="timed CLI runs per puzzle, after one warm-up")
     parser.add_argument("--skip-verify", action="store_true", help="only the CLI and sanitizer parts")
+    parser.add_argument("--wrong", choices=["yes", "no", "only"], default="yes", help="grade the wrong solutions too")
     args = parser.parse_args(argv)
     if args.render:
         print(render(json.loads(args.render.read_text())), end="")
@@ -272,9 +277,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         args.out.write_text(json.dumps(report, indent=1))
     rows_log = args.out.with_suffix(".rows.jsonl") if args.out else None
-    report["rows"] = [] if args.skip_verify else verify(chosen, rows_log)
+    report["rows"] = [] if args.skip_verify else verify(chosen, rows_log, args.wrong)
     if args.out:
         args.out.write_text(json.dumps(report, indent=1))
+    if args.wrong == "only":
+        return 0 if all(_caught(w) for r in report["rows"] for w in r["wrong"]) else 1
     print(render(report))
     ok = all(r["reference"].get("passed") for r in report["rows"]) and all(
         _caught(w) for r in report["rows"] for w in r["wrong"]

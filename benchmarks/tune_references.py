@@ -81,24 +81,19 @@ def candidates() -> list[tuple[str, str, dict[str, Any]]]:
     )
     add("12", "gemm.py", _grid(block_M=[128], block_N=[128, 256], block_K=[64], threads=[256], pipelined=[0]))
     add("12", "gemm.py", _grid(block_M=[128], block_N=[256], num_stages=[3], threads=[256], panel=[10], pipelined=[1]))
+    add("12", "best_unpipelined.py", [{}])
+    add("17", "solution", _grid(block_K=[64, 128], num_stages=[2, 4]))
+    add("17", "solution", [{"block_M": 128, "block_N": 256}])
     return rows
-
-
-INFO = {
-    "17": "lambda A, Bq, scale, C: torch.matmul(A, ((torch.stack([Bq & 15, Bq >> 4], -1).reshape(Bq.shape[0], -1)"
-    ".half() - 8) * scale[:, None]).t(), out=C)"
-}
-"""Torch expressions timed for information only, where the puzzle names no baseline."""
-DEFAULT_BACKEND = {
-    "16": "lambda Q, K, V, O: F.scaled_dot_product_attention(Q.transpose(1, 2), K.transpose(1, 2), V.transpose(1, 2))"
-}
-"""Timed with torch's own choice of backend as well, for information (the baseline is SDPA's flash backend)."""
 
 
 def _path(pid: str, name: str) -> Path:
     from tilescope.puzzles import catalog
 
-    return catalog.get(pid).solution_path if name == "solution" else HERE / name
+    p = catalog.get(pid)
+    if name == "solution":
+        return p.solution_path
+    return p.folder / name if (p.folder / name).is_file() else HERE / name
 
 
 def _factory(path: Path) -> Any:
@@ -183,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
     from tilescope.puzzles import catalog
-    from tilescope.puzzles.timing import measured_bandwidth, time_cuda_runs, time_torch_runs, torch_baseline
+    from tilescope.puzzles.timing import measured_bandwidth, time_cuda_runs, time_torch_runs
 
     emit({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "copy_Bps": measured_bandwidth()})
     current = None
@@ -196,14 +191,9 @@ def main(argv: list[str] | None = None) -> int:
             current = pid
             inputs, expected = _inputs(pid)
             outputs = [torch.empty_like(e) for e in expected]
-            expr = p.perf.torch or INFO.get(pid)
-            if expr:
-                times = time_torch_runs(expr, [*inputs, *outputs])
-                emit({"puzzle": pid, "torch": expr, "us": statistics.median(times)})
-            if pid in DEFAULT_BACKEND:
-                fn = torch_baseline(DEFAULT_BACKEND[pid])
-                times = time_cuda_runs(lambda f=fn, a=[*inputs, *outputs]: f(*a))
-                emit({"puzzle": pid, "torch_default_backend": DEFAULT_BACKEND[pid], "us": statistics.median(times)})
+            if p.perf.torch:
+                times = time_torch_runs(p.perf.torch, [*inputs, *outputs])
+                emit({"puzzle": pid, "torch": p.perf.torch, "us": statistics.median(times)})
         row: dict[str, Any] = {"puzzle": pid, "file": name, "kw": kw}
         if i in compile_errors:
             emit({**row, "error": compile_errors[i]})

@@ -1,15 +1,16 @@
 """The only process that runs a learner's Python: load the file, call its factory, send back PrimFuncs.
 
 Started fresh for every check (code a file runs can change the process it runs in), under an
-address-space limit. Its whole output is a PrimFunc as TVM JSON per requested argument set, or a
-diagnostic: a program that the grader compiles elsewhere and checks against its own reference, so
-nothing written on its channel can make a check pass.
+address-space limit and sealed (``seal``): the grader sends the file's text, since the loader may
+not read every folder a file can be graded from (the puzzle content among them). Its whole
+output is a PrimFunc as TVM JSON per requested argument set, or a diagnostic: a program that the
+grader compiles elsewhere and checks against its own reference, so nothing written on its channel
+can make a check pass.
 """
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import IO, Any
 
 from tilescope.core.protocol import BuildError, BuildPuzzleRequest, Built, Done, Ready
@@ -43,8 +44,7 @@ def build_all(request: BuildPuzzleRequest, replies: IO[str]) -> None:
     from tilescope.puzzles import runner
     from tvm import ir
 
-    rid, path = request["id"], request["path"]
-    source = Path(path).read_text()
+    rid, path, source = request["id"], request["path"], request["source"]
     for index, args in enumerate(request["arg_sets"]):
         try:
             func = runner.build(path, source, dict(args))
@@ -65,6 +65,8 @@ def main() -> None:
 
     replies = reply_channel()
     import tilelang.language  # noqa: F401  (imported before the first request, while the grader waits)
+    from tilescope.core.model import to_json  # noqa: F401
+    from tilescope.puzzles import runner  # noqa: F401
 
     _send(replies, {"op": "ready"})
     for line in sys.stdin:

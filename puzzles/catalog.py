@@ -6,7 +6,6 @@ reference is loaded only when a solution is graded.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from dataclasses import dataclass, field
 from functools import cache
@@ -14,7 +13,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
-CONTENT = Path(__file__).parent / "content"
+from tilescope.puzzles.manifest import CONTENT, verified_bytes
+
 KERNEL_NAME = "kernel"
 """Every puzzle file defines its kernel factory under this name."""
 
@@ -50,16 +50,19 @@ class PerfSpec:
     target: float
     """Percent of the roofline for memory/compute-bound puzzles; microseconds for latency-bound ones."""
     baseline: str | None = None
-    """A naive solution (file in the puzzle's folder) timed in the same run; the target is then a speed-up."""
+    """A kernel of the puzzle's own (file in its folder) timed in the same run; the target is then a speed-up."""
     speedup: float | None = None
-    """How many times faster than ``baseline`` earns three stars."""
+    """How many times faster than ``baseline`` earns three stars (below 1: how much slower may)."""
     requires: str | None = None
     """A storage scope the lesson's technique allocates in (``shared``): without it, at most two stars."""
     torch: str | None = None
     """What a learner would use instead: a lambda over the puzzle's tensors (inputs, then outputs) calling
     torch, timed in the same run; None where torch has no such operation."""
     torch_target: float | None = None
-    """The most times torch's time that earns three stars (``1.25``: at most 25% slower than torch)."""
+    """The most times torch's time that earns three stars (``1.25``: at most 25% slower than torch); None: torch's
+    time is shown, not graded."""
+    baseline_name: str = "the naive version"
+    """What ``baseline`` is, in the words of a report."""
 
 
 @dataclass(frozen=True)
@@ -134,11 +137,12 @@ class Puzzle:
 
 @cache
 def _load_reference(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"puzzles_reference_{path.parent.name}", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    """The reference module, run from bytes just checked against the manifest (``ContentChanged`` if they
+    differ), never from a file read again later or from a cached ``.pyc``."""
+    code = compile(verified_bytes(path), str(path), "exec", dont_inherit=True)
+    module = ModuleType(f"puzzles_reference_{path.parent.name}")
+    module.__file__ = str(path)
+    exec(code, module.__dict__)
     return module
 
 
@@ -173,6 +177,7 @@ def _puzzle(folder: Path) -> Puzzle:
             perf.get("requires"),
             perf.get("torch"),
             perf.get("torch_target"),
+            perf.get("baseline_name", "the naive version"),
         ),
         wrong=[
             WrongSolution(

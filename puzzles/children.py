@@ -11,6 +11,7 @@ so the report can name the real reason.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import queue
@@ -19,15 +20,13 @@ import subprocess
 import sys
 import threading
 from collections.abc import Mapping
-from pathlib import Path
 from typing import IO, Any
 
 from tilescope.core.spawn import module_command
 from tilescope.core.supervise import Limits, Supervised, SupervisorLost
+from tilescope.puzzles import seal
 
 STDERR_LINES = 20
-_CONTENT = Path(__file__).resolve().parent / "content"
-"""The children's working directory: no module there can shadow an import."""
 
 
 class ChildGone(Exception):
@@ -71,18 +70,30 @@ class Child:
         prefix: list[str] | None = None,
         limits: Limits | None = None,
         env: dict[str, str] | None = None,
+        sealed: bool = False,
     ) -> None:
+        """``sealed``: the child runs learner code and gets the file sandbox of ``seal`` (where the kernel
+        has one). Every child works in a private, empty folder of its own (no module there can shadow
+        an import), removed when it ends."""
         self.role = role
-        child_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
+        self.private = seal.private_folder(role)
+        sandbox = seal.sandbox(self.private) if sealed else None
+        self.sealed = sandbox is not None
+        limits = limits or Limits()
+        if sandbox is not None:
+            limits = dataclasses.replace(limits, sandbox=sandbox)
+        private = seal.private_env(self.private, sealed)
+        child_env = {**os.environ, **private, **(env or {}), "PYTHONUNBUFFERED": "1"}
         try:
             self.process = Supervised(
                 [*(prefix or []), *module_command(sys.executable, module)],
-                limits=limits or Limits(),
+                limits=limits,
                 env=child_env,
-                cwd=str(_CONTENT),
+                cwd=self.private,
                 stderr_lines=STDERR_LINES,
             )
         except SupervisorLost as lost:
+            seal.release(self.private)
             raise ChildGone(role, f"could not be started ({lost})", None, None, []) from None
         self._lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._pump_out, daemon=True).start()
@@ -141,8 +152,9 @@ class Child:
         return self.process.stderr_tail()
 
     def kill(self) -> None:
-        """End the child and every process it started."""
+        """End the child and every process it started, and remove its private folder."""
         self.process.kill()
+        seal.release(self.private)
 
     def close(self, wait_s: float = 3.0) -> None:
         """Ask the child to stop (end of input), then end its whole tree if it lingers."""

@@ -23,7 +23,7 @@ from tilescope.puzzles.session import Session
 from tilescope.puzzles.verdict import Param, signature_problem
 
 ProgressFn = Callable[[str], None]
-LOADER_FAILURES = {"protocol-violation", "child-exit", "out-of-memory", "timeout"}
+LOADER_FAILURES = {"protocol-violation", "child-exit", "out-of-memory", "timeout", "content-modified"}
 """Failures of the loader itself: nothing was built. A compile error is still lowered for sm_90, whose
 diagnostic (at the learner's line) is the one a GPU check gives."""
 
@@ -82,14 +82,14 @@ def grade_cpu(
     analyzer: Any = None,
     ptxas: bool | None = None,
     timeout_s: float = judge.DEFAULT_TIMEOUT_S,
-    started: float | None = None,
     seed: int | None = None,
     progress: ProgressFn = _quiet,
 ) -> Report:
     """Check a solution without a GPU: lower it for sm_90, then run and judge it through the interpreter
-    (``timeout_s`` and ``started`` as for ``judge.check``)."""
-    from tilescope.core import Analyzer
+    (``timeout_s`` as for ``judge.check``). ``analyzer`` runs the file's factory too: a ``SealedAnalyzer``."""
     from tilescope.core.ptxas import find_nvcc
+    from tilescope.puzzles.manifest import ContentChanged, verify
+    from tilescope.puzzles.seal import SealedAnalyzer
 
     path = str(Path(path).resolve())
     source = Path(path).read_text()
@@ -105,16 +105,18 @@ def grade_cpu(
             device="interpret",
             perf=False,
             timeout_s=timeout_s,
-            started=started,
             seed=seed,
             progress=progress,
         )
         if report.failure in LOADER_FAILURES:  # the same reasons as on a GPU: nothing was lowered or run
             return report
         own = analyzer is None
-        analyzer = analyzer or Analyzer(timeout_s=timeout_s)
+        analyzer = analyzer or SealedAnalyzer(timeout_s)
         try:
             diagnostics, warnings, problems = _compile_only(puzzle, path, source, analyzer, have_ptxas, progress)
+            verify(puzzle.folder)  # the compiler worker ran the file's factory too
+        except ContentChanged as changed:
+            return judge.refused({**base, "seed": report.seed}, changed, "after the file's code ran")
         finally:
             if own:
                 analyzer.close()

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tilescope.puzzles.session import DEFAULT_OPTIONS, CheckOptions, Session
 
 if TYPE_CHECKING:
-    from tilescope.core import Analyzer
     from tilescope.puzzles.report import Report
+    from tilescope.puzzles.seal import SealedAnalyzer
 
 
 class IsolatedGrader:
@@ -27,7 +26,7 @@ class IsolatedGrader:
         self.session = Session(keep_spare=keep_spare, cpu_only=cpu_only)
         self.keep_spare = keep_spare
         self._lock = threading.Lock()
-        self._spare_analyzer: Analyzer | None = None
+        self._spare_analyzer: SealedAnalyzer | None = None
 
     def __enter__(self) -> IsolatedGrader:
         return self
@@ -41,7 +40,7 @@ class IsolatedGrader:
             self._spare_analyzer.stop()  # at once, even while its worker still starts
             self._spare_analyzer = None
 
-    def _analyzer(self) -> Analyzer | None:
+    def _analyzer(self) -> SealedAnalyzer | None:
         """A fresh analyzer for one check, already warming (None without spares: ``grade_cpu`` makes one)."""
         if not self.keep_spare:
             return None
@@ -49,24 +48,21 @@ class IsolatedGrader:
         self._spare_analyzer = None
         return analyzer
 
-    def check(
-        self, puzzle: str, path: str | Path, options: CheckOptions = DEFAULT_OPTIONS, started: float | None = None
-    ) -> Report:
+    def check(self, puzzle: str, path: str | Path, options: CheckOptions = DEFAULT_OPTIONS) -> Report:
         """Check ``path`` for ``puzzle``: on the GPU if there is one (``options.device`` None), else the CPU path.
 
-        ``options.timeout_s`` bounds starting the helpers and loading the file, counted from ``started``
-        (a ``time.monotonic()`` value, default now), and then each compile and each run.
+        ``options.timeout_s`` bounds the file's own time: loading it, then each compile and each run (the
+        helpers' start is not the file's time and has its own limit).
         """
         device, timeout_s, seed = options.device, options.timeout_s, options.seed
         from tilescope.puzzles import catalog, grader, judge
         from tilescope.puzzles.children import ChildGone
 
         p = catalog.get(puzzle)
-        started = time.monotonic() if started is None else started
         with self._lock:
             if device is None:
                 try:
-                    _, hello = self.session.executor(started + timeout_s - time.monotonic())
+                    _, hello = self.session.executor()
                 except ChildGone as gone:
                     return judge.exit_report({"puzzle": p.id, "path": str(path), "device": "?"}, gone, "starting", [])
                 device = "cuda" if hello.get("cuda") else "cpu"
@@ -81,7 +77,6 @@ class IsolatedGrader:
                         session=self.session,
                         analyzer=analyzer,
                         timeout_s=timeout_s,
-                        started=started,
                         seed=seed,
                     )
                 finally:
@@ -95,17 +90,16 @@ class IsolatedGrader:
                 device="cuda",
                 perf=options.perf,
                 timeout_s=timeout_s,
-                started=started,
                 seed=seed,
                 sanitize=options.sanitize,
             )
 
 
-def _warming() -> Analyzer:
-    """An analyzer whose worker starts now, on a thread (it imports TileLang: seconds)."""
-    from tilescope.core import Analyzer
+def _warming() -> SealedAnalyzer:
+    """A sealed analyzer whose worker starts now, on a thread (it imports TileLang: seconds)."""
+    from tilescope.puzzles.seal import SealedAnalyzer
 
-    analyzer = Analyzer()
+    analyzer = SealedAnalyzer(DEFAULT_OPTIONS.timeout_s)
 
     def warm() -> None:
         with contextlib.suppress(Exception):  # a worker that cannot start is reported by the check that needs it

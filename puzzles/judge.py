@@ -1,9 +1,11 @@
 """The grader's side of a check: the only place a verdict is made.
 
-The learner's Python runs in a fresh loader process whose only product is PrimFuncs; a kernel
-process compiles and runs them on tensors this process owns (``buffers``); this process computes
-the reference, reads back every byte and judges. Every message from either process is checked
-against what was asked: a line that answers nothing voids the check, and no message can pass one.
+The learner's Python runs in a fresh, sealed loader process (``seal``) whose only product is
+PrimFuncs; a kernel process compiles and runs them on tensors this process owns (``buffers``); this
+process checks the puzzle's content against its manifest before and after the learner's code ran
+(``manifest``), computes the reference from verified bytes, reads back every byte and judges. Every
+message from either process is checked against what was asked: a line that answers nothing voids
+the check, and no message can pass one.
 
 It is one module over 400 lines on purpose: the whole exchange of a check, and every validation of
 what crosses a process boundary, reads in one place, where a gap would be seen.
@@ -27,8 +29,10 @@ from tilescope.puzzles.buffers import Workspace
 from tilescope.puzzles.cases import TIMED, PlannedCase, fresh_seed, plan
 from tilescope.puzzles.catalog import Puzzle
 from tilescope.puzzles.children import Child, ChildGone
+from tilescope.puzzles.manifest import ContentChanged, verified_bytes, verify
+from tilescope.puzzles.render import speedup_words
 from tilescope.puzzles.report import CaseResult, ChildExit, FailureKind, PerfResult, Report
-from tilescope.puzzles.session import ANSWER_S, DEFAULT_TIMEOUT_S, Session
+from tilescope.puzzles.session import DEFAULT_TIMEOUT_S, READY_S, Session
 from tilescope.puzzles.timing import datasheet_roofline, stars
 from tilescope.puzzles.verdict import (
     Param,
@@ -85,16 +89,29 @@ def _diagnostic(data: Any) -> Diagnostic:
     raise Violation(f"a malformed diagnostic: {json.dumps(data)[:160]}")
 
 
-def build(builder: Child, path: str, arg_sets: list[dict[str, int]], deadline: float, timeout_s: float) -> list[str]:
-    """PrimFunc JSON per argument set, from a fresh loader that must have answered by ``deadline`` (on
-    ``time.monotonic()``'s clock: the check's start plus ``timeout_s``); raises BuildFailed, ChildGone or Violation."""
-    built: list[str] = []
+def build(builder: Child, path: str, source: str, arg_sets: list[dict[str, int]], timeout_s: float) -> list[str]:
+    """PrimFunc JSON per argument set, from a fresh loader. Its own start (importing TileLang) may take
+    ``READY_S``; the file's code then gets ``timeout_s`` for all the sets. Raises BuildFailed, ChildGone
+    or Violation."""
     try:
-        hello = builder.receive(deadline - time.monotonic())
-        if not isinstance(hello, dict) or hello.get("op") != "ready":
-            raise Violation(f"no greeting but {str(hello)[:120]!r}")
+        hello = builder.receive(READY_S)
+    except ChildGone as gone:
+        if gone.timed_out:
+            gone.reason = f"did not start within {READY_S:g} s"
+        raise
+    if not isinstance(hello, dict) or hello.get("op") != "ready":
+        raise Violation(f"no greeting but {str(hello)[:120]!r}")
+    built: list[str] = []
+    deadline = time.monotonic() + timeout_s
+    try:
         rid = secrets.token_hex(8)
-        build_request: BuildPuzzleRequest = {"id": rid, "op": "build", "path": path, "arg_sets": arg_sets}
+        build_request: BuildPuzzleRequest = {
+            "id": rid,
+            "op": "build",
+            "path": path,
+            "source": source,
+            "arg_sets": arg_sets,
+        }
         builder.send(build_request)
         while True:
             reply = _expect(builder.receive(deadline - time.monotonic()), rid, {"built", "build-error", "done"})
@@ -145,6 +162,9 @@ def run_case(
     inputs = ref.inputs(case.args, gen, case.values, device if on_gpu else "cpu")
     host = "cpu" if device == "interpret" else device
     expected = list(ref.reference(*[t.clone().to(host) for t in inputs]))
+    bug = reference_bug(puzzle.outputs, expected)
+    if bug:
+        return _result(case, passed=False, failure="reference-bug", problem=bug)
     problem = signature_problem(params, [*inputs, *expected])
     if problem:
         return _result(case, passed=False, failure="signature", problem=problem)
@@ -188,6 +208,19 @@ def run_case(
     if verdict:
         return _result(case, passed=False, outputs=checks, failure=verdict[0], problem=verdict[1])
     return _result(case, passed=True, outputs=checks)
+
+
+def reference_bug(names: list[str], expected: list[torch.Tensor]) -> str | None:
+    """A NaN in the reference's own output: the puzzle's bug, never a learner's pass (NaN is the poison)."""
+    for name, tensor in zip(names, expected, strict=False):
+        if tensor.is_floating_point() and bool(tensor.isnan().any()):
+            where = ", ".join(str(int(i)) for i in torch.nonzero(tensor.isnan())[0])
+            count = int(tensor.isnan().sum())
+            return (
+                f"The puzzle's reference computed NaN for {name}[{where}] ({count} of {tensor.numel()} elements): "
+                "a bug in the reference, not in your kernel; this case cannot be graded."
+            )
+    return None
 
 
 def _times(executor: Child, key: str, timeout_s: float, expr: str | None = None) -> float:
@@ -270,15 +303,24 @@ def perf_result(
         torch_us=None if torch_us is None else round(torch_us, 2),
         torch_ratio=ratio,
         torch_target=spec.torch_target if ratio is not None else None,
+        baseline_name=spec.baseline_name if speedup is not None else None,
     )
 
 
 def _baseline_time(puzzle: Puzzle, executor: Child, ws: Workspace, timeout_s: float) -> float:
-    """The puzzle's naive solution, compiled from its own content, checked and timed in the same run."""
+    """The puzzle's baseline kernel, compiled from its own verified content, checked and timed in the same run."""
     assert puzzle.perf.baseline is not None
-    path = str(puzzle.folder / puzzle.perf.baseline)
+    path = puzzle.folder / puzzle.perf.baseline
     case = PlannedCase("baseline", puzzle.perf.args, "normal", 0, 7, "timed")
-    request: CompileRequest = {"op": "compile", "key": case.key, "path": path, "args": case.args, "device": "cuda"}
+    source = verified_bytes(path).decode()
+    request: CompileRequest = {
+        "op": "compile",
+        "key": case.key,
+        "path": str(path),
+        "source": source,
+        "args": case.args,
+        "device": "cuda",
+    }
     reply = _call(executor, request, timeout_s, {"compiled"})
     params = [Param(p["name"], tuple(p["shape"]), p["dtype"]) for p in reply["params"]]
     result = run_case(puzzle, case, params, executor, ws, "cuda", timeout_s)
@@ -313,32 +355,34 @@ def check(
     device: Literal["cuda", "interpret"] | None = None,
     perf: bool = True,
     timeout_s: float = DEFAULT_TIMEOUT_S,
-    started: float | None = None,
     seed: int | None = None,
     sanitize: bool = False,
     progress: ProgressFn = _quiet,
 ) -> Report:
     """Check a solution file; never raises for a bad solution. ``device`` defaults to the GPU if any.
 
-    ``timeout_s`` is a deadline for starting the processes and loading the file, counted from
-    ``started`` (a ``time.monotonic()`` value: when the caller's check began; default now) and less
-    ``ANSWER_S`` to end the helpers and answer, then the limit for each compile and each run.
-    ``sanitize`` also runs one small case under compute-sanitizer's memcheck and racecheck (GPU only).
+    ``timeout_s`` is the file's own time: for loading it (all shapes), then for each compile and each run;
+    the helpers' start is not counted (it has its own limit, ``READY_S``). ``sanitize`` also runs one small
+    case under compute-sanitizer's memcheck and racecheck (GPU only).
     """
     path = str(Path(path).resolve())
     seed = fresh_seed() if seed is None else seed
-    deadline = (time.monotonic() if started is None else started) + max(timeout_s - ANSWER_S, timeout_s / 2)
     unknown: dict[str, Any] = {"puzzle": puzzle.id, "path": path, "device": "?", "seed": seed}
+    try:
+        verify(puzzle.folder)
+        source = Path(path).read_text()
+    except ContentChanged as changed:
+        return refused(unknown, changed, "before the check")
+    except (OSError, UnicodeDecodeError) as err:
+        return Report(**unknown, passed=False, failure="compile-error", summary=f"the file cannot be read: {err}")
     try:
         builder = session.take_builder()
     except ChildGone as gone:
         return exit_report(unknown, gone, "starting", [])
     try:
-        executor, hello = session.executor(deadline - time.monotonic())
+        executor, hello = session.executor()
     except ChildGone as gone:
         builder.kill()
-        if gone.timed_out:
-            gone.reason = f"did not answer within the {timeout_s:g} s limit"
         return exit_report(unknown, gone, "starting", [])
     device = device or ("cuda" if hello.get("cuda") else "interpret")
     gpu = str(hello.get("gpu")) if device == "cuda" else "cpu"
@@ -347,30 +391,57 @@ def check(
     keys = list(dict.fromkeys(c.key for c in planned))
     arg_sets = [next(c.args for c in planned if c.key == k) for k in keys]
     progress("loading the file")
-    loaded = _load(builder, path, keys, arg_sets, base, deadline, timeout_s)
+    loaded = _load(builder, path, source, keys, arg_sets, base, timeout_s)
+    try:
+        verify(puzzle.folder)  # the file's code ran: only a sealed loader is sure to have left it alone
+    except ContentChanged as changed:
+        return refused(base, changed, "after the file's code ran")
     if isinstance(loaded, Report):
-        return loaded
+        return _unsealed(loaded, builder)
     funcs = loaded
     _precompile(session, planned, funcs, path, device)
-    report = _run(puzzle, path, session, executor, funcs, planned, device, base, timeout_s, progress)
+    try:
+        report = _run(puzzle, path, session, executor, funcs, planned, device, base, timeout_s, progress)
+    except ContentChanged as changed:
+        return refused(base, changed, "while the reference loaded")
     checkable = (None, "wrong-values", "non-finite", "out-of-bounds", "runtime-error")
     if sanitize and device == "cuda" and report.failure in checkable:
         report = _sanitized(puzzle, path, report, planned, funcs, timeout_s, progress)
-    return report
+    return _unsealed(report, builder)
+
+
+def refused(base: dict[str, Any], changed: ContentChanged, when: str) -> Report:
+    """No grade: the puzzle's content is not what was built, so no verdict against it would mean anything."""
+    summary = (
+        f"The puzzle's installed content differs from its build-time manifest {when} ({changed}); "
+        "the check is refused. Reinstall Tilescope to restore it."
+    )
+    return Report(**base, passed=False, failure="content-modified", summary=summary)
+
+
+def _unsealed(report: Report, builder: Child) -> Report:
+    """The report, saying so when the file's code ran without the file sandbox (no Landlock here)."""
+    import dataclasses
+
+    from tilescope.puzzles.seal import NOT_SEALED
+
+    if builder.sealed:
+        return report
+    return dataclasses.replace(report, not_checked=[*report.not_checked, NOT_SEALED])
 
 
 def _load(
     builder: Child,
     path: str,
+    source: str,
     keys: list[str],
     arg_sets: list[dict[str, int]],
     base: dict[str, Any],
-    deadline: float,
     timeout_s: float,
 ) -> dict[str, str] | Report:
     """PrimFunc JSON by case key, or the report of why the file could not be loaded."""
     try:
-        return dict(zip(keys, build(builder, path, arg_sets, deadline, timeout_s), strict=True))
+        return dict(zip(keys, build(builder, path, source, arg_sets, timeout_s), strict=True))
     except BuildFailed as failed:
         d = failed.diagnostic
         kind: FailureKind = "out-of-memory" if d.code == "out-of-memory" else "compile-error"
@@ -525,11 +596,11 @@ def _run(
                     except RuntimeError as err:
                         not_checked.append(f"the comparison with torch ({err})")
                 if puzzle.perf.baseline:
-                    progress("timing the naive baseline")
+                    progress(f"timing {puzzle.perf.baseline_name}")
                     try:
                         baseline_us = _baseline_time(puzzle, executor, ws, timeout_s)
                     except (RuntimeError, KeyError) as err:
-                        not_checked.append(f"the speed-up over the naive version ({err})")
+                        not_checked.append(f"the speed-up over {puzzle.perf.baseline_name} ({err})")
                 perf_out = perf_result(
                     puzzle, case.args, learner_us, n_bytes, base["device"], baseline_us, scopes[case.key], torch_us
                 )
@@ -585,11 +656,15 @@ def perf_words(p: PerfResult) -> str:
     text = "★" * p.stars + "☆" * (3 - p.stars) + (f" ({p.capped})" if p.capped else "")
     if p.torch_ratio is not None:
         share = "" if p.percent is None else f", {p.percent:.0f}% of the {p.bound} roofline"
-        naive = "" if p.speedup is None else f", {p.speedup:.2f}× the naive version's speed"
+        name = p.baseline_name or "the baseline"
+        naive = "" if p.speedup is None else f", {p.speedup:.2f}× {name}'s speed"
+        if naive and not p.torch_target:
+            naive += f" (three stars at {speedup_words(p.target, name)})"
         goal = f" (three stars at ≤ {p.torch_target:g}×)" if p.torch_target else ""
         return f"{p.time_us:.1f} µs, {p.torch_ratio:.2f}× torch's {p.torch_us:.1f} µs{goal}{share}{naive} {text}"
     if p.speedup is not None:
-        return f"{p.time_us:.1f} µs, {p.speedup:.2f}× the naive version's speed (target {p.target:g}×) {text}"
+        name = p.baseline_name or "the baseline"
+        return f"{p.time_us:.1f} µs, {p.speedup:.2f}× {name}'s speed (target {p.target:g}×) {text}"
     if p.percent is None:
         return f"{p.time_us:.1f} µs (target {p.target:g} µs) {text}"
     return f"{p.time_us:.1f} µs, {p.percent:.0f}% of the {p.bound} roofline (target {p.target:g}%) {text}"

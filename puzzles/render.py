@@ -14,12 +14,19 @@ def target_words(spec: PerfSpec) -> str:
     if spec.torch and spec.torch_target:
         goals.append(f"≤ {spec.torch_target:g}× torch's time in the same run")
     if spec.baseline and spec.speedup:
-        goals.append(f"{spec.speedup:g}× the naive version's speed")
+        goals.append(speedup_words(spec.speedup, spec.baseline_name))
     if not goals:
         goals.append(
             f"≤ {spec.target:g} µs" if spec.bound == "latency" else f"{spec.target:g}% of the {spec.bound} roofline"
         )
     return " and ".join(goals)
+
+
+def speedup_words(speedup: float, name: str) -> str:
+    """A speed-up goal over a baseline: ``2× the naive version's speed``, ``≤ 1.25× the best ... kernel's time``."""
+    if speedup >= 1.0:
+        return f"{speedup:g}× {name}'s speed"
+    return f"≤ {round(1.0 / speedup, 3):g}× {name}'s time in the same run"
 
 
 def heatmap_lines(heatmap: list[list[float]]) -> list[str]:

@@ -21,6 +21,8 @@ FailureKind = Literal[
     "child-exit",
     "out-of-memory",
     "protocol-violation",
+    "content-modified",
+    "reference-bug",
 ]
 
 
@@ -66,7 +68,7 @@ class PerfResult:
     error: str | None = None
     """Set when the time cannot be right (above the roofline, say): then it earns no stars."""
     baseline_us: float | None = None
-    """The naive version's time in the same run, for puzzles whose target is a speed-up over it."""
+    """The puzzle's own baseline kernel's time in the same run, for puzzles whose target is a speed-up over it."""
     speedup: float | None = None
     capped: str | None = None
     """Why the stars were held below three although the time met the target."""
@@ -76,6 +78,8 @@ class PerfResult:
     """This time over torch's: below 1.0 is faster than what a learner would otherwise use."""
     torch_target: float | None = None
     """The ratio at or under which the time earns three stars; the stars are graded on it where it is set."""
+    baseline_name: str | None = None
+    """What the baseline is (``the naive version``, ``the best unpipelined kernel``), where there is one."""
 
 
 @dataclass(frozen=True)

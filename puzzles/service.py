@@ -112,15 +112,12 @@ class Client:
         self._sock: socket.socket | None = None
         self._cancelled = False
 
-    def check(
-        self, puzzle: str, path: str | Path, options: CheckOptions = DEFAULT_OPTIONS, started: float | None = None
-    ) -> Report:
-        """A ``Report`` from the service; ``timeout_s`` counts from ``started`` (``time.monotonic()``, default
-        now), the service's own start included. Raises RuntimeError when the service fails or is cancelled."""
+    def check(self, puzzle: str, path: str | Path, options: CheckOptions = DEFAULT_OPTIONS) -> Report:
+        """A ``Report`` from the service; ``timeout_s`` counts the file's own time, not the service's start.
+        Raises RuntimeError when the service fails or is cancelled."""
         from tilescope.core.model import from_json
         from tilescope.puzzles.report import Report
 
-        started = time.monotonic() if started is None else started
         sock = _open()
         with self._lock:
             if self._cancelled:
@@ -132,7 +129,6 @@ class Client:
             "puzzle": puzzle,
             "path": str(Path(path).resolve()),
             **dataclasses.asdict(options),
-            "elapsed_s": time.monotonic() - started,
         }
         try:
             answer = _exchange(sock, message, timeout_s=3600.0)
@@ -154,11 +150,9 @@ class Client:
                     self._sock.shutdown(socket.SHUT_RDWR)
 
 
-def check(
-    puzzle: str, path: str | Path, options: CheckOptions = DEFAULT_OPTIONS, started: float | None = None
-) -> Report:
+def check(puzzle: str, path: str | Path, options: CheckOptions = DEFAULT_OPTIONS) -> Report:
     """One check through the service."""
-    return Client().check(puzzle, path, options, started)
+    return Client().check(puzzle, path, options)
 
 
 def status() -> dict[str, Any] | None:
@@ -179,7 +173,6 @@ def stop() -> bool:
 def _answer(grader: IsolatedGrader, message: dict[str, Any]) -> dict[str, Any]:
     from tilescope.core.model import to_json
 
-    elapsed = max(0.0, float(message.get("elapsed_s") or 0.0))
     options = CheckOptions(
         device=message.get("device"),
         perf=bool(message.get("perf", True)),
@@ -187,7 +180,7 @@ def _answer(grader: IsolatedGrader, message: dict[str, Any]) -> dict[str, Any]:
         sanitize=bool(message.get("sanitize", False)),
         timeout_s=float(message.get("timeout_s") or DEFAULT_TIMEOUT_S),
     )
-    report = grader.check(str(message["puzzle"]), str(message["path"]), options, time.monotonic() - elapsed)
+    report = grader.check(str(message["puzzle"]), str(message["path"]), options)
     return {"report": to_json(report), "pid": os.getpid()}
 
 

@@ -18,7 +18,7 @@ from tilescope.puzzles.children import Child, ChildGone
 READY_S = 120.0
 """How long a fresh process may take to import TileLang before it counts as broken."""
 DEFAULT_TIMEOUT_S = 60.0
-"""A check's default limit: for starting its processes and loading the file, then for each compile and run."""
+"""A check's default limit on the file's own time: for loading it, then for each compile and run."""
 
 
 @dataclass(frozen=True)
@@ -34,9 +34,6 @@ class CheckOptions:
 
 
 DEFAULT_OPTIONS = CheckOptions()
-ANSWER_S = 2.0
-"""Of the loading limit, kept to end the helpers, print the report and exit (the grader's interpreter takes
-1-1.5 s to tear torch down on a busy machine), so that the whole command ends within its limit."""
 
 
 class Session:
@@ -54,7 +51,8 @@ class Session:
     def spawn(self) -> None:
         """Start whatever is missing: a spare loader, a kernel process."""
         if self._builder is None:
-            self._builder = Child("loader", "tilescope.puzzles.builder", limits=Limits(memory_mb=ADDRESS_SPACE >> 20))
+            limits = Limits(memory_mb=ADDRESS_SPACE >> 20)
+            self._builder = Child("loader", "tilescope.puzzles.builder", limits=limits, sealed=True)
         if self._executor is None or not self._executor.alive():
             self._executor = Child("kernel", "tilescope.puzzles.executor", env=self.env)
             self.hello = None

@@ -11,6 +11,7 @@ import torch
 from tilescope.core.model import Finding, from_json
 from tilescope.puzzles.buffers import GuardReport, SharedBuffer
 from tilescope.puzzles.compare import compare, default_tolerance
+from tilescope.puzzles.measures import Comparison
 from tilescope.puzzles.report import FailureKind, OutputCheck
 
 ORDER: list[FailureKind] = ["out-of-bounds", "non-finite", "wrong-values", "input-modified"]
@@ -58,25 +59,35 @@ def stray_words(name: str, guard: GuardReport) -> str:
 
 
 def judge_output(check: OutputCheck) -> tuple[FailureKind, str] | None:
-    """The failure one output shows, if any: stray writes first, then values."""
+    """The failure one output shows, if any: stray writes first, then elements never written (whatever the
+    reference holds there: the poison is a NaN, and a reference's NaN must not excuse it), then values."""
     name, guard, comp = check.name, check.guard, check.comparison
     if not guard.ok:
         return "out-of-bounds", stray_words(name, guard)
+    if check.unwritten:
+        first = ", ".join(str(i) for i in check.first_unwritten or [])
+        never = (
+            f"{check.unwritten} of {comp.total} elements of {name} were never written, the first at {name}[{first}] "
+            "(they still hold the poison the grader filled the output with)."
+        )
+        return "wrong-values", never if comp.ok else never + " " + _value_words(name, comp)
     if comp.ok:
         return None
+    detail = _value_words(name, comp)
+    got, exp = comp.got, comp.expected
+    if got is not None and exp is not None and not math.isfinite(got) and math.isfinite(exp):
+        return "non-finite", detail + " A non-finite value where a finite one was due: an overflow, or 0/0."
+    return "wrong-values", detail
+
+
+def _value_words(name: str, comp: Comparison) -> str:
     index = ", ".join(str(i) for i in comp.first_wrong or [])
     detail = (
         f"{name}[{index}] is {_fmt(comp.got)}, expected {_fmt(comp.expected)}; {comp.wrong} of {comp.total} "
         f"elements are wrong ({comp.abs_error_words}, max rel error {_fmt(comp.max_rel_error)}, "
         f"tolerance atol={comp.atol:g} rtol={comp.rtol:g})."
     )
-    if check.unwritten:
-        first = ", ".join(str(i) for i in check.first_unwritten or [])
-        return "wrong-values", detail + f" {check.unwritten} elements were never written, the first at {name}[{first}]."
-    got, exp = comp.got, comp.expected
-    if got is not None and exp is not None and not math.isfinite(got) and math.isfinite(exp):
-        return "non-finite", detail + " A non-finite value where a finite one was due: an overflow, or 0/0."
-    return "wrong-values", detail
+    return detail
 
 
 def check_output(name: str, expected: torch.Tensor, buf: SharedBuffer, tol: dict[str, float]) -> OutputCheck:

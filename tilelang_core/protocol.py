@@ -72,6 +72,8 @@ class BuildPuzzleRequest(TypedDict):
     id: str
     op: Literal["build"]
     path: str
+    source: str
+    """The file's text, read by the grader: the sealed loader may not read where the file lies."""
     arg_sets: list[dict[str, int]]
 
 
@@ -118,6 +120,8 @@ class CompileRequest(_Compile, total=False):
 
     prim_func: str
     args: dict[str, int]
+    source: str
+    """With ``args``: the baseline's text, verified against the content manifest by the grader."""
     lineinfo: bool
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from tilescope.core.discovery import Instantiation, discover, instantiations, syntax_diagnostic
 from tilescope.core.dry_run import DryRun, Planned, cached, dry_run, execute, pending, plan, store
 from tilescope.core.environment import gpu_message, needs_gpu
+from tilescope.core.landlock import Sandbox
 from tilescope.core.lines import SourceError, read_source
 from tilescope.core.model import (
     Diagnostic,
@@ -58,13 +59,20 @@ class Analyzer:
         memory_mb: int = 6144,
         python: str | None = None,
         cache_size: int = 64,
+        sandbox: Sandbox | None = None,
+        workdir: str | None = None,
         dry_run: bool = False,
         on_dry_run: Callable[[str], None] | None = None,
     ) -> None:
-        """``dry_run``: where the static sources leave a kernel without every size, run the file's own
+        """``sandbox`` and ``workdir``: the worker's file sandbox and working folder (``WorkerLink``), for
+        callers that run code they do not trust to leave their files alone.
+
+        ``dry_run``: where the static sources leave a kernel without every size, run the file's own
         ``__main__`` with stand-in kernels to learn them (``dry_run.py``); only for a trusted workspace.
         With ``on_dry_run``, a run not cached yet goes on in the background (its kernels say so meanwhile)
         and ``on_dry_run(path)`` is called when it has finished, to analyse the file again."""
+        self.sandbox = sandbox
+        self.workdir = workdir
         self.timeout_s = timeout_s
         self.dry_run = dry_run
         self._on_dry_run = on_dry_run
@@ -118,7 +126,7 @@ class Analyzer:
             if self._worker is not None:
                 self._worker.kill()
                 self.restarts += 1
-            worker = WorkerLink(self.python, self.memory_mb)
+            worker = WorkerLink(self.python, self.memory_mb, self.sandbox, self.workdir)
             with self._state_lock:
                 if self._stopped:
                     worker.kill()

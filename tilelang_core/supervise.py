@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import os
 import select
 import signal
@@ -32,7 +33,11 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO
+from types import ModuleType
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tilescope.core.landlock import Sandbox
 
 _KILL_ROUNDS = 200
 _EXIT_GRACE_S = 3.0
@@ -46,9 +51,12 @@ class Limits:
     """Address space (``RLIMIT_AS``): allocations beyond it fail in the child instead of swapping."""
     cpu_s: int = 0
     """CPU seconds (``RLIMIT_CPU``): the kernel ends the child with SIGXCPU past it."""
+    sandbox: Sandbox | None = None
+    """The only paths the child may read or write (``landlock``); None: no file sandbox."""
 
     def arguments(self) -> list[str]:
-        return ["--memory-mb", str(self.memory_mb), "--cpu-s", str(self.cpu_s)]
+        sandbox = [] if self.sandbox is None else ["--sandbox", self.sandbox.to_json()]
+        return ["--memory-mb", str(self.memory_mb), "--cpu-s", str(self.cpu_s), *sandbox]
 
 
 @dataclass(frozen=True)
@@ -251,6 +259,30 @@ def _become_subreaper() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 
 
+@functools.cache
+def _landlock() -> ModuleType:
+    """The core's ``landlock`` module, loaded from beside this file (run as a script, no package is imported)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "_tilescope_landlock", os.path.join(os.path.dirname(__file__), "landlock.py")
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def _sandbox(sandbox: Sandbox) -> None:
+    """In the child before ``exec``: seal it, or end it (exit 126) when the sandbox asked for cannot be made."""
+    try:
+        _landlock().apply(sandbox)
+    except OSError as err:
+        os.write(2, f"supervise: the file sandbox could not be applied ({err})\n".encode())
+        os._exit(126)
+
+
 def _tree(root: int) -> list[int]:
     """Live (non-zombie) descendants of ``root``, read from ``/proc``."""
     children: dict[int, list[int]] = {}
@@ -305,6 +337,8 @@ class _Supervisor:
                     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 5))
                 for name in _RECORDED:
                     signal.signal(getattr(signal, name), signal.SIG_DFL)
+                if limits.sandbox is not None:
+                    _sandbox(limits.sandbox)
                 os.execvp(argv[0], argv)
             finally:
                 os._exit(127)
@@ -380,7 +414,8 @@ def main(arguments: list[str]) -> int:
     for name in _RECORDED:
         signal.signal(getattr(signal, name), supervisor.record)
     _become_subreaper()
-    supervisor.start(argv, Limits(int(options.get("--memory-mb", 0)), int(options.get("--cpu-s", 0))))
+    sandbox = _landlock().Sandbox.from_json(options["--sandbox"]) if "--sandbox" in options else None
+    supervisor.start(argv, Limits(int(options.get("--memory-mb", 0)), int(options.get("--cpu-s", 0)), sandbox))
     return supervisor.run()
 
 

@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from tilescope.core.frames import CHANNEL_DAMAGED_EXIT, FrameReader
+from tilescope.core.landlock import Sandbox
 from tilescope.core.spawn import worker_command, worker_env
 from tilescope.core.supervise import Limits, Supervised, SupervisorLost
 
@@ -44,11 +45,20 @@ class WorkerError(Exception):
 class WorkerLink:
     """One supervised worker process and its pipes; not thread-safe (``Analyzer`` serialises access)."""
 
-    def __init__(self, python: str, memory_mb: int) -> None:
+    def __init__(self, python: str, memory_mb: int, sandbox: Sandbox | None = None, workdir: str | None = None) -> None:
+        """``sandbox`` seals the worker (``landlock``); ``workdir`` is its working directory, ``TMPDIR`` and
+        TileLang's cache folder (which TileLang makes on import: outside ``workdir`` a sealed worker could not)."""
         env = {**worker_env(os.environ), "PYTHONUNBUFFERED": "1", "TILELANG_ENABLE_IR_SPAN": "1", **NO_GPU}
+        if workdir is not None:
+            env.update(TMPDIR=workdir, TEMP=workdir, TMP=workdir)
+            env["TILELANG_CACHE_DIR"] = os.path.join(workdir, "tilelang-cache")
         self.python = python
         self.process = Supervised(
-            worker_command(python), limits=Limits(memory_mb=memory_mb), env=env, stderr_lines=_STDERR_LINES
+            worker_command(python),
+            limits=Limits(memory_mb=memory_mb, sandbox=sandbox),
+            env=env,
+            cwd=workdir,
+            stderr_lines=_STDERR_LINES,
         )
         self._selector = selectors.DefaultSelector()
         assert self.process.stdout is not None

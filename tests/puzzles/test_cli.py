@@ -75,9 +75,9 @@ def test_check_json_reports_a_compile_error_at_the_line(capsys: pytest.CaptureFi
     assert "· 12" in capsys.readouterr().out
 
 
-def test_a_file_that_never_loads_is_answered_within_the_timeout_from_the_commands_start() -> None:
-    """The limit counts from the command's start: the interpreter's start-up, the helpers' imports, the
-    load, ending the helpers, printing the report and exiting all fit in it."""
+def test_a_file_that_never_loads_gets_the_whole_timeout_for_its_own_code() -> None:
+    """``--timeout`` counts the file's own time: the loader's start (importing TileLang) is not taken from it, so
+    a file that never loads runs the full 15 s, and the command answers soon after."""
     import subprocess
     import sys
     import time
@@ -85,16 +85,9 @@ def test_a_file_that_never_loads_is_answered_within_the_timeout_from_the_command
     never = catalog.get(1).folder / "wrong" / "never_loads.py"
     command = [sys.executable, "-m", "tilescope", "puzzles", "check", "1", str(never), "--cpu", "--timeout", "15"]
     start = time.monotonic()
-    process = subprocess.Popen([*command, "--no-service", "--json"], stdout=subprocess.PIPE, text=True)
-    assert process.stdout is not None
-    lines = []
-    while not lines or lines[-1] != "}\n":
-        line = process.stdout.readline()
-        assert line, "the command ended without a report"
-        lines.append(line)
-    answered = time.monotonic() - start
-    assert process.wait(timeout=30) == 1
+    done = subprocess.run([*command, "--no-service", "--json"], capture_output=True, text=True, timeout=300)
     ended = time.monotonic() - start
-    report = json.loads("".join(lines))
+    assert done.returncode == 1, done.stderr[-2000:]
+    report = json.loads(done.stdout)
     assert report["failure"] == "timeout" and "within the 15 s limit" in report["summary"], report["summary"]
-    assert answered < ended < 15, (answered, ended)
+    assert 15 < ended < 15 + 120, ended

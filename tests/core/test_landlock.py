@@ -1,0 +1,64 @@
+"""The core's Landlock sandbox, applied by the supervisor between fork and exec: a sealed child reads
+only what it was granted, writes only in its own folder, and cannot read its parent's memory."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from tilescope.core import landlock
+from tilescope.core.supervise import Limits, Supervised
+
+pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="this kernel offers no Landlock")
+
+PROBE = """
+import os, sys
+def attempt(what, fn):
+    try:
+        fn()
+        print(what, "ok")
+    except OSError as err:
+        print(what, "denied", err.errno)
+secret, private, outside = sys.argv[1:4]
+attempt("read-secret", lambda: open(secret).read())
+attempt("write-secret", lambda: open(secret, "a").write("x"))
+attempt("write-private", lambda: open(os.path.join(private, "f"), "w").write("x"))
+attempt("write-outside", lambda: open(outside, "w").write("x"))
+attempt("read-parent-memory", lambda: open(f"/proc/{os.getppid()}/mem", "rb").read(1))
+"""
+
+
+def test_a_sealed_child_touches_only_what_it_was_granted(tmp_path: Path) -> None:
+    secret_dir, private = tmp_path / "content", tmp_path / "private"
+    secret_dir.mkdir()
+    private.mkdir()
+    secret = secret_dir / "reference.py"
+    secret.write_text("SECRET = 1\n")
+    outside = tmp_path / "elsewhere.txt"
+    sandbox = landlock.sealing([str(secret_dir)], [str(private)])
+    child = Supervised(
+        [sys.executable, "-c", PROBE, str(secret), str(private), str(outside)],
+        limits=Limits(sandbox=sandbox),
+        stdin=None,
+    )
+    assert child.stdout is not None
+    lines = dict(line.decode().split(" ", 1) for line in child.stdout.read().splitlines())
+    assert child.exit_code(timeout=30) == 0
+    assert {k: v.split()[0] for k, v in lines.items()} == {
+        "read-secret": "denied",
+        "write-secret": "denied",
+        "write-private": "ok",
+        "write-outside": "denied",
+        "read-parent-memory": "denied",
+    }
+    assert secret.read_text() == "SECRET = 1\n" and not outside.exists()
+
+
+def test_sealing_grants_listing_above_a_denied_path_and_reading_beside_it(tmp_path: Path) -> None:
+    (tmp_path / "deny").mkdir()
+    (tmp_path / "keep").mkdir()
+    sandbox = landlock.sealing([str(tmp_path / "deny")])
+    assert str(tmp_path) in sandbox.list_only and str(tmp_path / "keep") in sandbox.read
+    assert not any(p.startswith(str(tmp_path / "deny")) for p in (*sandbox.read, *sandbox.list_only))
+    assert landlock.Sandbox.from_json(sandbox.to_json()) == sandbox
