@@ -18,6 +18,7 @@ from typing import Any
 
 from tilescope.core.batch import analyze_files, python_files
 from tilescope.core.model import SCHEMA_VERSION, Diagnostic, FileAnalysis, KernelModel, dumps, to_json
+from tilescope.core.perf_render import static_lines
 from tilescope.core.sarif import to_sarif
 
 
@@ -224,6 +225,7 @@ def render_kernel(k: KernelModel) -> list[str]:
                 f"    {b.name:<{width}}  {_shape(b.shape):<14} {b.dtype:<8} {b.scope:<15} {size:>10}  "
                 f"line {b.line}{note}"
             )
+    out.extend(static_lines(k))
     return out
 
 

@@ -26,6 +26,7 @@ from tilescope.core.model import (
     KernelRef,
     RunReport,
     Span,
+    Timing,
     from_json,
     to_json,
 )
@@ -257,6 +258,14 @@ class Analyzer:
             return from_json(RunReport, data)
         except (WorkerError, RuntimeError) as err:
             return _run_failure(err, kernel, args, timeout)
+
+    def profile(self, payload: dict[str, Any], timeout_s: float | None = None) -> Timing:
+        """Time one kernel on this machine's GPU in the worker (``tilescope.core.gpu_run``)."""
+        try:
+            data, _ = self._call({"op": "profile", **payload}, timeout_s or self.timeout_s)
+        except (WorkerError, RuntimeError) as err:
+            return Timing(gpu="", arch="", time_us=0.0, times_us=[], warmup=0, error=str(err))
+        return from_json(Timing, data)
 
     def pass_ir(
         self,

@@ -114,6 +114,12 @@ class Worker:
         )
         return to_json(report)
 
+    def profile(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Build one kernel for this machine's GPU and time it (``tilescope profile``)."""
+        from tilescope.core import gpu_run
+
+        return to_json(gpu_run.profile(request))
+
     def handle(self, request: dict[str, Any]) -> Any:
         op = request.get("op")
         if op == "ping":
@@ -124,6 +130,8 @@ class Worker:
             return self.analyze(request)
         if op == "pass_ir":
             return self.pass_ir(request)
+        if op == "profile":
+            return self.profile(request)
         raise ValueError(f"unknown request {op!r}")
 
 

@@ -1,0 +1,289 @@
+"""``tilescope profile FILE``: how fast a kernel is on this machine's GPU, next to how fast it could be.
+
+The static figures come from ``check`` (with ptxas): every shared access's bank conflicts,
+occupancy, the roofline bound. On a machine with an NVIDIA GPU the kernel is then built at the
+file's sizes in the supervised worker and timed as the puzzles' grader times (CUDA events, L2
+flushed, warm-up, median); where Nsight Compute (``ncu``) is installed, one warm launch is measured
+for bank conflicts, achieved occupancy and its occupancy limit. Without a GPU it says so and
+prints the static figures. The report is kept in ``.tilescope/profile.json`` beside the file, where
+the editor reads its code lens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tilescope.core.check_cmd import parse_args_overrides, render_kernel
+from tilescope.core.discovery import instantiations
+from tilescope.core.model import KernelModel, NcuFigures, ProfileReport, Timing, dumps, to_json
+from tilescope.core.peaks import gpu_key
+from tilescope.core.perf_render import ncu_lines, static_lines
+from tilescope.core.service import Analyzer
+from tilescope.core.supervise import Supervised
+
+LOAD_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
+STORE_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
+LOAD_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_shared_op_ld.sum"
+STORE_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_shared_op_st.sum"
+ACHIEVED = "sm__warps_active.avg.pct_of_peak_sustained_active"
+OCCUPANCY_LIMITS = (
+    "launch__occupancy_limit_blocks",
+    "launch__occupancy_limit_registers",
+    "launch__occupancy_limit_shared_mem",
+    "launch__occupancy_limit_warps",
+)
+METRICS = (
+    LOAD_CONFLICTS,
+    STORE_CONFLICTS,
+    LOAD_REQUESTS,
+    STORE_REQUESTS,
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    ACHIEVED,
+    "sm__maximum_warps_per_active_cycle_pct",
+    "launch__registers_per_thread",
+    "launch__block_size",
+    "launch__shared_mem_per_block_dynamic",
+    "launch__shared_mem_per_block_static",
+    "gpu__time_duration.sum",
+    *OCCUPANCY_LIMITS,
+)
+PROFILE_FILE = Path(".tilescope") / "profile.json"
+_KERNEL_NAME = re.compile(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\(")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="a Python file with TileLang kernels")
+    parser.add_argument("--kernel", help="profile this kernel (default: the file's first)")
+    parser.add_argument("--arg", action="append", default=[], metavar="K=V", help="override a kernel argument")
+    parser.add_argument("--target", help="sm_XX for the static figures (default: this GPU's, else sm_90)")
+    parser.add_argument("--runs", type=int, default=20, help="timed runs (default 20)")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed runs first (default 3)")
+    parser.add_argument("--no-ncu", action="store_true", help="do not run Nsight Compute even when installed")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds for building and timing (default 300)")
+    parser.add_argument("--memory", type=int, default=32768, help="worker memory limit in MiB (default 32768)")
+    parser.set_defaults(func=run)
+
+
+def local_gpu() -> tuple[str, str] | None:
+    """``(name, sm_XX)`` of the first NVIDIA GPU, asked of ``nvidia-smi`` (no CUDA context in this process)."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    try:
+        done = subprocess.run(
+            [smi, "--query-gpu=name,compute_cap", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    first = done.stdout.strip().splitlines()[:1]
+    if done.returncode != 0 or not first or "," not in first[0]:
+        return None
+    name, cap = (part.strip() for part in first[0].rsplit(",", 1))
+    return name, "sm_" + cap.replace(".", "")
+
+
+def device_kernel_name(kernel: KernelModel) -> str | None:
+    found = _KERNEL_NAME.search(kernel.device_source or "")
+    return found.group(1) if found else None
+
+
+def parse_ncu_csv(text: str) -> dict[str, float]:
+    """Metric values of the (last) profiled launch from ``ncu --csv`` output."""
+    start = text.find('"ID"')
+    if start < 0:
+        return {}
+    values: dict[str, float] = {}
+    for row in csv.DictReader(io.StringIO(text[start:])):
+        name, value = row.get("Metric Name"), row.get("Metric Value")
+        if not name or value is None:
+            continue
+        try:
+            values[name] = float(value.replace(",", ""))
+        except ValueError:
+            continue
+    return values
+
+
+def ncu_figures(values: dict[str, float]) -> NcuFigures:
+    def ratio(conflicts: str, requests: str) -> float | None:
+        if conflicts not in values or not values.get(requests):
+            return None
+        return round(values[conflicts] / values[requests], 3)
+
+    limits = [int(values[k]) for k in OCCUPANCY_LIMITS if k in values]
+    achieved = values.get(ACHIEVED)
+    return NcuFigures(
+        metrics=values,
+        load_conflicts_per_request=ratio(LOAD_CONFLICTS, LOAD_REQUESTS),
+        store_conflicts_per_request=ratio(STORE_CONFLICTS, STORE_REQUESTS),
+        achieved_occupancy=round(achieved / 100, 4) if achieved is not None else None,
+        blocks_per_sm=min(limits) if limits else None,
+        error=None if values else "ncu reported no metrics for the kernel",
+    )
+
+
+def measure_with_ncu(payload: dict[str, Any], kernel_name: str, timeout_s: float) -> NcuFigures:
+    """One warm launch of the kernel under ``ncu``, in a supervised child of its own."""
+    ncu = shutil.which("ncu")
+    if ncu is None:
+        return NcuFigures({}, None, None, None, None, error="Nsight Compute (ncu) is not installed")
+    with tempfile.TemporaryDirectory(prefix="tilescope-ncu-") as tmp:
+        request = Path(tmp) / "request.json"
+        request.write_text(json.dumps(payload))
+        command = [
+            ncu,
+            "--csv",
+            "--print-units",
+            "base",
+            "--kernel-name",
+            f"regex:^{re.escape(kernel_name)}$",
+            "--launch-skip",
+            "1",
+            "--launch-count",
+            "1",
+            "--metrics",
+            ",".join(METRICS),
+            sys.executable,
+            "-m",
+            "tilescope.core.gpu_run",
+            str(request),
+        ]
+        child = Supervised(command, stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        try:
+            out, err = child.process.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            return NcuFigures({}, None, None, None, None, error=f"ncu took over {timeout_s:.0f} s")
+        child.kill()
+    text = out.decode(errors="replace")
+    figures = ncu_figures(parse_ncu_csv(text))
+    if figures.error:
+        tail = (text + err.decode(errors="replace")).strip().splitlines()[-3:]
+        return NcuFigures({}, None, None, None, None, error=f"ncu: {' / '.join(tail) or 'no output'}")
+    return figures
+
+
+def _share(kernel: KernelModel | None, timing: Timing | None) -> float | None:
+    if kernel is None or kernel.roofline is None or timing is None or timing.error or not timing.time_us:
+        return None
+    key = gpu_key(timing.gpu)
+    bound = next((b for b in kernel.roofline.bounds if b.gpu == key), None)
+    return round(bound.best_us / timing.time_us, 4) if bound is not None else None
+
+
+def profile_file(args: argparse.Namespace) -> ProfileReport:
+    path = str(Path(args.file).resolve())
+    source = Path(path).read_text()
+    overrides = parse_args_overrides(args.arg) or None
+    gpu = local_gpu()
+    target = args.target or (gpu[1] if gpu else "sm_90")
+    with Analyzer(timeout_s=args.timeout, memory_mb=args.memory) as analyzer:
+        analysis = analyzer.analyze(path, source, target=target, kernel=args.kernel, args=overrides, ptxas=True)
+        kernel = analysis.kernels[0] if analysis.kernels else None
+        name = kernel.kernel if kernel is not None else (args.kernel or "")
+        problems = [d.message for d in analysis.all_diagnostics() if d.severity == "error"]
+        base = {"path": path, "kernel": name, "args": kernel.args if kernel else {}, "target": target}
+        if kernel is None or problems:
+            message = problems[0] if problems else "no kernel lowered"
+            return ProfileReport(
+                **base, gpu=gpu[0] if gpu else None, message=message, timing=None, roofline_share=None, static=kernel
+            )
+        if gpu is None:
+            return ProfileReport(
+                **base,
+                gpu=None,
+                message="no GPU on this machine: static figures only",
+                timing=None,
+                roofline_share=None,
+                static=kernel,
+            )
+        inst = next(i for i in instantiations(source, path) if i.kernel.name == name)
+        payload = {
+            "path": path,
+            "source": source,
+            "instantiation": to_json(inst),
+            "args": overrides,
+            "warmup": args.warmup,
+            "runs": args.runs,
+        }
+        timing = analyzer.profile(payload, args.timeout)
+    ncu = None
+    device_name = device_kernel_name(kernel)
+    if not args.no_ncu and timing.error is None and device_name:
+        ncu = measure_with_ncu(payload, device_name, args.timeout)
+    message = timing.error or f"timed on {timing.gpu}"
+    return ProfileReport(
+        **base,
+        gpu=gpu[0],
+        message=message,
+        timing=timing,
+        roofline_share=_share(kernel, timing),
+        static=kernel,
+        ncu=ncu,
+    )
+
+
+def render(report: ProfileReport) -> str:
+    lines = []
+    if report.static is not None:
+        lines.extend(render_kernel(report.static)[:2])
+        lines.extend(static_lines(report.static))
+    t = report.timing
+    if t is not None and t.error is None:
+        share = f", {report.roofline_share:.0%} of the roofline bound" if report.roofline_share is not None else ""
+        lines.append(f"  measured {t.time_us:g} µs median of {len(t.times_us)} on {t.gpu}{share}")
+    if report.ncu is not None:
+        lines.extend(ncu_lines(report.static, report.ncu))
+    lines.append(f"  {report.message}")
+    return "\n".join(lines)
+
+
+def save(report: ProfileReport) -> Path:
+    """Keep the report beside the file, by kernel, for the editor's code lens."""
+    where = Path(report.path).parent / PROFILE_FILE
+    try:
+        kept = json.loads(where.read_text()) if where.exists() else {}
+    except (OSError, ValueError):
+        kept = {}
+    summary = to_json(report)
+    if summary.get("static"):
+        summary["static"] = {k: summary["static"][k] for k in ("kernel", "shared_accesses", "occupancy", "roofline")}
+    kept.setdefault(report.path, {})[report.kernel] = summary
+    where.parent.mkdir(exist_ok=True)
+    where.write_text(json.dumps(kept, indent=1))
+    return where
+
+
+def last_profile(path: str, kernel: str) -> dict[str, Any] | None:
+    """The kept report of ``kernel`` in ``path``, as saved (its ``static`` part trimmed to speed figures)."""
+    where = Path(path).resolve().parent / PROFILE_FILE
+    try:
+        return json.loads(where.read_text()).get(str(Path(path).resolve()), {}).get(kernel)
+    except (OSError, ValueError):
+        return None
+
+
+def run(args: argparse.Namespace) -> int:
+    report = profile_file(args)
+    if report.timing is not None:
+        save(report)
+    print(dumps(report, indent=2) if args.json else render(report))
+    ok = report.static is not None and (report.timing is None or report.timing.error is None)
+    return 0 if ok else 1
