@@ -3,8 +3,8 @@
 The kernel is built as the puzzles' grader builds a learner's (``tilelang.compile(prim_func,
 target="cuda")`` with the kernel's own pass configs), called with every parameter as a tensor of its
 shape and dtype (random floats, small integers), and timed by :mod:`tilescope.core.gpu_timing`. Run as
-``python -m tilescope.core.gpu_run REQUEST.json`` it launches the kernel twice and exits: the process
-Nsight Compute profiles (the second, warm launch).
+``python -m tilescope.core.gpu_run BATCH.json`` it launches each kernel of a batch twice and exits: the
+process Nsight Compute profiles (the second, warm launch of each).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from tilescope.core.discovery import Instantiation
 from tilescope.core.model import Timing, from_json
 
 _INT_HIGH = 2
+LAUNCHES = 2
 
 
 def instantiate(inst: Instantiation, args: dict[str, Any] | None) -> Instantiation:
@@ -77,17 +78,27 @@ def profile(request: dict[str, Any]) -> Timing:
 
 
 def main(argv: list[str]) -> int:
-    """Launch the kernel of the request in ``argv[0]`` twice (Nsight Compute profiles the second)."""
+    """Launch each kernel of the batch in ``argv[0]`` twice (Nsight Compute measures the second).
+
+    The batch is ``{"requests": [...], "manifest": PATH}``; the manifest lists, in order, the
+    requests whose kernels launched, so the launches ncu saw can be matched to them.
+    """
     import torch
 
     with open(argv[0]) as handle:
-        request = json.load(handle)
-    kernel, tensors = build(request)
-    for _ in range(2):
-        kernel(*tensors)
-    torch.cuda.synchronize()
+        batch = json.load(handle)
+    launched = []
+    for index, request in enumerate(batch["requests"]):
+        try:
+            kernel, tensors = build(request)
+            for _ in range(LAUNCHES):
+                kernel(*tensors)
+            torch.cuda.synchronize()
+        except Exception as err:  # one kernel that cannot run leaves the others measured
+            print(f"request {index}: {type(err).__name__}: {err}", file=sys.stderr)
+            continue
+        launched.append(index)
+        del kernel, tensors
+    with open(batch["manifest"], "w") as handle:
+        json.dump(launched, handle)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -21,11 +21,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from tilescope.core.check_cmd import parse_args_overrides, render_kernel
 from tilescope.core.discovery import instantiations
+from tilescope.core.gpu_run import LAUNCHES
 from tilescope.core.model import KernelModel, NcuFigures, ProfileReport, Timing, dumps, to_json
 from tilescope.core.peaks import gpu_key
 from tilescope.core.perf_render import ncu_lines, static_lines
@@ -99,26 +101,9 @@ def local_gpu() -> tuple[str, str] | None:
     return name, "sm_" + cap.replace(".", "")
 
 
-def device_kernel_name(kernel: KernelModel) -> str | None:
-    found = _KERNEL_NAME.search(kernel.device_source or "")
-    return found.group(1) if found else None
-
-
-def parse_ncu_csv(text: str) -> dict[str, float]:
-    """Metric values of the (last) profiled launch from ``ncu --csv`` output."""
-    start = text.find('"ID"')
-    if start < 0:
-        return {}
-    values: dict[str, float] = {}
-    for row in csv.DictReader(io.StringIO(text[start:])):
-        name, value = row.get("Metric Name"), row.get("Metric Value")
-        if not name or value is None:
-            continue
-        try:
-            values[name] = float(value.replace(",", ""))
-        except ValueError:
-            continue
-    return values
+def device_kernel_names(kernel: KernelModel) -> list[str]:
+    """The ``__global__`` functions of the generated source, in order."""
+    return _KERNEL_NAME.findall(kernel.device_source or "")
 
 
 def ncu_figures(values: dict[str, float]) -> NcuFigures:
@@ -139,45 +124,102 @@ def ncu_figures(values: dict[str, float]) -> NcuFigures:
     )
 
 
-def measure_with_ncu(payload: dict[str, Any], kernel_name: str, timeout_s: float) -> NcuFigures:
-    """One warm launch of the kernel under ``ncu``, in a supervised child of its own."""
+def _ncu_command(ncu: str, names: list[str], metrics: tuple[str, ...], batch: Path) -> list[str]:
+    pattern = "|".join(re.escape(n) for n in sorted(set(names)))
+    return [
+        ncu,
+        "--csv",
+        "--print-units",
+        "base",
+        "--clock-control",
+        "none",
+        "--kernel-name",
+        f"regex:^({pattern})$",
+        "--metrics",
+        ",".join(metrics),
+        sys.executable,
+        "-m",
+        "tilescope.core.gpu_run",
+        str(batch),
+    ]
+
+
+def parse_ncu_launches(text: str) -> list[tuple[str, dict[str, float]]]:
+    """Each profiled launch's kernel name and metric values, in launch order, from ``ncu --csv`` output."""
+    start = text.find('"ID"')
+    if start < 0:
+        return []
+    launches: dict[str, tuple[str, dict[str, float]]] = {}
+    for row in csv.DictReader(io.StringIO(text[start:])):
+        name, value, launch = row.get("Metric Name"), row.get("Metric Value"), row.get("ID")
+        if not name or value is None or launch is None:
+            continue
+        entry = launches.setdefault(launch, (row.get("Kernel Name") or "", {}))
+        try:
+            entry[1][name] = float(value.replace(",", ""))
+        except ValueError:
+            continue
+    return [launches[k] for k in sorted(launches, key=int)]
+
+
+def measure_batch_with_ncu(
+    payloads: list[dict[str, Any]], names: list[list[str]], timeout_s: float, metrics: tuple[str, ...] = METRICS
+) -> list[NcuFigures]:
+    """Each kernel's second launch under ``ncu``, all in one supervised child (one start-up for the batch).
+
+    ``names[i]`` are the device kernels request ``i`` launches; the launches ncu reports are matched
+    to requests in order, two launches of each of its kernels per request that ran.
+    """
+    failed = [NcuFigures({}, None, None, None, None, error="Nsight Compute (ncu) is not installed")] * len(payloads)
     ncu = shutil.which("ncu")
     if ncu is None:
-        return NcuFigures({}, None, None, None, None, error="Nsight Compute (ncu) is not installed")
+        return failed
     with tempfile.TemporaryDirectory(prefix="tilescope-ncu-") as tmp:
-        request = Path(tmp) / "request.json"
-        request.write_text(json.dumps(payload))
-        command = [
-            ncu,
-            "--csv",
-            "--print-units",
-            "base",
-            "--kernel-name",
-            f"regex:^{re.escape(kernel_name)}$",
-            "--launch-skip",
-            "1",
-            "--launch-count",
-            "1",
-            "--metrics",
-            ",".join(METRICS),
-            sys.executable,
-            "-m",
-            "tilescope.core.gpu_run",
-            str(request),
-        ]
+        batch, manifest = Path(tmp) / "batch.json", Path(tmp) / "manifest.json"
+        batch.write_text(json.dumps({"requests": payloads, "manifest": str(manifest)}))
+        command = _ncu_command(ncu, [n for group in names for n in group], metrics, batch)
         child = Supervised(command, stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         try:
             out, err = child.process.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             child.kill()
-            return NcuFigures({}, None, None, None, None, error=f"ncu took over {timeout_s:.0f} s")
+            return [replace(f, error=f"ncu took over {timeout_s:.0f} s") for f in failed]
         child.kill()
+        ran = json.loads(manifest.read_text()) if manifest.exists() else []
     text = out.decode(errors="replace")
-    figures = ncu_figures(parse_ncu_csv(text))
-    if figures.error:
-        tail = (text + err.decode(errors="replace")).strip().splitlines()[-3:]
-        return NcuFigures({}, None, None, None, None, error=f"ncu: {' / '.join(tail) or 'no output'}")
-    return figures
+    launches = parse_ncu_launches(text)
+    if not launches:
+        tail = " / ".join((text + err.decode(errors="replace")).strip().splitlines()[-3:]) or "no output"
+        return [replace(f, error=f"ncu: {tail}") for f in failed]
+    results = list(failed)
+    position = 0
+    for index in ran:
+        count = LAUNCHES * len(names[index])
+        mine = launches[position : position + count]
+        position += count
+        last = mine[-1][1] if len(mine) == count else {}
+        results[index] = ncu_figures(last) if last else replace(failed[index], error="ncu saw fewer launches")
+    return results
+
+
+def measure_with_ncu(payload: dict[str, Any], names: list[str], timeout_s: float) -> NcuFigures:
+    """One warm launch of the kernel under ``ncu``, in a supervised child of its own."""
+    return measure_batch_with_ncu([payload], [names], timeout_s)[0]
+
+
+def run_payload(
+    path: str, source: str, kernel: str, args: dict[str, Any] | None, warmup: int = 3, runs: int = 20
+) -> dict[str, Any]:
+    """What the worker (or the ncu child) needs to build and run one kernel: the parent's discovery included."""
+    inst = next(i for i in instantiations(source, path) if i.kernel.name == kernel)
+    return {
+        "path": path,
+        "source": source,
+        "instantiation": to_json(inst),
+        "args": args,
+        "warmup": warmup,
+        "runs": runs,
+    }
 
 
 def _share(kernel: KernelModel | None, timing: Timing | None) -> float | None:
@@ -188,46 +230,49 @@ def _share(kernel: KernelModel | None, timing: Timing | None) -> float | None:
     return round(bound.best_us / timing.time_us, 4) if bound is not None else None
 
 
-def profile_file(args: argparse.Namespace) -> ProfileReport:
+def profile_file(
+    args: argparse.Namespace, analyzer: Analyzer | None = None, timer: Analyzer | None = None
+) -> ProfileReport:
+    """Static figures from ``analyzer`` (no GPU), then on a GPU the time from ``timer``'s worker, which sees it,
+    and Nsight Compute's figures; workers given are reused, others started for this file. The timing worker has
+    no address-space limit, as the puzzles' kernel process: a CUDA context reserves far more than it uses."""
+    if analyzer is None or timer is None:
+        with (
+            Analyzer(timeout_s=args.timeout, memory_mb=args.memory) as own,
+            Analyzer(timeout_s=args.timeout, memory_mb=0, gpu=True) as own_timer,
+        ):
+            return profile_file(args, analyzer or own, timer or own_timer)
     path = str(Path(args.file).resolve())
     source = Path(path).read_text()
     overrides = parse_args_overrides(args.arg) or None
     gpu = local_gpu()
     target = args.target or (gpu[1] if gpu else "sm_90")
-    with Analyzer(timeout_s=args.timeout, memory_mb=args.memory) as analyzer:
-        analysis = analyzer.analyze(path, source, target=target, kernel=args.kernel, args=overrides, ptxas=True)
-        kernel = analysis.kernels[0] if analysis.kernels else None
-        name = kernel.kernel if kernel is not None else (args.kernel or "")
-        problems = [d.message for d in analysis.all_diagnostics() if d.severity == "error"]
-        base = {"path": path, "kernel": name, "args": kernel.args if kernel else {}, "target": target}
-        if kernel is None or problems:
-            message = problems[0] if problems else "no kernel lowered"
-            return ProfileReport(
-                **base, gpu=gpu[0] if gpu else None, message=message, timing=None, roofline_share=None, static=kernel
-            )
-        if gpu is None:
-            return ProfileReport(
-                **base,
-                gpu=None,
-                message="no GPU on this machine: static figures only",
-                timing=None,
-                roofline_share=None,
-                static=kernel,
-            )
-        inst = next(i for i in instantiations(source, path) if i.kernel.name == name)
-        payload = {
-            "path": path,
-            "source": source,
-            "instantiation": to_json(inst),
-            "args": overrides,
-            "warmup": args.warmup,
-            "runs": args.runs,
-        }
-        timing = analyzer.profile(payload, args.timeout)
+    analysis = analyzer.analyze(path, source, target=target, kernel=args.kernel, args=overrides, ptxas=True)
+    kernel = analysis.kernels[0] if analysis.kernels else None
+    name = kernel.kernel if kernel is not None else (args.kernel or "")
+    problems = [d.message for d in analysis.all_diagnostics() if d.severity == "error"]
+    base = {"path": path, "kernel": name, "args": kernel.args if kernel else {}, "target": target}
+    if kernel is None or problems:
+        warnings = [d.message for d in analysis.all_diagnostics() if d.severity == "warning"]
+        message = (problems or warnings or ["no kernel lowered"])[0]
+        return ProfileReport(
+            **base, gpu=gpu[0] if gpu else None, message=message, timing=None, roofline_share=None, static=kernel
+        )
+    if gpu is None:
+        return ProfileReport(
+            **base,
+            gpu=None,
+            message="no GPU on this machine: static figures only",
+            timing=None,
+            roofline_share=None,
+            static=kernel,
+        )
+    payload = run_payload(path, source, name, overrides, args.warmup, args.runs)
+    timing = timer.profile(payload, args.timeout)
     ncu = None
-    device_name = device_kernel_name(kernel)
-    if not args.no_ncu and timing.error is None and device_name:
-        ncu = measure_with_ncu(payload, device_name, args.timeout)
+    names = device_kernel_names(kernel)
+    if not args.no_ncu and timing.error is None and names:
+        ncu = measure_with_ncu(payload, names, args.timeout)
     message = timing.error or f"timed on {timing.gpu}"
     return ProfileReport(
         **base,

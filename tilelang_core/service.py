@@ -50,7 +50,10 @@ class Analyzer:
         memory_mb: int = 6144,
         python: str | None = None,
         cache_size: int = 64,
+        gpu: bool = False,
     ) -> None:
+        """``gpu``: the worker sees the machine's GPUs (only ``profile``'s timing worker; analysis never does)."""
+        self.gpu = gpu
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb
         self.python = python or sys.executable
@@ -97,7 +100,7 @@ class Analyzer:
             if self._worker is not None:
                 self._worker.kill()
                 self.restarts += 1
-            worker = WorkerLink(self.python, self.memory_mb)
+            worker = WorkerLink(self.python, self.memory_mb, gpu=self.gpu)
             with self._state_lock:
                 if self._stopped:
                     worker.kill()

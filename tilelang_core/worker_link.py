@@ -44,8 +44,9 @@ class WorkerError(Exception):
 class WorkerLink:
     """One supervised worker process and its pipes; not thread-safe (``Analyzer`` serialises access)."""
 
-    def __init__(self, python: str, memory_mb: int) -> None:
-        env = {**worker_env(os.environ), "PYTHONUNBUFFERED": "1", "TILELANG_ENABLE_IR_SPAN": "1", **NO_GPU}
+    def __init__(self, python: str, memory_mb: int, gpu: bool = False) -> None:
+        hidden = {} if gpu else NO_GPU
+        env = {**worker_env(os.environ), "PYTHONUNBUFFERED": "1", "TILELANG_ENABLE_IR_SPAN": "1", **hidden}
         self.python = python
         self.process = Supervised(
             worker_command(python), limits=Limits(memory_mb=memory_mb), env=env, stderr_lines=_STDERR_LINES
