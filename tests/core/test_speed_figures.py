@@ -204,16 +204,30 @@ def test_bounds_pick_the_tensor_peak_of_the_operand_type() -> None:
     assert gpu_key("AMD Instinct MI300X") == "MI300X" and gpu_key("Tesla T4") is None
 
 
-NCU_CSV = """==PROF== Connected to process 1
-"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
-"0","1","python3","h","main_kernel","1","7","(256, 1, 1)","(32, 32, 1)","0","9.0","Command line profiler metrics","l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum","","0"
-"1","1","python3","h","main_kernel","1","7","(256, 1, 1)","(32, 32, 1)","0","9.0","Command line profiler metrics","l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum","","1,015,808"
-"1","1","python3","h","main_kernel","1","7","(256, 1, 1)","(32, 32, 1)","0","9.0","Command line profiler metrics","l1tex__t_requests_pipe_lsu_mem_shared_op_ld.sum","","32,768"
-"1","1","python3","h","main_kernel","1","7","(256, 1, 1)","(32, 32, 1)","0","9.0","Command line profiler metrics","sm__warps_active.avg.pct_of_peak_sustained_active","","87.5"
-"1","1","python3","h","main_kernel","1","7","(256, 1, 1)","(32, 32, 1)","0","9.0","Command line profiler metrics","launch__occupancy_limit_registers","","8"
-"1","1","python3","h","main_kernel","1","7","(256, 1, 1)","(32, 32, 1)","0","9.0","Command line profiler metrics","launch__occupancy_limit_warps","","8"
-"1","1","python3","h","main_kernel","1","7","(256, 1, 1)","(32, 32, 1)","0","9.0","Command line profiler metrics","launch__occupancy_limit_shared_mem","","32"
-"""
+NCU_HEADER = (
+    '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
+    '"Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"'
+)
+
+
+def _ncu_row(launch: int, metric: str, value: str) -> str:
+    fields = [str(launch), "1", "python3", "h", "main_kernel", "1", "7", "(256, 1, 1)", "(32, 32, 1)", "0", "9.0"]
+    return ",".join(f'"{f}"' for f in [*fields, "Command line profiler metrics", metric, "", value])
+
+
+NCU_CSV = "\n".join(
+    [
+        "==PROF== Connected to process 1",
+        NCU_HEADER,
+        _ncu_row(0, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "0"),
+        _ncu_row(1, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "1,015,808"),
+        _ncu_row(1, "l1tex__t_requests_pipe_lsu_mem_shared_op_ld.sum", "32,768"),
+        _ncu_row(1, "sm__warps_active.avg.pct_of_peak_sustained_active", "87.5"),
+        _ncu_row(1, "launch__occupancy_limit_registers", "8"),
+        _ncu_row(1, "launch__occupancy_limit_warps", "8"),
+        _ncu_row(1, "launch__occupancy_limit_shared_mem", "32"),
+    ]
+)
 
 
 def test_ncu_csv_becomes_conflicts_per_request_and_occupancy() -> None:
