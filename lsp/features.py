@@ -83,6 +83,7 @@ COMMANDS: dict[str, Callable[..., Any]] = {
     show.SHOW_LAYOUT: show.show_layout,
     show.SHOW_CUDA: show.show_cuda,
     show.SHOW_AUTOTUNE: show.show_autotune,
+    show.SHOW_SPEED: show.show_speed,
 }
 
 

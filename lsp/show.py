@@ -1,9 +1,10 @@
 """Code-lens commands the server carries out itself, so lenses work in any editor.
 
 ``tilescope.show.passes`` ``[uri, kernel]``, ``tilescope.show.layout`` ``[uri, kernel, buffer]`` and
-``tilescope.show.cuda`` ``[uri, kernel]`` and ``tilescope.show.autotune`` ``[uri, kernel]`` write
-what they show (the pass list with the catalogue's descriptions, the buffer's layout as hover
-shows it, the generated CUDA, every autotune config with its verdict) to a file in a per-user
+``tilescope.show.cuda`` ``[uri, kernel]``, ``tilescope.show.autotune`` ``[uri, kernel]`` and
+``tilescope.show.speed`` ``[uri, kernel]`` write what they show (the pass list with the catalogue's
+descriptions, the buffer's layout as hover shows it, the generated CUDA, every autotune config with
+its verdict, the bank conflicts, occupancy, roofline and last profile) to a file in a per-user
 temporary folder and ask the client to open it with ``window/showDocument``; the answer is
 ``{"uri": ...}`` for clients that would rather open it themselves. The VS Code extension maps these
 lens commands to its own views instead.
@@ -20,6 +21,7 @@ from lsprotocol import types
 from tilescope.core import pass_catalog
 from tilescope.core.ide.autotune_view import configs_markdown
 from tilescope.core.ide.describe import buffer_markdown
+from tilescope.core.ide.speed import speed_markdown
 from tilescope.core.model import KernelModel
 from tilescope.lsp.server import TilescopeServer
 
@@ -27,6 +29,7 @@ SHOW_PASSES = "tilescope.show.passes"
 SHOW_LAYOUT = "tilescope.show.layout"
 SHOW_CUDA = "tilescope.show.cuda"
 SHOW_AUTOTUNE = "tilescope.show.autotune"
+SHOW_SPEED = "tilescope.show.speed"
 
 
 class ShowError(Exception):
@@ -87,3 +90,8 @@ async def show_autotune(ls: TilescopeServer, uri: str, kernel: str | None = None
     if model.autotune is None:
         raise ShowError(f"Tilescope: kernel {model.kernel!r} is not autotuned")
     return await _open(ls, f"{model.kernel}.autotune.md", configs_markdown(model.kernel, model.autotune) + "\n")
+
+
+async def show_speed(ls: TilescopeServer, uri: str, kernel: str | None = None) -> dict[str, str]:
+    model = await _model(ls, uri, kernel)
+    return await _open(ls, f"{model.kernel}.speed.md", speed_markdown(model, ls.documents.path(uri)))

@@ -31,6 +31,7 @@ from tilescope.core.gpu_run import LAUNCHES
 from tilescope.core.model import KernelModel, NcuFigures, ProfileReport, Timing, dumps, to_json
 from tilescope.core.peaks import gpu_key
 from tilescope.core.perf_render import ncu_lines, static_lines
+from tilescope.core.profile_store import save
 from tilescope.core.service import Analyzer
 from tilescope.core.supervise import Supervised
 
@@ -61,7 +62,6 @@ METRICS = (
     "gpu__time_duration.sum",
     *OCCUPANCY_LIMITS,
 )
-PROFILE_FILE = Path(".tilescope") / "profile.json"
 _KERNEL_NAME = re.compile(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\(")
 
 
@@ -298,31 +298,6 @@ def render(report: ProfileReport) -> str:
         lines.extend(ncu_lines(report.static, report.ncu))
     lines.append(f"  {report.message}")
     return "\n".join(lines)
-
-
-def save(report: ProfileReport) -> Path:
-    """Keep the report beside the file, by kernel, for the editor's code lens."""
-    where = Path(report.path).parent / PROFILE_FILE
-    try:
-        kept = json.loads(where.read_text()) if where.exists() else {}
-    except (OSError, ValueError):
-        kept = {}
-    summary = to_json(report)
-    if summary.get("static"):
-        summary["static"] = {k: summary["static"][k] for k in ("kernel", "shared_accesses", "occupancy", "roofline")}
-    kept.setdefault(report.path, {})[report.kernel] = summary
-    where.parent.mkdir(exist_ok=True)
-    where.write_text(json.dumps(kept, indent=1))
-    return where
-
-
-def last_profile(path: str, kernel: str) -> dict[str, Any] | None:
-    """The kept report of ``kernel`` in ``path``, as saved (its ``static`` part trimmed to speed figures)."""
-    where = Path(path).resolve().parent / PROFILE_FILE
-    try:
-        return json.loads(where.read_text()).get(str(Path(path).resolve()), {}).get(kernel)
-    except (OSError, ValueError):
-        return None
 
 
 def run(args: argparse.Namespace) -> int:

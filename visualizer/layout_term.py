@@ -83,6 +83,28 @@ def _conflicts(view: LayoutView) -> Table:
     return summary
 
 
+def _accesses(view: LayoutView) -> Table:
+    """The kernel's own accesses of the buffer: which lanes of a warp start in each bank."""
+    table = Table("line", "access", "ways", "wavefronts", "lanes by bank", box=None, header_style="bold")
+    for row in view.accesses:
+        banks = "  ".join(f"b{bank}:{_lane_list(lanes)}" for bank, lanes in enumerate(row.lanes) if lanes)
+        table.add_row(
+            str(row.line or "?"),
+            f"{row.op} ({row.instruction})",
+            f"{row.ways}-way",
+            f"{row.wavefronts:g}/{row.ideal_wavefronts:g}",
+            banks,
+        )
+    return table
+
+
+def _lane_list(lanes: list[int]) -> str:
+    """``0-7`` for a run of lanes, ``0,8,16`` otherwise."""
+    if len(lanes) > 2 and lanes == list(range(lanes[0], lanes[-1] + 1)):
+        return f"{lanes[0]}-{lanes[-1]}"
+    return ",".join(str(lane) for lane in lanes)
+
+
 def renderable(view: LayoutView, width: int) -> RenderableType:
     """``view`` as rich renderables fitted to ``width`` columns."""
     main = view.panels[0]
@@ -91,6 +113,8 @@ def renderable(view: LayoutView, width: int) -> RenderableType:
     parts += _corner(view, main, width)
     if view.conflicts:
         parts += [Text(""), _conflicts(view)]
+    if view.accesses:
+        parts += [Text("\nthe kernel's accesses of this buffer (first warp request)", style="italic"), _accesses(view)]
     for conflict in view.conflicts:
         panel = view.panel(conflict.panel)
         if panel is not None and any(v != conflict.worst for row in panel.values for v in row):

@@ -123,7 +123,8 @@ def warm_build(job: dict[str, Any]) -> str | None:
 
 def profile_all(todo: list[dict[str, Any]], with_ncu: set[int]) -> None:
     from tilescope.core.model import to_json
-    from tilescope.core.profile_cmd import profile_file, save
+    from tilescope.core.profile_cmd import profile_file
+    from tilescope.core.profile_store import save
     from tilescope.core.service import Analyzer
 
     with Analyzer(timeout_s=400, memory_mb=65536) as analyzer, Analyzer(400, 0, gpu=True) as timer:

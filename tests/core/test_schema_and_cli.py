@@ -56,6 +56,7 @@ RECORDS = [
     layout_view.LegendEntry,
     layout_view.Conflict,
     layout_view.Fact,
+    layout_view.BankRow,
     trace_view.TraceView,
     trace_view.PassView,
     trace_view.PassDiff,
