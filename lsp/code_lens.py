@@ -1,18 +1,17 @@
 """``textDocument/codeLens``: "Trace passes", "Plot layouts" and "Show CUDA" above each kernel, and
 above an autotuned kernel the core's summary of its configs ("24 configs: 18 fit, 6 exceed shared
-memory"), and the roofline bound and the last profile of each kernel ("at best 41 µs on H200,
-memory-bound"), each bound to a command the server carries out itself (``lsp.show``), so they work in
-any client. Shown only in a trusted workspace, since the commands run the compiler."""
+memory"), and the roofline bound and the last profile of each compiled kernel ("at best 41 µs on
+H200, memory-bound"), each bound to a command the server carries out itself (``lsp.commands``), so
+they work in any client. Shown only in a trusted workspace, since the commands run the compiler."""
 
 from __future__ import annotations
 
 from lsprotocol import types
-from tilescope.core.ide.layout_view import plot_order
-from tilescope.core.ide.speed import speed_lenses
+from tilescope.core.ide import plot_order, speed_lenses
 from tilescope.core.model import Span
+from tilescope.lsp.commands import SHOW_AUTOTUNE, SHOW_CUDA, SHOW_LAYOUT, SHOW_PASSES, SHOW_SPEED
 from tilescope.lsp.convert import span_range
 from tilescope.lsp.server import TilescopeServer
-from tilescope.lsp.show import SHOW_AUTOTUNE, SHOW_CUDA, SHOW_LAYOUT, SHOW_PASSES, SHOW_SPEED
 
 
 def code_lens(ls: TilescopeServer, params: types.CodeLensParams) -> list[types.CodeLens]:

@@ -9,7 +9,7 @@ everything kept for it; a compiler result for a closed document is dropped by th
 from __future__ import annotations
 
 from lsprotocol import types
-from tilescope.core.ide.merge import CompiledSnapshot
+from tilescope.core.ide import CompiledSnapshot
 from tilescope.lsp import diagnostics
 from tilescope.lsp.server import TilescopeServer
 

@@ -322,7 +322,7 @@ def _worker_diagnostic(err: WorkerError, ref: KernelRef | None, timeout: float) 
             "needs-gpu",
             kernel=ref.name if ref else None,
         )
-    if err.code not in ("timeout", "worker-crash"):
+    if err.code not in ("timeout", "worker-crash", "worker-channel", "supervisor-lost"):
         return Diagnostic("error", str(err), Span(span.line, span.column), err.code, kernel=ref.name if ref else None)
     if err.code == "timeout":
         message = (

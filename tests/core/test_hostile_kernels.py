@@ -45,10 +45,12 @@ CASES = [
     ("stray_bytes.py", "supervised", "private reply channel", True),
     ("spawns.py", "supervised", "were ended", True),
     ("closes_channels.py", "worker-crash", "closed or replaced its private protocol descriptors", False),
+    ("replaces_requests.py", "worker-channel", "broke the compiler worker's protocol (user code replaced", False),
     ("segfaults.py", "worker-crash", "SIGSEGV", False),
     ("stops_parent.py", "supervisor-lost", "supervisor", False),
     ("kills_parent.py", "supervisor-lost", "supervisor", False),
     ("allocates.py", "build-error", "ran out of memory", False),
+    ("unprintable_error.py", "internal-error", "cannot be printed", False),
 ]
 
 
