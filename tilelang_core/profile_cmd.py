@@ -102,8 +102,8 @@ def local_gpu() -> tuple[str, str] | None:
 
 
 def device_kernel_names(kernel: KernelModel) -> list[str]:
-    """The ``__global__`` functions of the generated source, in order."""
-    return _KERNEL_NAME.findall(kernel.device_source or "")
+    """The ``__global__`` functions of the generated source, in order (a declaration and its definition once)."""
+    return list(dict.fromkeys(_KERNEL_NAME.findall(kernel.device_source or "")))
 
 
 def ncu_figures(values: dict[str, float]) -> NcuFigures:

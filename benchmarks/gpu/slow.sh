@@ -12,7 +12,7 @@ export PYTHONPATH=/tmp/ts:/tmp/site:$PWD TILESCOPE_CACHE=/tmp/tilescope-cache PY
   python3 -c "import torch, tilelang, tilescope.core.profile_cmd as p; print(torch.__version__, tilelang.__version__, p.__file__)"
   python3 -m tilescope --version
 } >> "$OUT/slow-env.txt" 2>&1 || true
-timeout 350 python3 benchmarks/gpu/slow_compare.py --out "$OUT" --budget-s 300 -j 14 2>&1 | tee "$OUT/slow-log.txt" || true
-timeout 45 python3 -m pytest -q -p no:cacheprovider tests/core/test_profile_gpu.py 2>&1 | tee "$OUT/slow-pytest.txt" || true
-python3 -m tilescope profile examples/softmax.py > "$OUT/slow-profile-softmax.txt" 2>&1 || true
+timeout 320 python3 benchmarks/gpu/slow_compare.py --out "$OUT" --budget-s 270 -j 14 2>&1 | tee "$OUT/slow-log.txt" || true
+timeout 40 python3 -m pytest -q -p no:cacheprovider tests/core/test_profile_gpu.py 2>&1 | tee "$OUT/slow-pytest.txt" || true
+timeout 30 python3 -m tilescope profile examples/softmax.py > "$OUT/slow-profile-softmax.txt" 2>&1 || true
 ls -la "$OUT"
