@@ -563,7 +563,7 @@ def conflict_diagnostic(
     if record.ways < WARN_WAYS or record.line is None:
         return None
     what = {"lds": "loads", "sts": "stores", "cp.async": "cp.async stores"}.get(record.instruction, record.instruction)
-    by = f" by this {record.tile_op}" if record.tile_op else ""
+    by = {"parallel": " by this T.Parallel loop", None: ""}.get(record.tile_op, f" by this T.{record.tile_op}")
     message = (
         f"{record.ways}-way shared-memory bank conflict: {what} of '{record.buffer}'{by} take "
         f"{record.wavefronts:g} wavefronts per warp request instead of {record.ideal_wavefronts:g}"

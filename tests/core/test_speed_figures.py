@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from tilescope.core import Analyzer
+from tilescope.core.ide.layout_view import bank_rows
 from tilescope.core.model import KernelModel
 from tilescope.core.occupancy import occupancy
 from tilescope.core.peaks import PEAKS, bounds, gpu_key
@@ -167,6 +168,11 @@ def test_the_gemm_on_sm80_reads_its_swizzled_tiles_with_conflict_free_ldmatrix(a
     assert found["A_shared", "ldmatrix"].requests_per_block == 32 * 2 * 4 * 4
     assert found["A_shared", "ldmatrix"].line == 23 and found["A_shared", "cp.async"].line == 21
     assert conflicts_per_request(kernel.shared_accesses, LSU_LOADS) == 0.0
+    rows = bank_rows(kernel, "A_shared")
+    assert [(r.line, r.instruction) for r in rows] == [(21, "cp.async"), (23, "ldmatrix")]
+    for row in rows:  # 16-byte accesses: four lanes start in every fourth bank, one per quarter-warp phase
+        assert sorted(lane for lanes in row.lanes for lane in lanes) == list(range(32))
+        assert [len(lanes) for lanes in row.lanes] == [4, 0, 0, 0] * 8
 
 
 def test_on_sm90_the_gemm_moves_its_tiles_by_tma_and_wgmma_alone(analyzer: Analyzer) -> None:
