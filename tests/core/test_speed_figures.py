@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from tilescope.core import Analyzer
+from tilescope.core.ide import quick_fixes, source_lines
 from tilescope.core.ide.layout_view import bank_rows
 from tilescope.core.model import KernelModel
 from tilescope.core.occupancy import occupancy
@@ -23,6 +24,7 @@ from tilescope.core.peaks import PEAKS, bounds, gpu_key
 from tilescope.core.perf_render import LSU_LOADS, conflicts_per_request, roofline_summary
 from tilescope.core.profile_cmd import ncu_figures, parse_ncu_launches
 from tilescope.core.shared_access import lsu_phases, matrix_phases, request_cost
+from tilescope.core.static import analyze_source
 
 from tests.conftest import EXAMPLES
 
@@ -143,6 +145,13 @@ def test_a_transpose_through_an_unpadded_tile_conflicts_32_ways(analyzer: Analyz
     warning = next(d for d in kernel.diagnostics if d.code == "bank-conflict")
     assert warning.span.line == 14 and warning.severity == "warning"
     assert "32-way" in warning.message and "allocate it as (32, 32 + 1)" in warning.message
+    source = (FIXTURES / "bank_kernels.py").read_text()
+    static = analyze_source(source, str(FIXTURES / "bank_kernels.py"))
+    [fix] = quick_fixes(static, [warning], 14, 14, source_lines(source))
+    [edit] = fix.edits
+    assert fix.title == "Pad 'tile' by 1 on its last dimension" and edit.new_text == "block + pad + 1"
+    line = source_lines(source)[edit.span.line - 1]
+    assert line[edit.span.column : edit.span.end_column] == "block + pad"
 
 
 def test_the_padded_tile_that_warning_suggests_is_conflict_free(analyzer: Analyzer) -> None:
