@@ -2,7 +2,8 @@
 
 The kernel is built as the puzzles' grader builds a learner's (``tilelang.compile(prim_func,
 target="cuda")`` with the kernel's own pass configs), called with every parameter as a tensor of its
-shape and dtype (random floats, small integers), and timed by :mod:`tilescope.core.gpu_timing`. Run as
+shape and dtype (random floats, small integers) except the outputs a ``T.empty`` or ``out_idx`` has
+it allocate itself, and timed by :mod:`tilescope.core.gpu_timing`. Run as
 ``python -m tilescope.core.gpu_run BATCH.json`` it launches each kernel of a batch twice and exits: the
 process Nsight Compute profiles (the second, warm launch of each).
 """
@@ -15,6 +16,7 @@ import sys
 from dataclasses import replace
 from typing import Any
 
+from tilescope.core import autotune
 from tilescope.core.discovery import Instantiation
 from tilescope.core.model import Timing, from_json
 
@@ -41,6 +43,9 @@ def build(request: dict[str, Any]) -> tuple[Any, list[Any]]:
     if inst.missing:
         raise ValueError(f"kernel '{inst.kernel.name}' needs values for {', '.join(inst.missing)}")
     namespace = load_module(request["source"], request["path"])
+    tuned = namespace.get(inst.kernel.name)
+    if autotune.is_tuned(tuned):  # the config the caller chose (its values in ``args``), never a search
+        namespace = {**namespace, inst.kernel.name: tuned.jit_impl}
     prim_func = build_prim_func(namespace, inst)
     configs, _target, _out_idx = jit_options(namespace, inst, prim_func)
     kernel = tilelang.compile(prim_func, target="cuda", pass_configs=configs or None)
@@ -56,7 +61,16 @@ def build(request: dict[str, Any]) -> tuple[Any, list[Any]]:
             tensors.append(torch.randn(shape, device="cuda", generator=generator).to(dtype))
         else:
             tensors.append(torch.randint(0, _INT_HIGH, shape, device="cuda", generator=generator).to(dtype))
-    return kernel, tensors
+    return kernel, _inputs(kernel, tensors)
+
+
+def _inputs(kernel: Any, tensors: list[Any]) -> list[Any]:
+    """The tensors to pass: without the outputs the compiled kernel allocates itself (its ``out_idx``)."""
+    out_idx = getattr(kernel, "out_idx", None)
+    if out_idx is None:
+        return tensors
+    outputs = {i % len(tensors) for i in ([out_idx] if isinstance(out_idx, int) else out_idx)}
+    return [t for i, t in enumerate(tensors) if i not in outputs]
 
 
 def profile(request: dict[str, Any]) -> Timing:
@@ -85,6 +99,7 @@ def main(argv: list[str]) -> int:
     """
     import torch
 
+    autotune.guard()
     with open(argv[0]) as handle:
         batch = json.load(handle)
     launched = []

@@ -222,6 +222,16 @@ def run_payload(
     }
 
 
+def kernel_payload(
+    path: str, source: str, kernel: KernelModel, args: dict[str, Any] | None, warmup: int = 3, runs: int = 20
+) -> dict[str, Any]:
+    """``run_payload`` for a kernel the static figures describe: an autotuned one at the config they are of."""
+    tuned = kernel.autotune
+    if tuned is not None and tuned.chosen is not None:
+        args = {**tuned.configs[tuned.chosen].values, **(args or {})}
+    return run_payload(path, source, kernel.kernel, args, warmup, runs)
+
+
 def _share(kernel: KernelModel | None, timing: Timing | None) -> float | None:
     if kernel is None or kernel.roofline is None or timing is None or timing.error or not timing.time_us:
         return None
@@ -267,7 +277,7 @@ def profile_file(
             roofline_share=None,
             static=kernel,
         )
-    payload = run_payload(path, source, name, overrides, args.warmup, args.runs)
+    payload = kernel_payload(path, source, kernel, overrides, args.warmup, args.runs)
     timing = timer.profile(payload, args.timeout)
     ncu = None
     names = device_kernel_names(kernel)

@@ -159,20 +159,24 @@ def from_ir(module: Any | None, buffers: list[Buffer], shared: list[SharedAccess
     """FLOPs and bytes of one launch of the kernel's device function, and its bound on each known GPU."""
     if module is None:
         return None
-    count = _Count()
+    counts = []
     for func in module.functions.values():
         if isinstance(func, tirx.PrimFunc) and func.attrs is not None and "tirx.is_global_func" in func.attrs:
+            count = _Count()  # one per device kernel: each has its own grid and threads
             for param in func.params:
                 count.global_vars[_key(param)] = 0
             count.walk(func.body)
+            counts.append(count)
+    if not counts:
+        return None
     compulsory = sum(b.bytes or 0 for b in buffers if b.is_param and b.scope == "global")
-    shared_bytes = sum(a.requests_per_block * a.ideal_wavefronts * 128 for a in shared) * count.grid
-    flops = int(count.flops * count.grid + count.tensor_flops * count.grid)
-    tensor = int(count.tensor_flops * count.grid)
+    shared_bytes = sum(a.requests_per_block * a.ideal_wavefronts * 128 for a in shared) * counts[0].grid
+    tensor = int(sum(c.tensor_flops * c.grid for c in counts))
+    flops = int(sum(c.flops * c.grid for c in counts)) + tensor
     return Roofline(
         flops=flops,
         tensor_flops=tensor,
-        global_bytes=int(count.global_bytes * count.grid),
+        global_bytes=int(sum(c.global_bytes * c.grid for c in counts)),
         compulsory_bytes=compulsory,
         shared_bytes=int(shared_bytes),
         arithmetic_intensity=round(flops / compulsory, 3) if compulsory else 0.0,

@@ -476,12 +476,14 @@ def _trips(site: _Site, threads: int) -> tuple[int, int]:
 
 
 def _groups(module: Any, path: str, tile_ops: list[Access]) -> dict[tuple[str, int | None, str, str], _Group]:
-    walker = _Walker(path)
+    walked = []
     for func in module.functions.values():
         if isinstance(func, tirx.PrimFunc) and func.attrs is not None and "tirx.is_global_func" in func.attrs:
+            walker = _Walker(path)  # one per device kernel: each has its own threads
             walker.walk(func.body)
+            walked.extend((site, walker) for site in walker.sites)
     grouped: dict[tuple[str, int | None, str, str], _Group] = {}
-    for site in walker.sites:
+    for site, walker in walked:
         tally = _measure(site, walker.threads, walker.thread_var)
         if tally is None:
             continue

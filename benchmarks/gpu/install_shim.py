@@ -1,7 +1,10 @@
 """Make this checkout importable as the installed ``tilescope`` without pip (the GPU machine has no network).
 
-Builds ``DEST/tilescope`` from ``pyproject.toml``'s package map (links to the top-level folders) and a
-``tilescope`` dist-info with its entry points, which the ``tilescope`` command's dispatcher reads.
+Links the top-level folders into this checkout's own ``tilescope/`` package (``tilescope/core`` →
+``tilelang_core``, ..., from ``pyproject.toml``'s package map), so ``tilescope.core`` imports from
+the repository root too (where ``python -m`` and pytest put the checkout first on ``sys.path``),
+and writes ``DEST/tilescope`` the same way with a ``tilescope`` dist-info holding its entry points,
+which the ``tilescope`` command's dispatcher reads. Only for a copy of the tree (the GPU machine's).
 
     python benchmarks/gpu/install_shim.py /tmp/ts && export PYTHONPATH=/tmp/ts:$PYTHONPATH
 """
@@ -28,6 +31,9 @@ def main(dest: Path) -> None:
     for name, folder in package_dir.items():
         if name != "tilescope":
             (root / name.removeprefix("tilescope.")).symlink_to(ROOT / folder)
+            inside = ROOT / package_dir["tilescope"] / name.removeprefix("tilescope.")
+            if not inside.exists():
+                inside.symlink_to(ROOT / folder)
     info = dest / f"tilescope-{project['project']['version']}.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(
