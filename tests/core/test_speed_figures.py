@@ -9,6 +9,7 @@ hand at the kernel's sizes. The same figures against the H200 are in ``benchmark
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -270,3 +271,20 @@ def test_profile_without_a_gpu_says_so_and_prints_the_static_figures(tmp_path: P
     assert report["static"]["occupancy"]["registers"] is not None  # compiled with ptxas for the static figures
     assert [a["ways"] for a in report["static"]["shared_accesses"]] == [1, 32]
     assert not (FIXTURES / ".tilescope" / "profile.json").exists()
+
+
+CORPUS = Path(
+    os.environ.get(
+        "TILESCOPE_CORPUS", Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "tilelang-examples"
+    )
+)
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="the TileLang examples corpus is not beside the repository")
+def test_each_device_kernel_of_a_split_kv_decode_counts_its_own_grid(analyzer: Analyzer) -> None:
+    """Two ``T.Kernel``s (split, then combine): FLOPs are 4·batch·heads·q·kv·dim, not the product of both grids."""
+    kernel = _kernel(analyzer, CORPUS / "examples" / "flash_decoding" / "example_mha_inference.py")
+    assert len(kernel.launches) == 2
+    assert kernel.roofline is not None and kernel.roofline.tensor_flops == 4 * 1 * 32 * 128 * 8192 * 128
+    o_shared = [a for a in kernel.shared_accesses if a.buffer == "o_shared"]
+    assert {(a.op, a.ways) for a in o_shared} == {("store", 8), ("load", 1)}
