@@ -407,47 +407,70 @@ def _measure(site: _Site, threads: int, thread_var: Any) -> _Tally | None:
                     continue  # a condition on data: every lane is counted
         except Unknown:
             return None
+        warps = -(-threads // WARP)
+        lanes_on = np.zeros(warps * WARP, dtype=bool)
+        lanes_on[:threads] = active
+        lanes_on = lanes_on.reshape(warps, WARP)
         for chunk in range(chunks.shape[1]):
-            start = chunks[:, chunk]
-            for warp in range(0, threads, WARP):
-                lanes_active = active[warp : warp + WARP]
-                if not lanes_active.any():
-                    continue
-                _tally_request(tally, start[warp : warp + WARP], lanes_active, site)
+            start = np.zeros(warps * WARP, dtype=np.int64)
+            start[:threads] = chunks[:, chunk]
+            _tally_requests(tally, start.reshape(warps, WARP), lanes_on, site)
     return tally if tally.requests else None
 
 
-def request_cost(start: np.ndarray, active: np.ndarray, unit: int, phases: list[list[int]]) -> tuple[int, int, int]:
-    """``(wavefronts, ideal wavefronts, worst phase degree)`` of one warp request.
+def warp_costs(
+    start: np.ndarray, active: np.ndarray, unit: int, phases: list[list[int]]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Wavefronts, ideal wavefronts and worst phase degree of each of a batch of warp requests.
 
-    ``start[lane]`` is the first byte each lane touches; it moves ``unit`` bytes.
+    ``start[w, lane]`` is the first byte lane ``lane`` of request ``w`` touches (it moves ``unit``
+    bytes); ``active[w, lane]`` whether it takes part. A lane that does not is given the word of the
+    phase's first active lane, which adds nothing; a phase without active lanes costs nothing.
     """
     words_per_lane = max(unit // BANK_BYTES, 1)
-    wavefronts = ideal = 0
-    worst = 1
+    count = start.shape[0]
+    wavefronts = np.zeros(count, dtype=np.int64)
+    ideal = np.zeros(count, dtype=np.int64)
+    worst = np.ones(count, dtype=np.int64)
     for phase in phases:
-        lanes = [lane for lane in phase if lane < len(start) and active[lane]]
-        if not lanes:
+        lanes = np.asarray([lane for lane in phase if lane < start.shape[1]], dtype=np.int64)
+        if lanes.size == 0:
             continue
-        first = start[lanes] // BANK_BYTES
-        words = (first[:, None] + np.arange(words_per_lane)[None, :]).reshape(1, -1)
-        degree = int(phase_degrees(words)[0])
+        on = active[:, lanes]
+        taking = on.any(axis=1)
+        first_on = np.argmax(on, axis=1)
+        first = start[:, lanes] // BANK_BYTES
+        first = np.where(on, first, first[np.arange(count), first_on][:, None])
+        words = (first[:, :, None] + np.arange(words_per_lane)[None, None, :]).reshape(count, -1)
+        degree = np.where(taking, phase_degrees(words), 0)
         wavefronts += degree
-        ideal += 1
-        worst = max(worst, degree)
+        ideal += taking
+        worst = np.maximum(worst, degree)
     return wavefronts, ideal, worst
 
 
-def _tally_request(tally: _Tally, start: np.ndarray, active: np.ndarray, site: _Site) -> None:
-    wavefronts, ideal, worst = request_cost(start, active, site.unit, site.phases(site.unit))
-    if tally.worst is None or worst > tally.ways:
-        tally.worst = (start.copy(), active.copy())
-    tally.requests += 1
-    tally.wavefronts += wavefronts
-    tally.ideal += ideal
-    tally.ways = max(tally.ways, worst)
+def request_cost(start: np.ndarray, active: np.ndarray, unit: int, phases: list[list[int]]) -> tuple[int, int, int]:
+    """``(wavefronts, ideal wavefronts, worst phase degree)`` of one warp request (see :func:`warp_costs`)."""
+    wavefronts, ideal, worst = warp_costs(start[None, :], active[None, :], unit, phases)
+    return int(wavefronts[0]), int(ideal[0]), int(worst[0])
+
+
+def _tally_requests(tally: _Tally, start: np.ndarray, active: np.ndarray, site: _Site) -> None:
+    """Add a batch of warp requests (one per row; rows without an active lane are no request)."""
+    taking = active.any(axis=1)
+    if not taking.any():
+        return
+    start, active = start[taking], active[taking]
+    wavefronts, ideal, worst = warp_costs(start, active, site.unit, site.phases(site.unit))
+    heaviest = int(np.argmax(worst))
+    if tally.worst is None or int(worst[heaviest]) > tally.ways:
+        tally.worst = (start[heaviest].copy(), active[heaviest].copy())
+    tally.requests += len(start)
+    tally.wavefronts += int(wavefronts.sum())
+    tally.ideal += int(ideal.sum())
+    tally.ways = max(tally.ways, int(worst.max()))
     if tally.lane_banks is None:
-        tally.lane_banks = [int(start[i] // BANK_BYTES % BANKS) if active[i] else -1 for i in range(len(start))]
+        tally.lane_banks = [int(b // BANK_BYTES % BANKS) if a else -1 for b, a in zip(start[0], active[0], strict=True)]
 
 
 def _tile_line(buffer: str, op: str, tile_ops: list[Access]) -> tuple[int | None, str | None]:
