@@ -17,13 +17,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from tilescope.core import Analyzer
-from tilescope.core.ide import quick_fixes, source_lines
+from tilescope.core.ide import quick_fixes, source_lines, speed_lenses, speed_markdown
 from tilescope.core.ide.layout_view import bank_rows
-from tilescope.core.model import KernelModel
+from tilescope.core.model import KernelModel, ProfileReport, Timing, to_json
 from tilescope.core.occupancy import occupancy
 from tilescope.core.peaks import PEAKS, bounds, gpu_key
 from tilescope.core.perf_render import LSU_LOADS, conflicts_per_request, roofline_summary
 from tilescope.core.profile_cmd import ncu_figures, parse_ncu_launches
+from tilescope.core.profile_store import last_profile, save
 from tilescope.core.shared_access import lsu_phases, matrix_phases, request_cost
 from tilescope.core.static import analyze_source
 
@@ -288,3 +289,18 @@ def test_each_device_kernel_of_a_split_kv_decode_counts_its_own_grid(analyzer: A
     assert kernel.roofline is not None and kernel.roofline.tensor_flops == 4 * 1 * 32 * 128 * 8192 * 128
     o_shared = [a for a in kernel.shared_accesses if a.buffer == "o_shared"]
     assert {(a.op, a.ways) for a in o_shared} == {("store", 8), ("load", 1)}
+
+
+def test_a_kept_profile_becomes_the_kernels_lens(tmp_path: Path, analyzer: Analyzer) -> None:
+    path = tmp_path / "gemm.py"
+    path.write_text((EXAMPLES / "gemm.py").read_text())
+    kernel = _kernel(analyzer, path)
+    assert speed_lenses(kernel, str(path)) == ["at best 2.17 µs on H200, compute-bound"]
+    timing = Timing(gpu="NVIDIA H200", arch="sm_90", time_us=17.5, times_us=[17.5] * 3, warmup=3)
+    report = ProfileReport(str(path), "matmul", kernel.args, "sm_90", "NVIDIA H200", "timed", timing, 0.124, kernel)
+    kept = save(report)
+    assert kept == tmp_path / ".tilescope" / "profile.json"
+    assert last_profile(str(path), "matmul")["static"]["roofline"] == to_json(kernel.roofline)  # type: ignore[index]
+    assert speed_lenses(kernel, str(path))[1] == "measured 17.5 µs on NVIDIA H200, 12% of the roofline"
+    assert "Last profile: measured 17.5 µs" in speed_markdown(kernel, str(path))
+    assert last_profile(str(path), "other") is None
