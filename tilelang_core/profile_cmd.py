@@ -25,9 +25,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tilescope.core.check_cmd import parse_args_overrides, render_kernel
+from tilescope.core.check_cmd import render_kernel
 from tilescope.core.discovery import instantiations
 from tilescope.core.gpu_run import LAUNCHES
+from tilescope.core.kernel_options import KernelOptions, add_kernel_options, readable, target_name
 from tilescope.core.model import KernelModel, NcuFigures, ProfileReport, Timing, dumps, to_json
 from tilescope.core.peaks import gpu_key
 from tilescope.core.perf_render import ncu_lines, static_lines
@@ -67,15 +68,15 @@ _KERNEL_NAME = re.compile(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a Python file with TileLang kernels")
-    parser.add_argument("--kernel", help="profile this kernel (default: the file's first)")
-    parser.add_argument("--arg", action="append", default=[], metavar="K=V", help="override a kernel argument")
-    parser.add_argument("--target", help="sm_XX for the static figures (default: this GPU's, else sm_90)")
+    add_kernel_options(
+        parser, target=False, python=False, timeout_default=300.0, timeout_help="seconds for building and timing"
+    )
+    parser.add_argument(
+        "--target", type=target_name, help="sm_XX for the static figures (default: this GPU's, else sm_90)"
+    )
     parser.add_argument("--runs", type=int, default=20, help="timed runs (default 20)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs first (default 3)")
     parser.add_argument("--no-ncu", action="store_true", help="do not run Nsight Compute even when installed")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds for building and timing (default 300)")
-    parser.add_argument("--memory", type=int, default=32768, help="worker memory limit in MiB (default 32768)")
     parser.set_defaults(func=run)
 
 
@@ -248,18 +249,19 @@ def profile_file(
     no address-space limit, as the puzzles' kernel process: a CUDA context reserves far more than it uses."""
     if analyzer is None or timer is None:
         with (
-            Analyzer(timeout_s=args.timeout, memory_mb=args.memory) as own,
+            Analyzer(timeout_s=args.timeout, memory_mb=KernelOptions.from_args(args).memory_mb) as own,
             Analyzer(timeout_s=args.timeout, memory_mb=0, gpu=True) as own_timer,
         ):
             return profile_file(args, analyzer or own, timer or own_timer)
     path = str(Path(args.file).resolve())
     source = Path(path).read_text()
-    overrides = parse_args_overrides(args.arg) or None
+    options = KernelOptions.from_args(args)
+    overrides = options.args or None
     gpu = local_gpu()
     target = args.target or (gpu[1] if gpu else "sm_90")
-    analysis = analyzer.analyze(path, source, target=target, kernel=args.kernel, args=overrides, ptxas=True)
+    analysis = analyzer.analyze(path, source, target=target, kernel=options.kernel, args=overrides, ptxas=True)
     kernel = analysis.kernels[0] if analysis.kernels else None
-    name = kernel.kernel if kernel is not None else (args.kernel or "")
+    name = kernel.kernel if kernel is not None else (options.kernel or "")
     problems = [d.message for d in analysis.all_diagnostics() if d.severity == "error"]
     base = {"path": path, "kernel": name, "args": kernel.args if kernel else {}, "target": target}
     if kernel is None or problems:
@@ -311,6 +313,7 @@ def render(report: ProfileReport) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    KernelOptions.from_args(args).check_parameters(readable([args.file]))
     report = profile_file(args)
     if report.timing is not None:
         save(report)

@@ -33,7 +33,7 @@ def quick_fixes(
     offer it too.
     """
     visible = list(shown)
-    found = []
+    found: list[QuickFix] = []
     for fix in static.fixes:
         span = fix.diagnostic.span
         end = span.end_line or span.line
