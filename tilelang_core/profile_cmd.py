@@ -190,8 +190,9 @@ def measure_batch_with_ncu(
     text = out.decode(errors="replace")
     launches = parse_ncu_launches(text)
     if not launches:
-        tail = " / ".join((text + err.decode(errors="replace")).strip().splitlines()[-3:]) or "no output"
-        return [replace(f, error=f"ncu: {tail}") for f in failed]
+        printed = (text + err.decode(errors="replace")).strip().splitlines()
+        tail = " / ".join([ln for ln in printed if "==ERROR==" in ln or "Error" in ln][-4:] + printed[-3:])
+        return [replace(f, error=f"ncu: {tail or 'no output'}") for f in failed]
     results = list(failed)
     position = 0
     for index in ran:
