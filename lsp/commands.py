@@ -12,11 +12,12 @@ draws them):
 
 Code-lens commands, carried out by the server itself so that lenses work in any editor:
 ``tilescope.show.passes`` ``[uri, kernel]``, ``tilescope.show.layout`` ``[uri, kernel, buffer]``,
-``tilescope.show.cuda`` ``[uri, kernel]`` and ``tilescope.show.autotune`` ``[uri, kernel]`` write the
-Markdown of the same views (the pass table, the buffer's hover, the generated CUDA, every autotune
-config with its verdict), and ``tilescope.run.cpu`` ``[uri, kernel]`` the report of ``tilescope run``
-(the kernel interpreted on the CPU), to a file in a per-user temporary folder and ask the client to open it with
-``window/showDocument``; the answer is ``{"uri": ...}`` for clients that would rather open it
+``tilescope.show.cuda`` ``[uri, kernel]``, ``tilescope.show.autotune`` ``[uri, kernel]`` and
+``tilescope.show.speed`` ``[uri, kernel]`` write the Markdown of the same views (the pass table, the
+buffer's hover, the generated CUDA, every autotune config with its verdict, the bank conflicts,
+occupancy, roofline and last profile), and ``tilescope.run.cpu`` ``[uri, kernel]`` the report of
+``tilescope run`` (the kernel interpreted on the CPU), to a file in a per-user temporary folder and
+ask the client to open it with ``window/showDocument``; the answer is ``{"uri": ...}`` for clients that would rather open it
 themselves. The VS Code extension maps these lens commands to its own views instead.
 
 Every command needs the compiler tier, so each fails with a clear message in an untrusted workspace.
@@ -43,6 +44,7 @@ from tilescope.core.ide import (
     passes_markdown,
     run_failed,
     run_text,
+    speed_markdown,
     trace_view,
     unified,
 )
@@ -59,6 +61,7 @@ SHOW_LAYOUT = "tilescope.show.layout"
 SHOW_CUDA = "tilescope.show.cuda"
 SHOW_AUTOTUNE = "tilescope.show.autotune"
 RUN_ON_CPU = "tilescope.run.cpu"
+SHOW_SPEED = "tilescope.show.speed"
 
 
 class CommandError(JsonRpcException):
@@ -177,3 +180,8 @@ async def run_on_cpu(ls: TilescopeServer, uri: str, kernel: str) -> dict[str, st
     status = "FAILED" if run_failed(report) else "ok"
     text = run_text(ls.documents.path(uri), report) + f"\ntilescope run {status}: {report.kernel or kernel}\n"
     return await _open(ls, f"{kernel}.run.txt", text)
+
+
+async def show_speed(ls: TilescopeServer, uri: str, kernel: str | None = None) -> dict[str, str]:
+    model = await _kernel(ls, uri, kernel)
+    return await _open(ls, f"{model.kernel}.speed.md", speed_markdown(model, ls.documents.path(uri)))

@@ -89,6 +89,7 @@ COMMANDS: dict[str, Callable[..., Any]] = {
     commands.SHOW_CUDA: commands.show_cuda,
     commands.SHOW_AUTOTUNE: commands.show_autotune,
     commands.RUN_ON_CPU: commands.run_on_cpu,
+    commands.SHOW_SPEED: commands.show_speed,
 }
 
 

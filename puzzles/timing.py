@@ -1,16 +1,17 @@
 """Kernel timing on a CUDA GPU and the roofline a time is judged against.
 
 Times are CUDA-event medians after warm-up, with the L2 cache flushed before every run so a
-memory-bound kernel cannot be timed out of cache.
+memory-bound kernel cannot be timed out of cache (``tilescope.core.gpu_timing``, which
+``tilescope profile`` times with too).
 """
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
+from tilescope.core.gpu_timing import time_cuda, time_cuda_runs
 
 
 @dataclass(frozen=True)
@@ -61,40 +62,6 @@ def measured_tensor_flops(n: int = 8192) -> float:
     b = torch.randn(n, n, device="cuda", dtype=torch.float16)
     t = time_cuda(lambda: a @ b, runs=10)
     return 2 * n**3 / (t * 1e-6)
-
-
-_flush_buffer: torch.Tensor | None = None
-
-
-def flush_l2() -> None:
-    """Overwrite a buffer larger than any L2 so the next kernel starts cold."""
-    global _flush_buffer
-    if _flush_buffer is None:
-        _flush_buffer = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    _flush_buffer.zero_()
-
-
-def time_cuda(fn: Callable[[], object], warmup: int = 3, runs: int = 20) -> float:
-    """Median microseconds of ``fn`` over ``runs`` launches, each after an L2 flush."""
-    return statistics.median(time_cuda_runs(fn, warmup, runs))
-
-
-def time_cuda_runs(fn: Callable[[], object], warmup: int = 3, runs: int = 20) -> list[float]:
-    """Microseconds of each of ``runs`` launches of ``fn``, each after an L2 flush."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        flush_l2()
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1000.0)
-    return times
 
 
 def torch_baseline(expr: str) -> Callable[..., object]:

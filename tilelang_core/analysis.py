@@ -19,14 +19,27 @@ from tilescope.core import (
     errors,
     extract,
     launch_records,
+    occupancy,
     ptxas,
     record_rebuild,
+    roofline,
+    shared_access,
 )
 from tilescope.core.compat import spans
 from tilescope.core.discovery import Instantiation
 from tilescope.core.loader import build_prim_func, jit_options, load_module
 from tilescope.core.lowering import Lowered, lower
-from tilescope.core.model import Buffer, Diagnostic, FileAnalysis, HazardCheck, KernelModel, Span
+from tilescope.core.model import (
+    Access,
+    Buffer,
+    Diagnostic,
+    FileAnalysis,
+    HazardCheck,
+    KernelModel,
+    Layout,
+    SharedAccess,
+    Span,
+)
 from tilescope.core.static import StaticKernel, analyze_source
 from tilescope.core.targets import decorator_target, shared_memory_budget
 from tvm import tirx
@@ -327,6 +340,12 @@ def _analyze_kernel(
     if with_ptxas and source and target.startswith("sm_"):
         resources, ptx_diagnostics = ptxas.resource_usage(source, target, name, line)
         diagnostics.extend(ptx_diagnostics)
+    layouts = extract.layouts(lowered.layout_module)
+    launch = launches[0] if launches else None
+    accessed, bank_diagnostics = _shared_accesses(lowered, path, accesses, buffers, layouts, target, name)
+    diagnostics.extend(bank_diagnostics)
+    threads = launch.threads_after_ws if launch is not None else 0
+    registers = resources.registers if resources is not None else None
     model = KernelModel(
         kernel=name,
         args=args,
@@ -337,7 +356,7 @@ def _analyze_kernel(
         arg_sources=dict(inst.sources),
         pass_configs={k: _json_value(v) for k, v in configs.items()},
         out_idx=[out_idx] if isinstance(out_idx, int) else (list(out_idx) if out_idx is not None else None),
-        layouts=extract.layouts(lowered.layout_module),
+        layouts=layouts,
         pipelines=pipelines,
         warp_specialized=extract.warp_specialized(lowered.layout_module),
         shared_bytes=shared,
@@ -348,6 +367,16 @@ def _analyze_kernel(
         diagnostics=diagnostics,
         lower_ms=round(lower_ms, 2),
         hazard_check=hazard_check,
+        shared_accesses=accessed,
+        occupancy=occupancy.occupancy(target, threads, registers, shared) if target.startswith("sm_") else None,
+        roofline=roofline.from_ir(
+            shared_access.module_before_merge(lowered.modules, _names(lowered)),
+            buffers,
+            accessed,
+            _operand_dtype(buffers),
+        )
+        if target.startswith("sm_")
+        else None,
     )
     return KernelRun(model, lowered)
 
@@ -362,3 +391,38 @@ def _hazards(
         return check(prim_func, lowered, path, name, line, budget_s)
     except Exception as err:  # the interpreter's needs (torch, ml_dtypes) may be missing in this interpreter
         return [], HazardCheck([], [], 0.0, f"not interpreted: {type(err).__name__}: {err}")
+
+
+def _operand_dtype(buffers: list[Buffer]) -> str:
+    """The dtype of the first shared tile (the gemm operands' usually), else of the first parameter."""
+    shared = next((b.dtype for b in buffers if b.scope.startswith("shared")), None)
+    return shared or next((b.dtype for b in buffers if b.is_param), "float16")
+
+
+def _names(lowered: Lowered) -> list[str]:
+    return [p.name for p in lowered.passes]
+
+
+def _shared_accesses(
+    lowered: Lowered,
+    path: str,
+    accesses: list[Access],
+    buffers: list[Buffer],
+    layouts: list[Layout],
+    target: str,
+    kernel: str,
+) -> tuple[list[SharedAccess], list[Diagnostic]]:
+    """Bank conflicts of the lowered kernel's shared accesses (CUDA only), and a warning where they cost."""
+    if not target.startswith("sm_"):
+        return [], []
+    module = shared_access.module_before_merge(lowered.modules, _names(lowered))
+    found = shared_access.shared_accesses(module, path, accesses)
+    by_name = {b.name: b for b in buffers}
+    swizzles = {layout.buffer: layout.swizzle for layout in layouts if layout.kind == "layout"}
+    diagnostics = []
+    for record, group in found:
+        linear = swizzles.get(record.buffer) in (None, "none")
+        diagnostic = shared_access.conflict_diagnostic(record, group, by_name.get(record.buffer), linear, kernel)
+        if diagnostic is not None:
+            diagnostics.append(diagnostic)
+    return [record for record, _ in found], diagnostics

@@ -26,6 +26,7 @@ from tilescope.core.hazards.diagnose import CODES
 from tilescope.core.kernel_options import KernelOptions, UsageError, add_kernel_options, readable
 from tilescope.core.lines import SourceError, read_source
 from tilescope.core.model import SCHEMA_VERSION, Diagnostic, FileAnalysis, KernelModel, Span, to_json
+from tilescope.core.perf_render import static_lines
 from tilescope.core.sarif import to_sarif
 from tilescope.core.service import HAZARD_BUDGET_S, NO_KERNELS
 from tilescope.core.static import analyze_source, catalog
@@ -358,6 +359,7 @@ def render_kernel(k: KernelModel) -> list[str]:
                 f"    {b.name:<{width}}  {dims_text(b.shape):<14} {b.dtype:<8} {b.scope:<15} {size:>10}  "
                 f"line {b.line}{note}"
             )
+    out.extend(static_lines(k))
     return out
 
 

@@ -105,6 +105,14 @@ def register_check(subparsers: argparse._SubParsersAction) -> None:
     add_arguments(subparsers.add_parser("check", help="analyse the kernels of a file with the compiler"))
 
 
+def register_profile(subparsers: argparse._SubParsersAction) -> None:
+    from tilescope.core.profile_cmd import add_arguments
+
+    add_arguments(
+        subparsers.add_parser("profile", help="time a kernel on this GPU next to its roofline, conflicts and occupancy")
+    )
+
+
 def register_record(subparsers: argparse._SubParsersAction) -> None:
     from tilescope.core.record_cmd import add_arguments
 

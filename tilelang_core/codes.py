@@ -79,6 +79,7 @@ CODES: dict[str, Code] = {c.code: c for c in (
     _c("ptxas-error", "error", "compiler", "nvcc/ptxas rejected the generated CUDA: {error}", "Report it to TileLang with the kernel."),
     _c("ptxas-spill", "warning", "compiler", "Registers spill to local memory: {stored} bytes stored, {loaded} bytes loaded", "Use smaller fragments per thread or more threads."),
     _c("ptxas-timeout", "warning", "compiler", "ptxas took too long; resource usage is unknown", "Run again on a quieter machine, or leave --ptxas off for this file."),
+    _c("bank-conflict", "warning", "compiler", "{ways}-way shared-memory bank conflict: {what} of '{buffer}' take {wavefronts} wavefronts per warp request instead of {ideal}", "Pad the tile's last dimension as the message says, or give it a swizzled layout with T.annotate_layout."),
     _c("internal-error", "error", "compiler", "{error} (Tilescope failed, not the kernel)", "Report it with the file that caused it."),
     _c("data-race", "error", "hazards", "Thread {a} and thread {b} of block {block} both write {buffer}[{index}] in one statement, nothing ordering them", "Use T.atomic_add, a reduction (T.reduce_*), disjoint tiles per block, or one writer."),
     _c("missing-barrier", "error", "hazards", "Thread {a} overwrites {buffer}[{index}] while thread {b} reads it in the same statement", "Read into a fragment or a second buffer first, then write: TileLang places the barrier between the two statements."),

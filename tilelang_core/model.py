@@ -188,6 +188,78 @@ class Access:
     pipelined: bool = False
 
 
+@dataclass(frozen=True)
+class SharedAccess:
+    """One shared-memory instruction of the lowered kernel and its bank conflicts, per warp request.
+
+    ``ways`` is the worst phase's conflict degree (1: conflict-free); ``wavefronts`` the mean
+    wavefronts a request takes, against ``ideal_wavefronts`` without conflicts.
+    """
+
+    buffer: str
+    line: int | None
+    """The tile operation that made it (a ``T.copy``, ``T.gemm``...), else the IR's own span."""
+    op: Literal["load", "store"]
+    ways: int
+    wavefronts: float
+    ideal_wavefronts: float = 1.0
+    instruction: str = "lds"
+    """``lds``, ``sts``, ``ldmatrix``, ``stmatrix`` or ``cp.async``."""
+    tile_op: str | None = None
+    requests_per_block: int = 0
+    """Warp requests one block issues (loop trip counts times active warps)."""
+    lane_banks: list[int] = field(default_factory=list)
+    """The bank each lane of the first request starts at (-1: the lane takes no part)."""
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """Blocks per SM by CUDA's occupancy rules, what limits them, and what a change of each would give."""
+
+    arch: str
+    threads: int
+    registers: int | None
+    """Per thread, from ptxas; ``None`` when not compiled (then registers are not a limit here)."""
+    shared_bytes: int
+    blocks_per_sm: int
+    warps_per_sm: int
+    occupancy: float
+    """Active warps over the SM's maximum."""
+    limits: dict[str, int]
+    """Blocks per SM each resource alone allows: ``blocks``, ``threads``, ``registers``, ``shared``."""
+    limited_by: list[str]
+    what_if: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RooflineBound:
+    """The best time one GPU's datasheet peaks allow."""
+
+    gpu: str
+    bound: Literal["memory", "compute"]
+    best_us: float
+    memory_us: float
+    compute_us: float
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """FLOPs and bytes of one launch at the kernel's sizes, and the bound on each GPU."""
+
+    flops: int
+    tensor_flops: int
+    """Of ``flops``, those of ``T.gemm`` (tensor cores)."""
+    global_bytes: int
+    """Bytes the kernel's loads and stores of global memory request (tiles read again count again)."""
+    compulsory_bytes: int
+    """Each parameter tensor the kernel touches, read or written once: what DRAM must move at least."""
+    shared_bytes: int
+    """Bytes moved through shared memory by loads and stores."""
+    arithmetic_intensity: float
+    """``flops / compulsory_bytes``."""
+    bounds: list[RooflineBound]
+
+
 FitStatus = Literal["fits", "spills", "exceeds-shared-memory", "exceeds-threads", "fails", "not-lowered"]
 
 
@@ -251,6 +323,9 @@ class KernelModel:
     hazard_check: HazardCheck | None = None
     """The interpreted blocks behind its ``data-race``, ``missing-barrier``, ``out-of-bounds`` and
     ``uninitialised-read`` diagnostics; ``None`` when the check did not run."""
+    shared_accesses: list[SharedAccess] = field(default_factory=list)
+    occupancy: Occupancy | None = None
+    roofline: Roofline | None = None
 
     def buffer(self, name: str) -> Buffer | None:
         return next((b for b in self.buffers if b.name == name), None)
@@ -441,6 +516,53 @@ class RunReport:
     """Where the expected outputs came from: ``--compare``'s function or the file's ``ref_program``."""
     culprits: list[str] = field(default_factory=list)
     """Per wrong output, the first wrong element and the block and thread that last wrote it."""
+
+
+@dataclass(frozen=True)
+class Timing:
+    """One kernel timed on a GPU: CUDA events, L2 flushed before each run, after warm-up."""
+
+    gpu: str
+    arch: str
+    time_us: float
+    """The median."""
+    times_us: list[float]
+    warmup: int
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class NcuFigures:
+    """What Nsight Compute measured on one launch (``None``: the metric was not reported)."""
+
+    metrics: dict[str, float]
+    """Raw metric values by ncu name."""
+    load_conflicts_per_request: float | None
+    store_conflicts_per_request: float | None
+    achieved_occupancy: float | None
+    """Active warps over the SM's maximum, averaged over the launch (0..1)."""
+    blocks_per_sm: int | None
+    """The occupancy limit ncu's launch statistics report (the smallest of its per-resource limits)."""
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ProfileReport:
+    """The answer to ``tilescope profile``: static figures, and on a GPU the measured ones beside them."""
+
+    path: str
+    kernel: str
+    args: dict[str, Any]
+    target: str
+    gpu: str | None
+    """The GPU timed on; ``None`` when the machine has none."""
+    message: str
+    timing: Timing | None
+    roofline_share: float | None
+    """The roofline's best time on this GPU over the measured time (1.0 is the bound)."""
+    static: KernelModel | None
+    ncu: NcuFigures | None = None
+    schema_version: int = SCHEMA_VERSION
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Two conversations, one line of JSON a message each way (framing, secrets and lim
 transport's, in ``worker_link``/``frames`` and ``puzzles.children``):
 
 - the compiler worker (``worker.py``), asked by ``service.Analyzer``: ``analyze``, ``pass_ir``,
-  ``run`` and ``ping``; its answers carry the model's JSON (``FileAnalysis``, ``IRText``,
+  ``run``, ``profile`` and ``ping``; its answers carry the model's JSON (``FileAnalysis``, ``IRText``,
   ``RunReport``: ``SCHEMA.md``);
 - the puzzle grader's children, asked by ``puzzles.judge``: the loader (``puzzles.builder``) builds a
   learner's file for each argument set; the kernel process (``puzzles.executor``) compiles, runs and
@@ -62,7 +62,19 @@ class PingRequest(TypedDict):
     op: Literal["ping"]
 
 
-WorkerRequest = AnalyzeRequest | PassIRRequest | RunRequest | PingRequest
+class ProfileRequest(TypedDict):
+    """``tilescope profile``'s timing, asked of the worker that sees the GPU (``gpu_run``)."""
+
+    op: Literal["profile"]
+    path: str
+    source: str
+    instantiation: dict[str, Any]
+    args: dict[str, Any] | None
+    warmup: int
+    runs: int
+
+
+WorkerRequest = AnalyzeRequest | PassIRRequest | RunRequest | PingRequest | ProfileRequest
 
 
 # The puzzle grader's children.

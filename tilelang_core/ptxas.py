@@ -1,17 +1,23 @@
 """Registers, spills and shared memory from ptxas, without a GPU.
 
 ``pip install "tilescope[nvcc]"`` brings nvcc and ptxas as a wheel; a system CUDA works too.
-The generated source is compiled to a cubin with ``-Xptxas -v`` and the report parsed.
+The generated source is compiled to a cubin with ``-Xptxas -v`` and the report parsed, with the
+flags TileLang compiles it with (``-O3 -std=c++20 -lineinfo``), so the registers are the ones it gets.
+Cubins are kept on disk by source (:func:`cache_dir`), so a kernel is compiled once per machine.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import importlib.util
+import json
 import os
 import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from tilescope.core.model import Diagnostic, Resources, Span
@@ -72,41 +78,97 @@ def parse_report(text: str, arch: str) -> Resources | None:
     )
 
 
-def resource_usage(source: str, arch: str, kernel: str, line: int) -> tuple[Resources | None, list[Diagnostic]]:
-    """Compile ``source`` for ``arch`` and report its resources; problems become diagnostics."""
+@dataclass(frozen=True)
+class Compiled:
+    """What nvcc made of one source: the cubin (empty on failure), its exit status and its output."""
+
+    cubin: bytes
+    returncode: int
+    output: str
+
+
+def cache_dir() -> Path:
+    """Where compiled cubins are kept: ``$TILESCOPE_CACHE/ptxas``, else ``~/.cache/tilescope/ptxas``."""
+    root = os.environ.get("TILESCOPE_CACHE") or str(Path.home() / ".cache" / "tilescope")
+    return Path(root) / "ptxas"
+
+
+def _command(nvcc: Path, arch: str, cu: Path, cubin: Path) -> list[str]:
+    return [
+        str(nvcc),
+        "-cubin",
+        f"-arch={_arch_flag(arch)}",
+        "-std=c++20",
+        "-lineinfo",
+        "-O3",
+        "-Xptxas",
+        "-v",
+        *(f"-I{d}" for d in _include_dirs(nvcc)),
+        "-o",
+        str(cubin),
+        str(cu),
+    ]
+
+
+def compile_cubin(source: str, arch: str) -> Compiled | None:
+    """Compile ``source`` to a cubin for ``arch``, kept on disk by source, arch and compiler.
+
+    ptxas on a CUTLASS-heavy kernel takes tens of seconds, and the same kernel is compiled again by
+    every ``check --ptxas`` and ``profile``; ``None`` when there is no nvcc. Raises
+    ``subprocess.TimeoutExpired`` past :data:`SPILL_TIMEOUT_S`.
+    """
     nvcc = find_nvcc()
     if nvcc is None:
-        return None, []
-    with tempfile.TemporaryDirectory(prefix="tilescope-ptxas-") as tmp:
-        cu = Path(tmp) / "kernel.cu"
-        cu.write_text(source)
-        command = [
-            str(nvcc),
-            "-cubin",
-            f"-arch={_arch_flag(arch)}",
-            "-std=c++17",
-            "-O3",
-            "-Xptxas",
-            "-v",
-            *(f"-I{d}" for d in _include_dirs(nvcc)),
-            "-o",
-            str(Path(tmp) / "kernel.cubin"),
-            str(cu),
-        ]
+        return None
+    key = hashlib.sha256("\0".join([source, arch, str(nvcc), *_include_dirs(nvcc)]).encode()).hexdigest()
+    kept = cache_dir() / f"{key}.json"
+    if kept.exists():
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=SPILL_TIMEOUT_S, check=False)
-        except subprocess.TimeoutExpired:
-            return None, [
-                Diagnostic(
-                    "warning",
-                    "ptxas took too long; resource usage is unknown",
-                    Span(line),
-                    "ptxas-timeout",
-                    kernel=kernel,
-                )
-            ]
-    output = done.stdout + done.stderr
-    if done.returncode != 0:
+            data = json.loads(kept.read_text())
+            return Compiled(base64.b64decode(data["cubin"]), int(data["returncode"]), str(data["output"]))
+        except (OSError, ValueError, KeyError):
+            pass
+    with tempfile.TemporaryDirectory(prefix="tilescope-ptxas-") as tmp:
+        cu, cubin = Path(tmp) / "kernel.cu", Path(tmp) / "kernel.cubin"
+        cu.write_text(source)
+        done = subprocess.run(
+            _command(nvcc, arch, cu, cubin), capture_output=True, text=True, timeout=SPILL_TIMEOUT_S, check=False
+        )
+        binary = cubin.read_bytes() if done.returncode == 0 and cubin.exists() else b""
+    compiled = Compiled(binary, done.returncode, done.stdout + done.stderr)
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        record = {
+            "cubin": base64.b64encode(binary).decode(),
+            "returncode": compiled.returncode,
+            "output": compiled.output,
+        }
+        partial = kept.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(record))
+        partial.replace(kept)
+    except OSError:
+        pass  # a read-only home: compile again next time
+    return compiled
+
+
+def resource_usage(source: str, arch: str, kernel: str, line: int) -> tuple[Resources | None, list[Diagnostic]]:
+    """Compile ``source`` for ``arch`` and report its resources; problems become diagnostics."""
+    try:
+        compiled = compile_cubin(source, arch)
+    except subprocess.TimeoutExpired:
+        return None, [
+            Diagnostic(
+                "warning",
+                "ptxas took too long; resource usage is unknown",
+                Span(line),
+                "ptxas-timeout",
+                kernel=kernel,
+            )
+        ]
+    if compiled is None:
+        return None, []
+    output = compiled.output
+    if compiled.returncode != 0:
         first = next((ln for ln in output.splitlines() if "error" in ln), output.strip()[:300])
         return None, [
             Diagnostic(

@@ -31,6 +31,7 @@ from tilescope.core.model import (
     KernelRef,
     RunReport,
     Span,
+    Timing,
     from_json,
     to_json,
 )
@@ -63,9 +64,11 @@ class Analyzer:
         workdir: str | None = None,
         dry_run: bool = False,
         on_dry_run: Callable[[str], None] | None = None,
+        gpu: bool = False,
     ) -> None:
         """``sandbox`` and ``workdir``: the worker's file sandbox and working folder (``WorkerLink``), for
-        callers that run code they do not trust to leave their files alone.
+        callers that run code they do not trust to leave their files alone. ``gpu``: the worker sees the
+        machine's GPUs (only ``profile``'s timing worker; analysis never does).
 
         ``dry_run``: where the static sources leave a kernel without every size, run the file's own
         ``__main__`` with stand-in kernels to learn them (``dry_run.py``); only for a trusted workspace.
@@ -73,6 +76,7 @@ class Analyzer:
         and ``on_dry_run(path)`` is called when it has finished, to analyse the file again."""
         self.sandbox = sandbox
         self.workdir = workdir
+        self.gpu = gpu
         self.timeout_s = timeout_s
         self.dry_run = dry_run
         self._on_dry_run = on_dry_run
@@ -126,7 +130,7 @@ class Analyzer:
             if self._worker is not None:
                 self._worker.kill()
                 self.restarts += 1
-            worker = WorkerLink(self.python, self.memory_mb, self.sandbox, self.workdir)
+            worker = WorkerLink(self.python, self.memory_mb, self.sandbox, self.workdir, gpu=self.gpu)
             with self._state_lock:
                 if self._stopped:
                     worker.kill()
@@ -326,6 +330,14 @@ class Analyzer:
             return from_json(RunReport, data)
         except (WorkerError, RuntimeError) as err:
             return _run_failure(err, kernel, args, timeout)
+
+    def profile(self, payload: dict[str, Any], timeout_s: float | None = None) -> Timing:
+        """Time one kernel on this machine's GPU in the worker (``tilescope.core.gpu_run``)."""
+        try:
+            data, _ = self._call({"op": "profile", **payload}, timeout_s or self.timeout_s)
+        except (WorkerError, RuntimeError) as err:
+            return Timing(gpu="", arch="", time_us=0.0, times_us=[], warmup=0, error=str(err))
+        return from_json(Timing, data)
 
     def pass_ir(
         self,

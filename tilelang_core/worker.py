@@ -20,7 +20,7 @@ from typing import Any, BinaryIO
 from tilescope.core.compat import releases
 from tilescope.core.frames import CHANNEL_DAMAGED_EXIT, channel_damage, channel_fingerprint, encode, write_all
 from tilescope.core.model import from_json, to_json
-from tilescope.core.protocol import AnalyzeRequest, PassIRRequest, RunRequest, WorkerRequest
+from tilescope.core.protocol import AnalyzeRequest, PassIRRequest, ProfileRequest, RunRequest, WorkerRequest
 
 _CACHE_SIZE = 8
 
@@ -127,6 +127,12 @@ class Worker:
         )
         return to_json(report)
 
+    def profile(self, request: ProfileRequest) -> dict[str, Any]:
+        """Build one kernel for this machine's GPU and time it (``tilescope profile``)."""
+        from tilescope.core import gpu_run
+
+        return to_json(gpu_run.profile(request))
+
     def handle(self, request: WorkerRequest) -> Any:
         if request["op"] == "ping":
             return {"pid": os.getpid()}
@@ -136,6 +142,8 @@ class Worker:
             return self.analyze(request)
         if request["op"] == "pass_ir":
             return self.pass_ir(request)
+        if request["op"] == "profile":
+            return self.profile(request)
         raise ValueError(f"unknown request {request['op']!r}")
 
 

@@ -45,10 +45,14 @@ class WorkerError(Exception):
 class WorkerLink:
     """One supervised worker process and its pipes; not thread-safe (``Analyzer`` serialises access)."""
 
-    def __init__(self, python: str, memory_mb: int, sandbox: Sandbox | None = None, workdir: str | None = None) -> None:
+    def __init__(
+        self, python: str, memory_mb: int, sandbox: Sandbox | None = None, workdir: str | None = None, gpu: bool = False
+    ) -> None:
         """``sandbox`` seals the worker (``landlock``); ``workdir`` is its working directory, ``TMPDIR`` and
-        TileLang's cache folder (which TileLang makes on import: outside ``workdir`` a sealed worker could not)."""
-        env = {**worker_env(os.environ), "PYTHONUNBUFFERED": "1", "TILELANG_ENABLE_IR_SPAN": "1", **NO_GPU}
+        TileLang's cache folder (which TileLang makes on import: outside ``workdir`` a sealed worker could not);
+        ``gpu`` lets it see the machine's GPUs (``profile``'s timing worker only)."""
+        hidden = {} if gpu else NO_GPU
+        env = {**worker_env(os.environ), "PYTHONUNBUFFERED": "1", "TILELANG_ENABLE_IR_SPAN": "1", **hidden}
         if workdir is not None:
             env.update(TMPDIR=workdir, TEMP=workdir, TMP=workdir)
             env["TILELANG_CACHE_DIR"] = os.path.join(workdir, "tilelang-cache")

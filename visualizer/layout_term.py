@@ -83,6 +83,28 @@ def _conflicts(view: LayoutView) -> Table:
     return summary
 
 
+def _accesses(view: LayoutView) -> Table:
+    """The kernel's own accesses of the buffer: which lanes of a warp start in each bank."""
+    table = Table("line", "access", "ways", "wavefronts", "lanes by bank", box=None, header_style="bold")
+    for row in view.accesses:
+        banks = "  ".join(f"b{bank}:{_lane_list(lanes)}" for bank, lanes in enumerate(row.lanes) if lanes)
+        table.add_row(
+            str(row.line or "?"),
+            f"{row.op} ({row.instruction})",
+            f"{row.ways}-way",
+            f"{row.wavefronts:g}/{row.ideal_wavefronts:g}",
+            banks,
+        )
+    return table
+
+
+def _lane_list(lanes: list[int]) -> str:
+    """``0-7`` for a run of lanes, ``0,8,16`` otherwise."""
+    if len(lanes) > 2 and lanes == list(range(lanes[0], lanes[-1] + 1)):
+        return f"{lanes[0]}-{lanes[-1]}"
+    return ",".join(str(lane) for lane in lanes)
+
+
 def renderable(view: LayoutView, width: int, colour: bool = True) -> RenderableType:
     """``view`` as rich renderables fitted to ``width`` columns; without ``colour`` (``NO_COLOR``, a
     pipe) the whole-tile maps, which are colour alone, give way to the labelled corner and the table."""
@@ -93,6 +115,8 @@ def renderable(view: LayoutView, width: int, colour: bool = True) -> RenderableT
     parts += _corner(view, main, width)
     if view.conflicts:
         parts += [Text(""), _conflicts(view)]
+    if view.accesses:
+        parts += [Text("\nthe kernel's accesses of this buffer (first warp request)", style="italic"), _accesses(view)]
     if not colour:
         parts.append(Text("\n(the whole-tile maps are drawn in colour: on a colour terminal, or with -o FILE)"))
         return Group(*parts)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tilescope.core import model
 from tilescope.core.ide import Diff, KernelLayout, LayoutView, Panel, PassDiff, PassView, Row, TraceView
-from tilescope.core.ide.layout_view import Conflict, Fact, LegendEntry
+from tilescope.core.ide.layout_view import BankRow, Conflict, Fact, LegendEntry
 from tilescope.core.model import SCHEMA_VERSION, FileAnalysis, dumps, from_json
 from tilescope.lsp.commands import CudaSource
 
@@ -37,6 +37,13 @@ RECORDS = [
     model.VariantDiff,
     model.Change,
     model.Resources,
+    model.SharedAccess,
+    model.Occupancy,
+    model.Roofline,
+    model.RooflineBound,
+    model.ProfileReport,
+    model.Timing,
+    model.NcuFigures,
     model.Diagnostic,
     model.Span,
     model.IRText,
@@ -54,6 +61,7 @@ RECORDS = [
     LegendEntry,
     Conflict,
     Fact,
+    BankRow,
     TraceView,
     PassView,
     PassDiff,

@@ -19,6 +19,7 @@ from tilescope.core.ide.layout_view import KernelLayout, LayoutView, NoLayout, P
 from tilescope.core.ide.merge import CompiledSnapshot, Facts, facts, fingerprints, merged_diagnostics
 from tilescope.core.ide.navigate import OutlineNode, definition, outline, references
 from tilescope.core.ide.run_view import run_failed, run_text
+from tilescope.core.ide.speed import speed_lenses, speed_markdown
 from tilescope.core.ide.trace_view import PassDiff, PassView, TraceView, passes_markdown, trace_view
 from tilescope.core.lines import source_lines
 from tilescope.core.service import Analyzer
@@ -75,6 +76,8 @@ __all__ = [
     "side_by_side",
     "signature_at",
     "source_lines",
+    "speed_lenses",
+    "speed_markdown",
     "stages_text",
     "thread_map_text",
     "trace_view",

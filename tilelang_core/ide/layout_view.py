@@ -16,7 +16,7 @@ Values come from :mod:`tilescope.core.layout_eval` and :mod:`tilescope.core.bank
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -69,6 +69,23 @@ class Conflict:
 
 
 @dataclass(frozen=True)
+class BankRow:
+    """One shared access of the buffer as the lowered kernel makes it, lanes by bank.
+
+    ``lanes[b]`` are the lanes of the warp's first request whose access starts in bank ``b``: a
+    bank holding many lanes at distinct words is the conflict.
+    """
+
+    line: int | None
+    op: str
+    instruction: str
+    ways: int
+    wavefronts: float
+    ideal_wavefronts: float
+    lanes: list[list[int]]
+
+
+@dataclass(frozen=True)
 class Fact:
     name: str
     value: str
@@ -95,6 +112,8 @@ class LayoutView:
     """The default first."""
     conflicts: list[Conflict]
     facts: list[Fact]
+    accesses: list[BankRow] = field(default_factory=list)
+    """The kernel's own accesses of this buffer (``KernelModel.shared_accesses``), in line order."""
 
     def panel(self, panel_id: str) -> Panel | None:
         return next((p for p in self.panels if p.id == panel_id), None)
@@ -165,7 +184,31 @@ def choose(model: KernelModel, buffer: str | None = None) -> KernelLayout:
         view = layout_view(layout, model.buffer(layout.buffer))
     except (ValueError, IndexError, KeyError, SyntaxError, TypeError) as error:
         raise NoLayout(f"the layout of {layout.buffer} cannot be evaluated: {error}") from error
-    return KernelLayout(model.kernel, layout.buffer, buffers, view)
+    return KernelLayout(model.kernel, layout.buffer, buffers, replace(view, accesses=bank_rows(model, layout.buffer)))
+
+
+def bank_rows(model: KernelModel, buffer: str) -> list[BankRow]:
+    """Each shared access of ``buffer`` in ``model``, with the lanes that start in each of the 32 banks."""
+    rows = []
+    for access in model.shared_accesses:
+        if access.buffer != buffer:
+            continue
+        lanes: list[list[int]] = [[] for _ in range(bank_conflicts.BANKS)]
+        for lane, bank in enumerate(access.lane_banks):
+            if bank >= 0:
+                lanes[bank].append(lane)
+        rows.append(
+            BankRow(
+                access.line,
+                access.op,
+                access.instruction,
+                access.ways,
+                access.wavefronts,
+                access.ideal_wavefronts,
+                lanes,
+            )
+        )
+    return rows
 
 
 def layout_view(layout: Layout, buffer: Buffer | None) -> LayoutView:
