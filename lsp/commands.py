@@ -17,8 +17,8 @@ Code-lens commands, carried out by the server itself so that lenses work in any 
 buffer's hover, the generated CUDA, every autotune config with its verdict, the bank conflicts,
 occupancy, roofline and last profile), and ``tilescope.run.cpu`` ``[uri, kernel]`` the report of
 ``tilescope run`` (the kernel interpreted on the CPU), to a file in a per-user temporary folder and
-ask the client to open it with ``window/showDocument``; the answer is ``{"uri": ...}`` for clients that would rather open it
-themselves. The VS Code extension maps these lens commands to its own views instead.
+ask the client to open it with ``window/showDocument``; the answer is ``{"uri": ...}`` for clients
+that would rather open it themselves. The VS Code extension maps these lens commands to its own views instead.
 
 Every command needs the compiler tier, so each fails with a clear message in an untrusted workspace.
 """
