@@ -83,3 +83,8 @@ def test_every_file_with_a_tilelang_kernel_yields_one() -> None:
         if not analysed()[path].kernels:
             missing.append(str(path.relative_to(CORPUS)))
     assert missing == []
+
+
+def test_no_example_runs_out_of_the_evaluation_budget() -> None:
+    noted = [f"{p.name}:{d.span.line}" for p, r in analysed().items() for d in r.diagnostics if d.code == "not-evaluated"]
+    assert noted == []

@@ -16,6 +16,7 @@ from tilescope.core.lines import without_surrogates
 from tilescope.core.model import Diagnostic, KernelRef, Span
 from tilescope.core.static import catalog
 from tilescope.core.static.bindings import bindings
+from tilescope.core.static.budget import STEPS, Budget, budgeted
 from tilescope.core.static.context import ModuleContext, bind_assignment, module_context
 from tilescope.core.static.discover import discover_block, returned_prim_func
 from tilescope.core.static.primitive_checks import check_primitives
@@ -33,8 +34,27 @@ SOURCE = "tilescope-static"
 def analyze_source(
     source: str, path: str = "<unsaved>", *, target: str = "sm_90", table: catalog.Catalog | None = None
 ) -> StaticFile:
-    """Kernels, primitive uses, diagnostics and quick fixes of ``source`` (file lines)."""
-    table = table if table is not None else catalog.default()
+    """Kernels, primitive uses, diagnostics and quick fixes of ``source`` (file lines), evaluated within
+    one budget of work (``budget``): what exceeds it is unknown, and a ``not-evaluated`` note says so."""
+    table = table if table is not None else catalog.default()  # loaded once, not on the budget's clock
+    with budgeted() as budget:
+        found = _analyze(source, path, target, table)
+    if budget.exceeded:
+        found.diagnostics.append(replace(_not_evaluated(budget), source=SOURCE))
+        found.diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
+    return found
+
+
+def _not_evaluated(budget: Budget) -> Diagnostic:
+    line = budget.line or 1
+    message = (
+        f"not evaluated: computing the values here takes more than the static tier's budget ({STEPS:,} steps "
+        f"or {budget.seconds:g} s per analysis); values that depend on it stay unknown"
+    )
+    return Diagnostic("information", message, Span(line, 0, line, None), "not-evaluated")
+
+
+def _analyze(source: str, path: str, target: str, table: catalog.Catalog) -> StaticFile:
     surrogate = surrogate_error(source)
     source = without_surrogates(source) if surrogate is not None else source
     parsed = parse_tolerant(source)
