@@ -7,7 +7,7 @@ user code reads, prints or closes there can never reach the protocol; if user co
 private channels themselves, the answer says so (or the worker exits) before another file is blamed.
 
 After each request the answer also lists what user code left behind (``leftovers``: threads still
-running, changed stdio, trace hooks); only when that list is empty does the worker wait for the
+running, trace hooks; and whether stdio changed); only when that list is empty does the worker wait for the
 caller's secret and confirm its answer with it (``frames``), so a leftover thread can neither read
 the secret nor make its forged frames count. The caller replaces a worker that left anything.
 """
@@ -163,18 +163,20 @@ class Baseline:
         self.streams = (sys.stdin, sys.stdout, sys.stderr)
 
     def leftovers(self) -> list[str]:
-        """What user code left: threads still running, stdio changed, trace or profile hooks set."""
+        """What user code left that could still act: threads still running, trace or profile hooks."""
         found = []
         extra = [t for t in sys._current_frames() if t not in self.threads]
         if extra:
             names = {t.ident: t.name for t in threading.enumerate()}
             listed = ", ".join(names.get(t, f"thread {t}") for t in extra[:4])
             found.append(f"{len(extra)} thread(s) still running ({listed})")
-        if channel_fingerprint((0, 1, 2)) != self.stdio or (sys.stdin, sys.stdout, sys.stderr) != self.streams:
-            found.append("its standard input, output or error changed")
         if sys.gettrace() is not None or sys.getprofile() is not None:
             found.append("a trace or profile hook still set")
         return found
+
+    def stdio_changed(self) -> bool:
+        """Whether user code closed or replaced stdin, stdout or stderr (harmless, but not as started)."""
+        return channel_fingerprint((0, 1, 2)) != self.stdio or (sys.stdin, sys.stdout, sys.stderr) != self.streams
 
 
 def main() -> None:
@@ -207,6 +209,7 @@ def main() -> None:
             print(f"tilescope worker: {damage}", file=sys.stderr, flush=True)
             answer["fatal"] = damage
         answer["left"] = baseline.leftovers()
+        answer["changed"] = baseline.stdio_changed()
         frame = encode(request.get("id"), answer)
         try:
             write_all(replies, frame)

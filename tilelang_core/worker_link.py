@@ -160,7 +160,7 @@ class WorkerLink:
             sweep = self.process.sweep()  # before the secret: a process left behind could read it
         except SupervisorLost as err:
             raise WorkerError("supervisor-lost", str(err)) from None
-        retire = bool(sweep.ended)
+        retire = bool(sweep.ended) or bool(answer.get("changed"))
         if sweep.ended:
             notes.append(f"{sweep.ended} process(es) started while building were still running and were ended")
         if sweep.signals:
