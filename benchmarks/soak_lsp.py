@@ -78,7 +78,7 @@ def main() -> int:
         "--batch", type=int, default=12, help="requests in flight before waiting (1: each answer's own latency)"
     )
     parser.add_argument(
-        "--expensive", action="store_true", help="one edit in five inserts valid but expensive Python (fuzzing.EXPENSIVE)"
+        "--expensive", action="store_true", help="one edit in five inserts valid, expensive Python (fuzzing.EXPENSIVE)"
     )
     args = parser.parse_args()
     return asyncio.run(soak(args.edits, args.encoding, args.seed, args.corpus, args.batch, args.expensive))

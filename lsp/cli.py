@@ -14,8 +14,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tilescope.core.supervise import guard_signals
     from tilescope.lsp.features import create_server
 
+    guard_signals(_ignored)  # before any thread starts: a kernel's SIGTERM to the server is ignored
     server = create_server()
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
@@ -23,3 +25,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         server.start_io()
     return 0
+
+
+def _ignored(name: str, pid: int) -> None:
+    import sys
+
+    print(f"tilescope lsp: ignored {name} from process {pid}, which runs user code", file=sys.stderr, flush=True)

@@ -26,6 +26,6 @@ def test_a_frame_with_the_right_id_but_another_tag_is_not_the_confirmation() -> 
 
 def test_an_unfinished_frame_is_held_and_counted() -> None:
     reader = FrameReader()
-    reader.feed(encode(1, {"ok": True}) + MARKER + b"2 50 -\n{\"a\"")
+    reader.feed(encode(1, {"ok": True}) + MARKER + b'2 50 -\n{"a"')
     assert reader.next(1) == {"ok": True}
     assert reader.next(2) is None and reader.pending() > 0

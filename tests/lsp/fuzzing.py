@@ -126,7 +126,7 @@ def expensive_edit(rng: random.Random, text: str) -> tuple[int, int, str]:
     starts = [0] + [m.end() for m in _BREAK.finditer(text) if not text[m.end() : m.end() + 1].isspace()]
     offset = rng.choice(starts) if text else 0
     snippet = rng.choice(EXPENSIVE).format(n=rng.choice([40, 400, 4096]))
-    if offset and not text[offset - 1] in "\r\n":
+    if offset and text[offset - 1] not in "\r\n":
         snippet = "\n" + snippet
     return offset, offset, snippet
 

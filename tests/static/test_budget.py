@@ -36,8 +36,10 @@ EXPENSIVE = {
     "join": 'x = "".join("".join("".join(c for c in "a" * 200) for d in "b" * 200) for e in "c" * 200)\n',
     "ranges": "x = sum(sum(range(j)) for j in range(4096) for i in range(4096))\n",
     "strings": 'x = ("ab" * 10**9) * 10**9\ny = len("x" * 4096 * 4096)\n',
-    "product": "import itertools\nx = sorted([a * b for a, b in itertools.product(range(64), range(64)) for c in range(4000)])\n",
-    "loops": "t = 0\nfor i in range(60):\n    for j in range(60):\n        for k in range(60):\n            t += i * j * k\n",
+    "product": "import itertools\n"
+    "x = sorted([a * b for a, b in itertools.product(range(64), range(64)) for c in range(4000)])\n",
+    "loops": "t = 0\nfor i in range(60):\n    for j in range(60):\n"
+    "        for k in range(60):\n            t += i * j * k\n",
 }
 
 
