@@ -3,30 +3,27 @@
 ``tilescope.show.passes`` ``[uri, kernel]``, ``tilescope.show.layout`` ``[uri, kernel, buffer]`` and
 ``tilescope.show.cuda`` ``[uri, kernel]`` and ``tilescope.show.autotune`` ``[uri, kernel]`` write
 what they show (the pass list with the catalogue's descriptions, the buffer's layout as hover
-shows it, the generated CUDA, every autotune config with its verdict) to a file in a per-user
-temporary folder and ask the client to open it with ``window/showDocument``; the answer is
+shows it, the generated CUDA, every autotune config with its verdict) to a file in a private
+folder (``tilescope.core.private_files``) and ask the client to open it with ``window/showDocument``; the answer is
 ``{"uri": ...}`` for clients that would rather open it themselves. The VS Code extension maps these
 lens commands to its own views instead.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import tempfile
-from pathlib import Path
-
 from lsprotocol import types
 from tilescope.core import pass_catalog
 from tilescope.core.ide.autotune_view import configs_markdown
 from tilescope.core.ide.describe import buffer_markdown
 from tilescope.core.model import KernelModel
+from tilescope.core.private_files import PrivateFolder
 from tilescope.lsp.server import TilescopeServer
 
 SHOW_PASSES = "tilescope.show.passes"
 SHOW_LAYOUT = "tilescope.show.layout"
 SHOW_CUDA = "tilescope.show.cuda"
 SHOW_AUTOTUNE = "tilescope.show.autotune"
+FOLDER = PrivateFolder()
 
 
 class ShowError(Exception):
@@ -44,11 +41,7 @@ async def _model(ls: TilescopeServer, uri: str, kernel: str | None) -> KernelMod
 
 
 async def _open(ls: TilescopeServer, name: str, text: str) -> dict[str, str]:
-    folder = Path(tempfile.gettempdir()) / f"tilescope-{os.getuid()}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    path = folder / re.sub(r"[^A-Za-z0-9_.-]", "_", name)
-    path.write_text(text, errors="surrogatepass")
-    uri = path.as_uri()
+    uri = FOLDER.write(name, text).as_uri()
     window = ls.client_capabilities.window
     if window and window.show_document and window.show_document.support:
         await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
