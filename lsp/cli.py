@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -18,6 +19,7 @@ def run(args: argparse.Namespace) -> int:
     from tilescope.lsp.features import create_server
 
     guard_signals(_ignored)  # before any thread starts: a kernel's SIGTERM to the server is ignored
+    sys.setswitchinterval(0.001)  # the event loop gets the interpreter back quickly from the analysis thread
     server = create_server()
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
@@ -28,6 +30,5 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _ignored(name: str, pid: int) -> None:
-    import sys
-
-    print(f"tilescope lsp: ignored {name} from process {pid}, which runs user code", file=sys.stderr, flush=True)
+    sender = f"process {pid}, which runs user code" if pid else "a sender unknown while user code runs"
+    print(f"tilescope lsp: ignored {name} from {sender}", file=sys.stderr, flush=True)

@@ -47,6 +47,8 @@ _EXIT_GRACE_S = 3.0
 TOKEN_VARIABLE = "TILESCOPE_SUPERVISED"
 """The environment variable naming the tree a process belongs to."""
 _GUARDED = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT")
+_live: set[int] = set()
+"""Supervisor pids of the trees running in this process (for ``guard_signals``)."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,7 @@ class Supervised:
             self.kill()
             raise SupervisorLost(f"the supervisor did not start the command ({first or 'no answer'})")
         self.pid = int(first.split()[1])
+        _live.add(self.process.pid)
         """The supervised command's pid (also its process group and session id)."""
         if stderr_lines > 0 and stderr == subprocess.PIPE:
             self._tail_reader = threading.Thread(target=self._read_stderr, daemon=True)
@@ -204,6 +207,7 @@ class Supervised:
             os.close(self._replies)
             self._replies = -1
         end_marked(self.token)
+        _live.discard(self.process.pid)
         return code
 
     def _drain(self) -> None:
@@ -310,10 +314,23 @@ def guard_signals(on_ignored: Callable[[str, int], None] | None = None) -> None:
     """Ignore termination signals sent to this process by its own descendants (user code in a
     supervised tree); from anyone else, such a signal ends the process as it would have.
 
-    Call it from the main thread before any other thread starts: the signals are blocked in every
-    thread and taken by one that asks the kernel who sent each (``sigwaitinfo``)."""
+    Call it from the main thread early: the signals are blocked in it and in the threads started
+    after, and taken by one that asks the kernel who sent each (``sigwaitinfo``). A thread that
+    runs with them unblocked (some native libraries start one) can still take one, without its
+    sender: such a signal is ignored while a supervised tree is running, and acts otherwise."""
     numbers = {getattr(signal, name) for name in _GUARDED}
     signal.pthread_sigmask(signal.SIG_BLOCK, numbers)
+
+    def unattributed(number: int, _frame: object) -> None:
+        if _live:
+            if on_ignored is not None:
+                on_ignored(signal.Signals(number).name, 0)
+            return
+        signal.signal(number, signal.SIG_DFL)
+        os._exit(128 + number)
+
+    for number in numbers:
+        signal.signal(number, unattributed)
 
     def watch() -> None:
         while True:

@@ -8,8 +8,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from tilescope.core.static import analyze_source
-from tilescope.core.static.budget import STEPS, Budget, budgeted
+from tilescope.core.static import analyze_source, budget
 
 KERNEL = """import tilelang
 import tilelang.language as T
@@ -69,15 +68,15 @@ def test_the_budget_counts_items_a_filter_rejects() -> None:
     """The same comprehension costs the same whether its filter keeps every item or none."""
     spent = {}
     for test in ("m < 0", "m >= 0"):
-        with budgeted(Budget(steps=10**9, seconds=60)) as budget:
+        with budget.budgeted(10**9, 60) as used:
             analyze_source(KERNEL + f"xs = [m for m in range(300) for n in range(20) if {test}]\n")
-        spent[test] = budget.spent
+        spent[test] = used.spent
     assert spent["m < 0"] >= 6000
-    assert spent["m < 0"] <= STEPS
+    assert spent["m < 0"] <= budget.RUN_STEPS
 
 
 def test_the_wall_clock_guard_stops_what_the_steps_misjudge() -> None:
-    with budgeted(Budget(steps=10**9, seconds=0.05)) as budget:
+    with budget.budgeted(10**9, 0.05) as used:
         start = time.perf_counter()
         analyze_source(KERNEL + PLACES["module"])
-    assert budget.exceeded and time.perf_counter() - start < 0.5
+    assert used.exceeded and time.perf_counter() - start < 0.5

@@ -16,13 +16,13 @@ from tilescope.core.lines import without_surrogates
 from tilescope.core.model import Diagnostic, KernelRef, Span
 from tilescope.core.static import catalog
 from tilescope.core.static.bindings import bindings
-from tilescope.core.static.budget import STEPS, Budget, budgeted
+from tilescope.core.static.budget import Budget, collected
 from tilescope.core.static.context import ModuleContext, bind_assignment, module_context
 from tilescope.core.static.discover import discover_block, returned_prim_func
 from tilescope.core.static.primitive_checks import check_primitives
 from tilescope.core.static.reader import KernelReader
 from tilescope.core.static.records import Binding, PrimitiveUse, QuickFix, StaticFile, StaticKernel, TextEdit
-from tilescope.core.static.recover import PlacedBlock, parse_tolerant
+from tilescope.core.static.recover import BlockCache, PlacedBlock, parse_tolerant
 from tilescope.core.static.shift import Placed
 from tilescope.core.static.symbolic import Sym
 from tilescope.core.static.syntax import span_of
@@ -32,32 +32,40 @@ SOURCE = "tilescope-static"
 
 
 def analyze_source(
-    source: str, path: str = "<unsaved>", *, target: str = "sm_90", table: catalog.Catalog | None = None
+    source: str,
+    path: str = "<unsaved>",
+    *,
+    target: str = "sm_90",
+    table: catalog.Catalog | None = None,
+    blocks: BlockCache | None = None,
 ) -> StaticFile:
     """Kernels, primitive uses, diagnostics and quick fixes of ``source`` (file lines), evaluated within
-    one budget of work (``budget``): what exceeds it is unknown, and a ``not-evaluated`` note says so."""
-    table = table if table is not None else catalog.default()  # loaded once, not on the budget's clock
-    with budgeted() as budget:
-        found = _analyze(source, path, target, table)
-    if budget.exceeded:
-        found.diagnostics.append(replace(_not_evaluated(budget), source=SOURCE))
+    budgets of work (``budget``): what exceeds one is unknown, and a ``not-evaluated`` note says so.
+    ``blocks`` is the parsed-block cache to use (an editor's, per document; a shared one by default)."""
+    table = table if table is not None else catalog.default()
+    with collected() as spent:
+        found = _analyze(source, path, target, table, blocks)
+    if spent:
+        found.diagnostics.append(replace(_not_evaluated(spent), source=SOURCE))
         found.diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
     return found
 
 
-def _not_evaluated(budget: Budget) -> Diagnostic:
-    line = budget.line or 1
+def _not_evaluated(spent: list[Budget]) -> Diagnostic:
+    """One note for the analysis, at the first line the run-along ran out at (else the file's first)."""
+    line = min((b.line for b in spent if b.line is not None), default=1)
+    first = spent[0]
     message = (
-        f"not evaluated: computing the values here takes more than the static tier's budget ({STEPS:,} steps "
-        f"or {budget.seconds:g} s per analysis); values that depend on it stay unknown"
+        f"not evaluated: computing the values here takes more than the static tier's budget ({first.steps:,} "
+        f"steps or {first.seconds:g} s); values that depend on it stay unknown"
     )
     return Diagnostic("information", message, Span(line, 0, line, None), "not-evaluated")
 
 
-def _analyze(source: str, path: str, target: str, table: catalog.Catalog) -> StaticFile:
+def _analyze(source: str, path: str, target: str, table: catalog.Catalog, blocks: BlockCache | None) -> StaticFile:
     surrogate = surrogate_error(source)
     source = without_surrogates(source) if surrogate is not None else source
-    parsed = parse_tolerant(source)
+    parsed = parse_tolerant(source, blocks)
     context = module_context(parsed.blocks, parsed.lines, target)
     diagnostics = list(parsed.errors) + ([surrogate] if surrogate is not None else [])
     fixes: list[QuickFix] = []

@@ -1,14 +1,14 @@
-"""One budget of work per analysis, so that no text can make the static tier wait.
+"""Budgets of work, so that no text can make the static tier wait.
 
 Every expression node evaluated, every item a comprehension or builtin walks (whether or not a
-filter lets it through), every statement and call the run-along follows is one step. An analysis
-may spend ``STEPS`` steps and ``SECONDS`` of wall-clock time (the guard for work a step count
-misjudges); past either, ``charge`` raises ``OverBudget``, evaluation gives unknown values from then
-on (a cheap answer, never a wait), and ``analyze_source`` says where in a ``not-evaluated`` note.
-
-Running out first abandons the run-along (what it reached stands) and opens a small reserve
-(``RESERVE`` steps, ``RESERVE_SECONDS``), so that the kernels' own expressions (a default
-``block_M=128``) are still read; past the reserve, every value is unknown.
+filter lets it through), every statement and call the run-along follows is one step. The
+run-along of a file (``flow``, the one part that loops, recurses and follows calls) spends one
+budget of ``RUN_STEPS`` steps and ``RUN_SECONDS``; an expression evaluated on its own (a default,
+a shape, a module constant) spends one of ``EXPRESSION_STEPS`` and ``EXPRESSION_SECONDS``. So an
+analysis costs at most a fixed amount plus an amount per expression of the text: linear in the
+document, whatever it computes. Past a budget ``charge`` raises ``OverBudget``, what is left to
+evaluate is unknown (a cheap answer, never a wait), and ``analyze_source`` says where in a
+``not-evaluated`` note.
 """
 
 from __future__ import annotations
@@ -19,24 +19,23 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-STEPS = 60_000
-"""Steps one analysis may spend: three times what the most demanding of TileLang's examples needs (18,437)."""
-SECONDS = 0.75
-"""Wall-clock time one analysis may spend evaluating."""
-RESERVE = 20_000
-RESERVE_SECONDS = 0.15
+RUN_STEPS = 60_000
+"""Steps one run-along may spend: three times what the most demanding of TileLang's examples needs (18,437)."""
+RUN_SECONDS = 0.5
+EXPRESSION_STEPS = 20_000
+EXPRESSION_SECONDS = 0.1
 _CLOCK_EVERY = 1024
 """Steps between two looks at the clock."""
 
 
 class OverBudget(Exception):
-    """The analysis has spent its budget: what is still to evaluate is not evaluated."""
+    """The budget is spent: what is still to evaluate under it is not evaluated."""
 
 
 @dataclass
 class Budget:
-    steps: int = STEPS
-    seconds: float = SECONDS
+    steps: int
+    seconds: float
     spent: int = 0
     exceeded: bool = False
     line: int | None = None
@@ -44,58 +43,61 @@ class Budget:
 
     def __post_init__(self) -> None:
         self._deadline = time.monotonic() + self.seconds
-        self._limit = self.steps
-        self._spent_out = False
 
     def charge(self, steps: int = 1) -> None:
-        """Spend ``steps``; ``OverBudget`` when the steps or the time run out (the budget, then the
-        reserve), and ever after the reserve."""
-        if self._spent_out:
+        """Spend ``steps``; ``OverBudget`` once the steps or the time are spent, and ever after."""
+        if self.exceeded:
             raise OverBudget
         before = self.spent
         self.spent += steps
-        late = self.spent // _CLOCK_EVERY != before // _CLOCK_EVERY and time.monotonic() > self._deadline
-        if self.spent <= self._limit and not late:
-            return
-        if self.exceeded:
-            self._spent_out = True
-        else:
+        if self.spent > self.steps or (
+            self.spent // _CLOCK_EVERY != before // _CLOCK_EVERY and time.monotonic() > self._deadline
+        ):
             self.exceeded = True
-            self._limit = self.spent + RESERVE
-            self._deadline = time.monotonic() + RESERVE_SECONDS
-        raise OverBudget
-
-    def check(self) -> None:
-        """``OverBudget`` once the budget (not only the reserve) is spent: for following the run."""
-        if self.exceeded:
             raise OverBudget
 
     def at(self, line: int) -> None:
         """Where the budget ran out, kept from the innermost statement that saw it."""
-        if self.line is None:
+        if self.exceeded and self.line is None:
             self.line = line
 
 
 _current: ContextVar[Budget | None] = ContextVar("tilescope_static_budget", default=None)
+_spent: ContextVar[list[Budget] | None] = ContextVar("tilescope_static_spent", default=None)
 
 
 @contextmanager
-def budgeted(budget: Budget | None = None) -> Iterator[Budget]:
-    """Run an analysis under ``budget`` (a fresh one by default); nested calls share the outer one."""
+def budgeted(steps: int, seconds: float) -> Iterator[Budget]:
+    """Run under a fresh budget, or under the one already running (an expression of the run-along
+    spends the run-along's); a budget that ran out is kept for ``collected``."""
     outer = _current.get()
     if outer is not None:
         yield outer
         return
-    mine = budget if budget is not None else Budget()
+    mine = Budget(steps, seconds)
     token = _current.set(mine)
     try:
         yield mine
     finally:
         _current.reset(token)
+        spent = _spent.get()
+        if mine.exceeded and spent is not None:
+            spent.append(mine)
+
+
+@contextmanager
+def collected() -> Iterator[list[Budget]]:
+    """The budgets that ran out while this runs (one analysis)."""
+    spent: list[Budget] = []
+    token = _spent.set(spent)
+    try:
+        yield spent
+    finally:
+        _spent.reset(token)
 
 
 def charge(steps: int = 1) -> None:
-    """Spend ``steps`` of the current analysis's budget (nothing outside an analysis)."""
+    """Spend ``steps`` of the running budget (nothing outside one)."""
     budget = _current.get()
     if budget is not None:
         budget.charge(steps)
@@ -103,10 +105,3 @@ def charge(steps: int = 1) -> None:
 
 def current() -> Budget | None:
     return _current.get()
-
-
-def check() -> None:
-    """``OverBudget`` once the current analysis's budget is spent (its reserve is for plain values)."""
-    budget = _current.get()
-    if budget is not None:
-        budget.check()

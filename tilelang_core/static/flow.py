@@ -18,7 +18,7 @@ from collections import ChainMap
 from collections.abc import MutableMapping
 from dataclasses import dataclass
 
-from tilescope.core.static.budget import OverBudget, charge, check, current
+from tilescope.core.static.budget import RUN_SECONDS, RUN_STEPS, OverBudget, budgeted, charge, current
 from tilescope.core.static.context import ModuleContext
 from tilescope.core.static.flow_eval import Evaluator, Stop
 from tilescope.core.static.flow_values import Ctx, Func, Klass, Output, Reached, Record, Tracked, items_of, truth
@@ -82,11 +82,12 @@ def first_config(
     runner = _runner(context, kernels)
     runner.steps, runner.helper_steps = 0, MAX_STEPS  # a search space may list hundreds of configs
     try:
-        space = runner.value(configs, runner.globals)
-        if isinstance(space, Func):
-            spec = space.node.args
-            takes = {a.arg for a in [*spec.posonlyargs, *spec.args, *spec.kwonlyargs]}
-            space = runner.invoke(space, [], {k: v for k, v in args.items() if spec.kwarg or k in takes})
+        with budgeted(RUN_STEPS, RUN_SECONDS):
+            space = runner.value(configs, runner.globals)
+            if isinstance(space, Func):
+                spec = space.node.args
+                takes = {a.arg for a in [*spec.posonlyargs, *spec.args, *spec.kwonlyargs]}
+                space = runner.invoke(space, [], {k: v for k, v in args.items() if spec.kwarg or k in takes})
     except (Stop, _Return, _Raised, _TooLong, _Break, _Continue, RecursionError, OverBudget):
         return None
     finally:
@@ -101,7 +102,8 @@ def _runner(context: ModuleContext, kernels: frozenset[str]) -> _Runner:
     runner = context.memo.get("run-along")
     if runner is None:
         runner = _Runner(context, kernels)
-        runner.run_module()
+        with budgeted(RUN_STEPS, RUN_SECONDS):
+            runner.run_module()
         context.memo["run-along"] = runner
     return runner  # type: ignore[return-value]
 
@@ -253,7 +255,6 @@ class _Runner(Evaluator):
                 budget.at(delta + stmt.lineno)  # spent inside an expression, which became unknown
 
     def tick(self) -> None:
-        check()
         charge()
         self.steps += 1
         if self.steps > MAX_STEPS:

@@ -13,7 +13,7 @@ import ast
 from collections import ChainMap
 from collections.abc import Mapping, MutableMapping
 
-from tilescope.core.static.budget import charge, check
+from tilescope.core.static.budget import charge
 from tilescope.core.static.context import ModuleContext
 from tilescope.core.static.enums import enum_member
 from tilescope.core.static.evaluate import evaluate, understood
@@ -153,7 +153,6 @@ class Evaluator:
             if items is None:
                 return False
             for item in items:
-                check()
                 charge()  # every item walked, whether or not the filters let it through
                 child: ChainMap[str, Value] = ChainMap({}, env)  # type: ignore[arg-type]
                 self.assign(gen.target, item, child)

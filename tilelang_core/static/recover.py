@@ -8,7 +8,9 @@ function leaves the others intact. A broken block is repaired by neutralising th
 
 Blocks are cached by their text, immutable, with the line numbers of the place they were first
 parsed at: a block that moves (a line inserted above it) is found again as it is, and only the
-records derived from it are moved, by ``shift.shifted``.
+records derived from it are moved, by ``shift.shifted``. A cache (``BlockCache``) holds at least
+twice the blocks of the largest document parsed with it, so a large file never thrashes it; an
+editor keeps one per open document, so documents never evict each other's blocks.
 """
 
 from __future__ import annotations
@@ -100,7 +102,36 @@ class PlacedBlock:
         return self.offset + self.block.line_count
 
 
-_cache: OrderedDict[str, ParsedBlock] = OrderedDict()
+class BlockCache:
+    """Parsed blocks by text, least recently used first out, sized by the documents parsed with it."""
+
+    def __init__(self, size: int = _CACHE_SIZE) -> None:
+        self.size = size
+        self._blocks: OrderedDict[str, ParsedBlock] = OrderedDict()
+
+    def get(self, text: str) -> ParsedBlock | None:
+        found = self._blocks.get(text)
+        if found is not None:
+            self._blocks.move_to_end(text)
+        return found
+
+    def put(self, text: str, block: ParsedBlock) -> None:
+        self._blocks[text] = block
+        while len(self._blocks) > self.size:
+            self._blocks.popitem(last=False)
+
+    def fit(self, blocks: int) -> None:
+        """Room for twice a document of ``blocks`` blocks: its blocks and those of its last edits."""
+        self.size = max(self.size, 2 * blocks + 64)
+
+    def clear(self) -> None:
+        self._blocks.clear()
+
+    def __len__(self) -> int:
+        return len(self._blocks)
+
+
+_cache = BlockCache()
 
 
 def clear_cache() -> None:
@@ -125,16 +156,14 @@ def _walk(statements: list[ast.stmt]) -> list[ast.AST]:
     return found
 
 
-def parse_block(text: str, offset: int) -> ParsedBlock:
+def parse_block(text: str, offset: int, cache: BlockCache | None = None) -> ParsedBlock:
     """The block of this text, from the cache when seen before (at any offset)."""
-    cached = _cache.get(text)
+    cache = cache if cache is not None else _cache
+    cached = cache.get(text)
     if cached is not None:
-        _cache.move_to_end(text)
         return cached
     block = _parse(text, offset)
-    _cache[text] = block
-    if len(_cache) > _CACHE_SIZE:
-        _cache.popitem(last=False)
+    cache.put(text, block)
     return block
 
 
@@ -229,14 +258,17 @@ class ParsedFile:
     lines: list[str]
 
 
-def parse_tolerant(source: str) -> ParsedFile:
+def parse_tolerant(source: str, cache: BlockCache | None = None) -> ParsedFile:
     """Every top-level block that could be recovered, plus the syntax errors as written."""
+    cache = cache if cache is not None else _cache
     lines = source_lines(source)
     blocks: list[PlacedBlock] = []
     errors: list[Diagnostic] = []
     repaired: set[int] = set()
-    for start, end in split_blocks(lines):
-        block = parse_block("".join(lines[start - 1 : end]), start - 1)
+    spans = split_blocks(lines)
+    cache.fit(len(spans))
+    for start, end in spans:
+        block = parse_block("".join(lines[start - 1 : end]), start - 1, cache)
         placed = PlacedBlock(start - 1, block)
         blocks.append(placed)
         if block.error is not None:
