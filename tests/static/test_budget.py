@@ -78,5 +78,5 @@ def test_the_budget_counts_items_a_filter_rejects() -> None:
 def test_the_wall_clock_guard_stops_what_the_steps_misjudge() -> None:
     with budget.budgeted(10**9, 0.05) as used:
         start = time.perf_counter()
-        analyze_source(KERNEL + PLACES["module"])
-    assert used.exceeded and time.perf_counter() - start < 0.5
+        analyze_source(KERNEL + PLACES["module"] + "# read afresh\n")
+    assert used.exceeded and time.perf_counter() - start < 2.0  # unbounded, this comprehension takes minutes

@@ -2,7 +2,9 @@
 
 Each block's facts are computed in the block's own lines and kept with the (immutable) parsed
 block; here they are placed at the block's lines in the file, so an edit above a kernel costs a
-copy of its records, not a new reading.
+copy of its records, not a new reading. A block that only defines a kernel (and calls none) is
+read once per "world" (every other block, the module values, the kernel names, the target): an
+edit inside one kernel of a file of a thousand leaves the other kernels' readings as they were.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from tilescope.core.errors import surrogate_error
 from tilescope.core.lines import without_surrogates
 from tilescope.core.model import Diagnostic, KernelRef, Span
 from tilescope.core.static import catalog
-from tilescope.core.static.bindings import bindings
-from tilescope.core.static.budget import Budget, collected
+from tilescope.core.static.bindings import bindings, block_calls, kernel_names
+from tilescope.core.static.budget import Budget, collected, report
 from tilescope.core.static.context import ModuleContext, bind_assignment, module_context
 from tilescope.core.static.discover import discover_block, returned_prim_func
 from tilescope.core.static.primitive_checks import check_primitives
@@ -55,9 +57,10 @@ def _not_evaluated(spent: list[Budget]) -> Diagnostic:
     """One note for the analysis, at the first line the run-along ran out at (else the file's first)."""
     line = min((b.line for b in spent if b.line is not None), default=1)
     first = spent[0]
+    limit = f"{first.seconds:g} s" if first.by_time else f"{first.steps:,} steps"
     message = (
-        f"not evaluated: computing the values here takes more than the static tier's budget ({first.steps:,} "
-        f"steps or {first.seconds:g} s); values that depend on it stay unknown"
+        f"not evaluated: computing the values here takes more than the static tier's budget ({limit}); "
+        "values that depend on it stay unknown"
     )
     return Diagnostic("information", message, Span(line, 0, line, None), "not-evaluated")
 
@@ -71,9 +74,9 @@ def _analyze(source: str, path: str, target: str, table: catalog.Catalog, blocks
     fixes: list[QuickFix] = []
     kernels = []
     uses: list[tuple[list[PrimitiveUse], int]] = []
+    world = _world(parsed.blocks, context)
     for placed in parsed.blocks:
-        for ref, outer, body in discover_block(placed.block, context.aliases, context.tilelang):
-            kernel, found, fixed = read_kernel(ref, outer, body, context, placed)
+        for kernel, found, fixed in _kernels_of(placed, context, world):
             kernels.append(kernel)
             diagnostics.extend(found)
             fixes.extend(fixed)
@@ -84,6 +87,55 @@ def _analyze(source: str, path: str, target: str, table: catalog.Catalog, blocks
     diagnostics = sorted((replace(d, source=SOURCE) for d in diagnostics), key=lambda d: (d.span.line, d.span.column))
     fixes = [replace(f, diagnostic=replace(f.diagnostic, source=SOURCE)) for f in fixes]
     return StaticFile(path, target, kernels, diagnostics, Placed(uses), fixes=fixes, aliases=sorted(context.aliases))
+
+
+Read = tuple[StaticKernel, list[Diagnostic], list[QuickFix]]
+
+
+def _kernels_of(placed: PlacedBlock, context: ModuleContext, world: int) -> list[Read]:
+    """The block's kernels, read again only when the block, its place, the lines above it (a
+    directive) or the world changed."""
+    found = discover_block(placed.block, context.aliases, context.tilelang)
+    if not found:
+        return []
+    above = []
+    index = placed.offset - 1
+    while 0 <= index < len(context.lines) and context.lines[index].lstrip().startswith("#"):
+        above.append(context.lines[index])
+        index -= 1
+    key = ("read", world, placed.delta, tuple(above))
+    cached = placed.block.memo.get(key)
+    if cached is not None:
+        reads, spent = cached  # type: ignore[misc]
+        report(spent)  # its not-evaluated note stands as when it was read
+        return reads  # type: ignore[no-any-return]
+    with collected() as spent:
+        reads = [read_kernel(ref, outer, body, context, placed) for ref, outer, body in found]
+    report(spent)
+    placed.block.keep(key, (reads, spent))
+    return reads
+
+
+def _world(blocks: list[PlacedBlock], context: ModuleContext) -> int:
+    """What a kernel-only block's reading depends on besides itself: every other block (by identity:
+    blocks are immutable while cached), the module values, the kernel names and the target."""
+    names = kernel_names(context)
+    others = tuple(id(p.block) for p in blocks if not _kernel_only(p, context, names))
+    return hash((others, context.env_key, context.target, names, tuple(sorted(context.tilelang.items()))))
+
+
+def _kernel_only(placed: PlacedBlock, context: ModuleContext, names: frozenset[str]) -> bool:
+    """A block that is one ``def`` of a kernel calling no kernel: the run-along records calls of
+    kernels without entering them, so what it holds changes nothing outside it."""
+    block = placed.block
+    if len(block.statements) != 1 or not isinstance(block.statements[0], ast.FunctionDef):
+        return False
+    found = discover_block(block, context.aliases, context.tilelang)
+    return (
+        bool(found)
+        and all(outer is block.statements[0] for _, outer, _ in found)
+        and not (block_calls(block).keys() & names)
+    )
 
 
 def read_kernel(

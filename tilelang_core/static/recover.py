@@ -170,7 +170,6 @@ def parse_block(text: str, offset: int, cache: BlockCache | None = None) -> Pars
 def _parse(text: str, base: int) -> ParsedBlock:
     block_lines = source_lines(text)
     work = [line if line.endswith(("\n", "\r")) else line + "\n" for line in block_lines]
-    padding = "\n" * base
     end = len(block_lines)
     first_error: Diagnostic | None = None
     repaired: set[int] = set()
@@ -179,8 +178,9 @@ def _parse(text: str, base: int) -> ParsedBlock:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                tree = ast.parse(padding + "".join(work))
+                tree = ast.parse("".join(work))
         except SyntaxError as err:
+            _to_file_lines(err, base)
             if first_error is None:
                 first_error = _diagnostic(err, base, block_lines)
             index = _repair(work, err, base, attempts)
@@ -196,8 +196,25 @@ def _parse(text: str, base: int) -> ParsedBlock:
                 "not-analysed",
             )
             return ParsedBlock(base, end, [], first_error or note, frozenset(range(base + 1, base + end + 1)))
+        if base:
+            ast.increment_lineno(tree, base)  # parsed alone (padding with ``base`` lines costs a file per block)
         return ParsedBlock(base, end, tree.body, first_error, frozenset(repaired))
     return ParsedBlock(base, end, [], first_error, frozenset(range(base + 1, base + end + 1)))
+
+
+_ON_LINE = re.compile(r"(on line )(\d+)")
+
+
+def _to_file_lines(err: SyntaxError, base: int) -> None:
+    """A syntax error of the block parsed alone, in file lines (its line numbers and its message's)."""
+    if not base:
+        return
+    if err.lineno is not None:
+        err.lineno += base
+    if getattr(err, "end_lineno", None) is not None:
+        err.end_lineno += base  # type: ignore[operator]
+    if err.msg:
+        err.msg = _ON_LINE.sub(lambda m: f"{m.group(1)}{int(m.group(2)) + base}", err.msg)
 
 
 def _repair(work: list[str], err: SyntaxError, base: int, attempts: dict[int, int]) -> int | None:
