@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 RUN_STEPS = 60_000
 """Steps one run-along may spend: three times what the most demanding of TileLang's examples needs (18,437)."""
-RUN_SECONDS = 1.0
+RUN_SECONDS = 0.5
 EXPRESSION_STEPS = 20_000
-EXPRESSION_SECONDS = 0.25
+EXPRESSION_SECONDS = 0.2
 _CLOCK_EVERY = 1024
 """Steps between two looks at the clock."""
 
