@@ -62,9 +62,8 @@ async def _hover(client: LanguageClient, uri: str, where: types.Position) -> flo
 async def measure(client: LanguageClient, name: str, text: str, keystrokes: int, other: str) -> None:
     uri = (Path("/tmp") / f"{name}.py").as_uri()
     lines = text.splitlines()
-    target = next(i for i in range(len(lines) // 2, len(lines)) if "T.clear(C_local)" in lines[i])
-    if "value_" in text:
-        target = next(i for i in range(len(lines) // 2, len(lines)) if lines[i].startswith("value_"))
+    marker = "value_" if "value_" in text else "T.clear(C_local)"
+    target = next(i for i in range(len(lines) // 2, len(lines)) if marker in lines[i])
     column = len(lines[target])
     start = time.perf_counter()
     _open(client, uri, text)
