@@ -86,7 +86,7 @@ class Session:
             pass
 
     async def start(self, **options: Any) -> None:
-        await self.client.start_io(sys.executable, "-m", "tilescope.lsp")
+        await self.client.start_io(str(Path(sys.executable).with_name("tilescope")), "lsp")
         capabilities = types.ClientCapabilities(
             workspace=types.WorkspaceClientCapabilities(
                 inlay_hint=types.InlayHintWorkspaceClientCapabilities(refresh_support=True)

@@ -37,7 +37,7 @@ async def soak(edits: int, encoding: str, seed: int, corpus: Path, batch: int, e
     paths = sorted(corpus.rglob("*.py")) if corpus.is_dir() else sorted((ROOT / "examples").glob("*.py"))
     sources = {path: path.read_text() for path in paths}
     client = LanguageClient()
-    await client.start_io(sys.executable, "-m", "tilescope.lsp", "--stdio")
+    await client.start_io(str(Path(sys.executable).with_name("tilescope")), "lsp", "--stdio")
     result = await client.initialize_session(
         types.InitializeParams(capabilities=client_capabilities(EDITOR[encoding]), initialization_options={})
     )

@@ -8,8 +8,7 @@ code action.
 from __future__ import annotations
 
 from lsprotocol import types
-from tilescope.core.ide.code_actions import quick_fixes
-from tilescope.core.ide.merge import diagnostics as merged_diagnostics
+from tilescope.core.ide import merged_diagnostics, quick_fixes
 from tilescope.lsp.convert import diagnostic, span_range
 from tilescope.lsp.server import TilescopeServer
 

@@ -1,16 +1,16 @@
 """``textDocument/codeLens``: "Trace passes", "Plot layouts" and "Show CUDA" above each kernel, and
 above an autotuned kernel the core's summary of its configs ("24 configs: 18 fit, 6 exceed shared
-memory"), each bound to a command the server carries out itself (``lsp.show``), so they work in
+memory"), each bound to a command the server carries out itself (``lsp.commands``), so they work in
 any client. Shown only in a trusted workspace, since the commands run the compiler."""
 
 from __future__ import annotations
 
 from lsprotocol import types
-from tilescope.core.ide.layout_view import plot_order
+from tilescope.core.ide import plot_order
 from tilescope.core.model import Span
+from tilescope.lsp.commands import SHOW_AUTOTUNE, SHOW_CUDA, SHOW_LAYOUT, SHOW_PASSES
 from tilescope.lsp.convert import span_range
 from tilescope.lsp.server import TilescopeServer
-from tilescope.lsp.show import SHOW_AUTOTUNE, SHOW_CUDA, SHOW_LAYOUT, SHOW_PASSES
 
 
 def code_lens(ls: TilescopeServer, params: types.CodeLensParams) -> list[types.CodeLens]:

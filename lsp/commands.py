@@ -1,39 +1,57 @@
 """``workspace/executeCommand``: the core's editor views, as editors render them.
 
+Data commands, answered with the JSON of a ``tilescope.core.ide`` view (the VS Code extension
+draws them):
+
 - ``tilescope.tracePasses`` ``[uri, kernel|null]`` → ``TraceView`` (passes joined with the catalogue)
 - ``tilescope.passIR`` ``[uri, kernel, index]`` → ``PassDiff`` (the IR diff of pass ``index``, rows as drawn)
 - ``tilescope.plotLayout`` ``[uri, kernel|null, buffer|null]`` → ``KernelLayout`` (the kernel's layout
   buffers in plot order and the view of the chosen one, the first when none is named)
 - ``tilescope.showCuda`` ``[uri, kernel|null]`` → ``CudaSource``
-- ``tilescope.kernelModel`` ``[uri]`` → ``FileAnalysis``
-- ``tilescope.autotuneConfigs`` ``[uri, kernel|null]`` → ``Autotune`` (every config and its verdict)
+- ``tilescope.kernelModel`` ``[uri]`` → ``FileAnalysis`` (which kernels compiled, and everything known of them)
 
-The views are the dataclasses of ``tilescope.core.ide``, sent as their JSON. Each needs the compiler
-tier, so each fails with a clear message in an untrusted workspace.
+Code-lens commands, carried out by the server itself so that lenses work in any editor:
+``tilescope.show.passes`` ``[uri, kernel]``, ``tilescope.show.layout`` ``[uri, kernel, buffer]``,
+``tilescope.show.cuda`` ``[uri, kernel]`` and ``tilescope.show.autotune`` ``[uri, kernel]`` write the
+Markdown of the same views (the pass table, the buffer's hover, the generated CUDA, every autotune
+config with its verdict) to a file in a private folder (``private_files``) and ask the client to open it with
+``window/showDocument``; the answer is ``{"uri": ...}`` for clients that would rather open it
+themselves. The VS Code extension maps these lens commands to its own views instead.
+
+Every command needs the compiler tier, so each fails with a clear message in an untrusted workspace.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from pygls.lsp.server import LanguageServer
-from tilescope.core.ide.ir_diff import unified
-from tilescope.core.ide.layout_view import KernelLayout, NoLayout, choose
-from tilescope.core.ide.trace_view import PassDiff, TraceView, trace_view
-from tilescope.core.model import Autotune, FileAnalysis, KernelModel
-from tilescope.lsp.compiler_tier import CompilerTier
-from tilescope.lsp.settings import Settings
-
-if TYPE_CHECKING:
-    from tilescope.lsp.server import TilescopeServer
+from lsprotocol import types
+from tilescope.core.ide import (
+    KernelLayout,
+    NoLayout,
+    PassDiff,
+    PrivateFolder,
+    TraceView,
+    buffer_markdown,
+    choose,
+    configs_markdown,
+    passes_markdown,
+    trace_view,
+    unified,
+)
+from tilescope.core.model import FileAnalysis, KernelModel
+from tilescope.lsp.server import TilescopeServer
 
 TRACE_PASSES = "tilescope.tracePasses"
 PASS_IR = "tilescope.passIR"
 PLOT_LAYOUT = "tilescope.plotLayout"
-SHOW_CUDA = "tilescope.showCuda"
+SHOW_CUDA_SOURCE = "tilescope.showCuda"
 KERNEL_MODEL = "tilescope.kernelModel"
-AUTOTUNE_CONFIGS = "tilescope.autotuneConfigs"
+SHOW_PASSES = "tilescope.show.passes"
+SHOW_LAYOUT = "tilescope.show.layout"
+SHOW_CUDA = "tilescope.show.cuda"
+SHOW_AUTOTUNE = "tilescope.show.autotune"
+FOLDER = PrivateFolder()
 
 
 class CommandError(Exception):
@@ -46,23 +64,8 @@ class CudaSource:
     source: str
 
 
-@runtime_checkable
-class _State(Protocol):
-    """What the commands read from the server: trust and the compiler tier."""
-
-    settings: Settings
-    compiler: CompilerTier
-
-
-def _state(server: LanguageServer) -> _State:
-    """The server as the state the commands need (pygls resolves handler annotations at call time,
-    so they name ``LanguageServer``, which imports without this package)."""
-    if not isinstance(server, _State):
-        raise CommandError(f"Tilescope: commands need the Tilescope server, not {type(server).__name__}")
-    return server
-
-
-async def _analysis(ls: _State, uri: str) -> FileAnalysis:
+async def _analysis(ls: TilescopeServer, uri: str) -> FileAnalysis:
+    """The compiled analysis of the document's current text: the one trust check of every command."""
     if not ls.settings.trusted:
         raise CommandError("Tilescope: the workspace is not trusted, so the compiler tier is off")
     snapshot = await ls.compiler.current(uri)
@@ -71,7 +74,7 @@ async def _analysis(ls: _State, uri: str) -> FileAnalysis:
     return snapshot.analysis
 
 
-async def _kernel(ls: _State, uri: str, name: str | None) -> KernelModel:
+async def _kernel(ls: TilescopeServer, uri: str, name: str | None) -> KernelModel:
     analysis = await _analysis(ls, uri)
     model = analysis.kernel(name)
     if model is None:
@@ -81,45 +84,73 @@ async def _kernel(ls: _State, uri: str, name: str | None) -> KernelModel:
     return model
 
 
-def register(server: TilescopeServer) -> None:
-    @server.command(TRACE_PASSES)
-    async def trace_passes(server: LanguageServer, uri: str, kernel: str | None = None) -> TraceView:
-        return trace_view(await _kernel(_state(server), uri, kernel))
+def _cuda(model: KernelModel) -> CudaSource:
+    if model.device_source is None:
+        raise CommandError(f"Tilescope: no device source for kernel {model.kernel!r}")
+    return CudaSource(model.kernel, model.device_source)
 
-    @server.command(PASS_IR)
-    async def pass_ir(server: LanguageServer, uri: str, kernel: str, index: int) -> PassDiff:
-        ls = _state(server)
-        model = await _kernel(ls, uri, kernel)
-        if not 0 <= index < len(model.passes):
-            raise CommandError(f"Tilescope: pass index {index} is outside 0..{len(model.passes) - 1}")
-        before = await ls.compiler.pass_ir(uri, model.kernel, index - 1)
-        after = await ls.compiler.pass_ir(uri, model.kernel, index)
-        return PassDiff(model.kernel, index, unified(before, after))
 
-    @server.command(PLOT_LAYOUT)
-    async def plot_layout(
-        server: LanguageServer, uri: str, kernel: str | None = None, buffer: str | None = None
-    ) -> KernelLayout:
-        model = await _kernel(_state(server), uri, kernel)
-        try:
-            return choose(model, buffer)
-        except NoLayout as error:
-            raise CommandError(f"Tilescope: {error}") from error
+async def trace_passes(ls: TilescopeServer, uri: str, kernel: str | None = None) -> TraceView:
+    return trace_view(await _kernel(ls, uri, kernel))
 
-    @server.command(SHOW_CUDA)
-    async def show_cuda(server: LanguageServer, uri: str, kernel: str | None = None) -> CudaSource:
-        model = await _kernel(_state(server), uri, kernel)
-        if model.device_source is None:
-            raise CommandError(f"Tilescope: no device source for kernel {model.kernel!r}")
-        return CudaSource(model.kernel, model.device_source)
 
-    @server.command(KERNEL_MODEL)
-    async def kernel_model(server: LanguageServer, uri: str) -> FileAnalysis:
-        return await _analysis(_state(server), uri)
+async def pass_ir(ls: TilescopeServer, uri: str, kernel: str, index: int) -> PassDiff:
+    model = await _kernel(ls, uri, kernel)
+    if not 0 <= index < len(model.passes):
+        raise CommandError(f"Tilescope: pass index {index} is outside 0..{len(model.passes) - 1}")
+    before = await ls.compiler.pass_ir(uri, model.kernel, index - 1)
+    after = await ls.compiler.pass_ir(uri, model.kernel, index)
+    return PassDiff(model.kernel, index, unified(before, after))
 
-    @server.command(AUTOTUNE_CONFIGS)
-    async def autotune_configs(server: LanguageServer, uri: str, kernel: str | None = None) -> Autotune:
-        model = await _kernel(_state(server), uri, kernel)
-        if model.autotune is None:
-            raise CommandError(f"Tilescope: kernel {model.kernel!r} is not autotuned")
-        return model.autotune
+
+async def plot_layout(
+    ls: TilescopeServer, uri: str, kernel: str | None = None, buffer: str | None = None
+) -> KernelLayout:
+    model = await _kernel(ls, uri, kernel)
+    try:
+        return choose(model, buffer)
+    except NoLayout as error:
+        raise CommandError(f"Tilescope: {error}") from error
+
+
+async def cuda_source(ls: TilescopeServer, uri: str, kernel: str | None = None) -> CudaSource:
+    return _cuda(await _kernel(ls, uri, kernel))
+
+
+async def kernel_model(ls: TilescopeServer, uri: str) -> FileAnalysis:
+    return await _analysis(ls, uri)
+
+
+async def _open(ls: TilescopeServer, name: str, text: str) -> dict[str, str]:
+    uri = FOLDER.write(name, text).as_uri()
+    window = ls.client_capabilities.window
+    if window and window.show_document and window.show_document.support:
+        await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
+    return {"uri": uri}
+
+
+async def show_passes(ls: TilescopeServer, uri: str, kernel: str | None = None) -> dict[str, str]:
+    model = await _kernel(ls, uri, kernel)
+    return await _open(ls, f"{model.kernel}.passes.md", passes_markdown(trace_view(model)))
+
+
+async def show_layout(ls: TilescopeServer, uri: str, kernel: str, buffer: str) -> dict[str, str]:
+    model = await _kernel(ls, uri, kernel)
+    static = next((k for k in ls.facts(uri).static.kernels if k.ref.name == model.kernel), None)
+    decl = static.buffer(buffer) if static is not None else None
+    if decl is None:
+        raise CommandError(f"Tilescope: no buffer {buffer!r} in kernel {model.kernel!r}")
+    text = f"# `{buffer}` in `{model.kernel}`\n\n" + buffer_markdown(decl, static, model) + "\n"
+    return await _open(ls, f"{model.kernel}.{buffer}.layout.md", text)
+
+
+async def show_cuda(ls: TilescopeServer, uri: str, kernel: str | None = None) -> dict[str, str]:
+    cuda = _cuda(await _kernel(ls, uri, kernel))
+    return await _open(ls, f"{cuda.kernel}.cu", cuda.source)
+
+
+async def show_autotune(ls: TilescopeServer, uri: str, kernel: str | None = None) -> dict[str, str]:
+    model = await _kernel(ls, uri, kernel)
+    if model.autotune is None:
+        raise CommandError(f"Tilescope: kernel {model.kernel!r} is not autotuned")
+    return await _open(ls, f"{model.kernel}.autotune.md", configs_markdown(model.kernel, model.autotune) + "\n")

@@ -16,9 +16,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from tilescope.core import Analyzer, FileAnalysis, IRText
-from tilescope.core.ide.merge import CompiledSnapshot
-from tilescope.core.model import Diagnostic, Span
+from tilescope.core.ide import Analyzer, CompiledSnapshot
+from tilescope.core.model import Diagnostic, FileAnalysis, IRText, Span
 from tilescope.lsp.documents import Documents
 from tilescope.lsp.settings import Settings
 

@@ -4,7 +4,7 @@ cursor is in (items from ``tilescope.core.ide.complete``)."""
 from __future__ import annotations
 
 from lsprotocol import types
-from tilescope.core.ide.complete import complete
+from tilescope.core.ide import complete
 from tilescope.lsp.server import TilescopeServer
 
 _KIND = {

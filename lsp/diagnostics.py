@@ -1,13 +1,13 @@
 """``textDocument/publishDiagnostics``: static findings at once, compiler findings when current.
 
 Compiler diagnostics are published only together with the document version they were computed
-for; ``tilescope.core.ide.merge.diagnostics`` decides which static estimates they replace.
+for; ``tilescope.core.ide.merged_diagnostics`` decides which static estimates they replace.
 """
 
 from __future__ import annotations
 
 from lsprotocol import types
-from tilescope.core.ide.merge import diagnostics as merged_diagnostics
+from tilescope.core.ide import merged_diagnostics
 from tilescope.lsp.convert import diagnostic
 from tilescope.lsp.server import TilescopeServer
 

@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from pygls.workspace import TextDocument, Workspace
-from tilescope.core.ide.merge import CompiledSnapshot, Facts, facts, fingerprints
-from tilescope.core.static import StaticFile, analyze_source
-from tilescope.core.static.recover import BlockCache
+from tilescope.core.ide import CompiledSnapshot, Facts, facts, fingerprints
+from tilescope.core.static import BlockCache, StaticFile, analyze_source
 
 
 class DocumentNotOpen(KeyError):

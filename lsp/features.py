@@ -1,9 +1,11 @@
-"""The one registration table: which handler answers which LSP method, and the server built from it.
+"""The one registration table: which handler answers which LSP method or command, and the server built from it.
 
 Handlers are plain functions ``(ls: TilescopeServer, params) -> answer`` in their feature modules,
 importable and callable directly in tests. Registration wraps each so that a request never ends in
 an error response: a document that is not open gets the method's empty answer, and an unexpected
 exception is logged to the client (``window/logMessage``, type Error) and answered empty as well.
+Commands are plain functions ``(ls, *arguments)`` in ``commands.py``; their errors reach the editor
+as the command's error response.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from tilescope.lsp import (
     hover,
     inlay_hints,
     navigation,
-    show,
     signature_help,
     symbols,
     sync,
@@ -79,10 +80,15 @@ FEATURES: tuple[Feature, ...] = (
     Feature(types.TEXT_DOCUMENT_CODE_ACTION, code_actions.code_actions, list, code_actions.OPTIONS),
 )
 COMMANDS: dict[str, Callable[..., Any]] = {
-    show.SHOW_PASSES: show.show_passes,
-    show.SHOW_LAYOUT: show.show_layout,
-    show.SHOW_CUDA: show.show_cuda,
-    show.SHOW_AUTOTUNE: show.show_autotune,
+    commands.TRACE_PASSES: commands.trace_passes,
+    commands.PASS_IR: commands.pass_ir,
+    commands.PLOT_LAYOUT: commands.plot_layout,
+    commands.SHOW_CUDA_SOURCE: commands.cuda_source,
+    commands.KERNEL_MODEL: commands.kernel_model,
+    commands.SHOW_PASSES: commands.show_passes,
+    commands.SHOW_LAYOUT: commands.show_layout,
+    commands.SHOW_CUDA: commands.show_cuda,
+    commands.SHOW_AUTOTUNE: commands.show_autotune,
 }
 
 
@@ -155,5 +161,4 @@ def create_server() -> TilescopeServer:
         server.feature(feature.method, feature.options)(guarded(feature))
     for name, command in COMMANDS.items():
         server.command(name)(command)
-    commands.register(server)
     return server

@@ -6,7 +6,7 @@ The labels come from ``tilescope.core.ide.hints``; this module only places them.
 from __future__ import annotations
 
 from lsprotocol import types
-from tilescope.core.ide.hints import inlay_hints
+from tilescope.core.ide import inlay_hints
 from tilescope.lsp.convert import position
 from tilescope.lsp.server import TilescopeServer
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lsprotocol import types
-from tilescope.core.ide.navigate import definition, references
+from tilescope.core.ide import definition, references
 from tilescope.lsp.convert import core_position, span_range
 from tilescope.lsp.server import TilescopeServer
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from tilescope.core.ide.merge import CompiledSnapshot, Facts
+from tilescope.core.ide import CompiledSnapshot, Facts
 from tilescope.lsp.compiler_tier import CompilerTier
 from tilescope.lsp.documents import Documents
 from tilescope.lsp.settings import Settings

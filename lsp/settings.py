@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from tilescope.core.ide.hints import HINT_KINDS
+from tilescope.core.ide import HINT_KINDS
 
 SECTION = "tilescope"
 

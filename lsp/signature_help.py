@@ -4,7 +4,7 @@ parameter (from ``tilescope.core.ide.complete``)."""
 from __future__ import annotations
 
 from lsprotocol import types
-from tilescope.core.ide.complete import signature_help as find_signature
+from tilescope.core.ide import signature_at
 from tilescope.lsp.completion import CONTEXT_LINES
 from tilescope.lsp.server import TilescopeServer
 
@@ -17,7 +17,7 @@ def _utf16(text: str) -> int:
 def signature_help(ls: TilescopeServer, params: types.SignatureHelpParams) -> types.SignatureHelp | None:
     uri = params.text_document.uri
     aliases = ls.facts(uri).static.aliases
-    found = find_signature(ls.text(uri).before(params.position, CONTEXT_LINES), aliases)
+    found = signature_at(ls.text(uri).before(params.position, CONTEXT_LINES), aliases)
     if found is None:
         return None
     parameters = [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lsprotocol import types
-from tilescope.core.ide.navigate import OutlineNode, outline
+from tilescope.core.ide import OutlineNode, outline
 from tilescope.lsp.convert import span_range
 from tilescope.lsp.server import TilescopeServer
 from tilescope.lsp.text import Text

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 
 from lsprotocol import types
-from tilescope.core.ide.merge import CompiledSnapshot
+from tilescope.core.ide import CompiledSnapshot
 from tilescope.lsp import diagnostics
 from tilescope.lsp.server import TilescopeServer
 

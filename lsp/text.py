@@ -20,7 +20,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.workspace import TextDocument, Workspace
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
-from tilescope.core.lines import source_lines
+from tilescope.core.ide import source_lines
 
 SYNC_KIND = types.TextDocumentSyncKind.Incremental
 

@@ -50,32 +50,49 @@ def _type_checking(node: ast.If) -> bool:
     return "TYPE_CHECKING" in ast.unparse(node.test)
 
 
+def import_statements(path: Path) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The absolute import statements of ``path`` that run, wherever they sit (``TYPE_CHECKING`` blocks left out)."""
+
+    def visit(nodes: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
+        for node in nodes:
+            if isinstance(node, ast.If) and _type_checking(node):
+                yield from visit(node.orelse)
+                continue
+            if isinstance(node, ast.Import) or (isinstance(node, ast.ImportFrom) and node.module and node.level == 0):
+                yield node
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.stmt):
+                    yield from visit([child])
+                elif isinstance(child, ast.excepthandler | ast.match_case):
+                    yield from visit(child.body)
+
+    yield from visit(ast.parse(path.read_text(encoding="utf-8")).body)
+
+
 def imports(path: Path, known: Mapping[str, Path]) -> set[str]:
     """The project modules ``path`` imports when it runs, wherever the import statement sits."""
     found: set[str] = set()
-
-    def visit(nodes: list[ast.stmt]) -> None:
-        for node in nodes:
-            if isinstance(node, ast.If) and _type_checking(node):
-                visit(node.orelse)
-                continue
-            if isinstance(node, ast.Import):
-                found.update(a.name for a in node.names if a.name in known)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                for alias in node.names:
-                    full = f"{node.module}.{alias.name}"
-                    if full in known:
-                        found.add(full)
-                    elif node.module in known:
-                        found.add(node.module)
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.stmt):
-                    visit([child])
-                elif isinstance(child, ast.excepthandler | ast.match_case):
-                    visit(child.body)
-
-    visit(ast.parse(path.read_text(encoding="utf-8")).body)
+    for node in import_statements(path):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name in known)
+            continue
+        for alias in node.names:
+            full = f"{node.module}.{alias.name}"
+            if full in known:
+                found.add(full)
+            elif node.module in known:
+                found.add(node.module)
     return found
+
+
+def written(path: Path) -> set[str]:
+    """The modules ``path`` imports, as written: ``from a.b import c`` names ``a.b``, so that an
+    import through a package's own names is told apart from one that reaches past them."""
+    return {
+        name
+        for node in import_statements(path)
+        for name in ([a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""])
+    }
 
 
 def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
@@ -169,3 +186,96 @@ def test_every_module_imports_on_its_own():
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# Allowed arrows: which layer may import which. The core computes every fact; the static tier reads
+# source only; the editor layer and its front ends draw views and never load TileLang.
+
+COMPILER_TIER = {
+    f"tilescope.core.{name}"
+    for name in (
+        "analysis",
+        "autotune",
+        "extract",
+        "ir_text",
+        "launch_records",
+        "loader",
+        "lowering",
+        "service",
+        "worker",
+        "worker_link",
+        "compat",
+    )
+}
+"""Modules that run (or talk to the process that runs) the compiler."""
+FRONT_ENDS = ("tilescope.lsp", "tilescope.visualizer")
+FRONT_END_MAY_IMPORT = ("tilescope.core.ide", "tilescope.core.model", "tilescope.core.static")
+"""The editor layer's door, the model and the static tier's public names (its package, not its modules)."""
+COMMAND_PLUMBING = ("tilescope.core.check_cmd", "tilescope.core.kernel_options")
+"""Command-line options shared by every ``tilescope`` command, which the visualizer's commands take too."""
+TILELANG = ("tilelang", "tvm")
+
+
+def _under(name: str, roots: tuple[str, ...] | set[str]) -> bool:
+    return any(name == root or name.startswith(root + ".") for root in roots)
+
+
+def arrows() -> dict[str, set[str]]:
+    return {name: written(path) for name, path in modules().items()}
+
+
+def test_the_core_never_imports_a_front_end_or_the_puzzles():
+    wrong = {
+        name: sorted(n for n in found if _under(n, (*FRONT_ENDS, "tilescope.puzzles")))
+        for name, found in arrows().items()
+        if _under(name, ("tilescope.core",))
+    }
+    assert {k: v for k, v in wrong.items() if v} == {}
+
+
+def test_the_static_tier_never_imports_the_editor_layer_or_the_compiler_tier():
+    forbidden = {"tilescope.core.ide", *COMPILER_TIER}
+    wrong = {
+        name: sorted(n for n in found if _under(n, forbidden) or _under(n, TILELANG))
+        for name, found in arrows().items()
+        if _under(name, ("tilescope.core.static",))
+    }
+    assert {k: v for k, v in wrong.items() if v} == {}
+
+
+def test_front_ends_import_the_core_only_through_its_doors():
+    wrong: dict[str, list[str]] = {}
+    for name, found in arrows().items():
+        if not _under(name, FRONT_ENDS):
+            continue
+        allowed = FRONT_END_MAY_IMPORT + (COMMAND_PLUMBING if name.startswith("tilescope.visualizer.") else ())
+        through_static = [n for n in found if _under(n, ("tilescope.core.static",)) and n != "tilescope.core.static"]
+        outside = [
+            n
+            for n in found
+            if _under(n, ("tilescope.core",))
+            and n != "tilescope.core"
+            and not (n in allowed or _under(n, ("tilescope.core.model",)) or n == "tilescope.core.ide")
+        ]
+        if through_static or outside or "tilescope.core" in found:
+            wrong[name] = sorted({*through_static, *outside} | ({"tilescope.core"} & found))
+    assert wrong == {}
+
+
+def test_views_never_import_tilelang():
+    """Neither the editor layer nor a front end, nor anything they import in turn, loads TileLang."""
+    known = modules()
+    graph = {name: imports(path, known) - {name} for name, path in known.items()}
+    loads = {name for name, found in arrows().items() if any(_under(n, TILELANG) for n in found)}
+    views = [n for n in known if _under(n, ("tilescope.core.ide", *FRONT_ENDS))]
+    wrong: dict[str, list[str]] = {}
+    for view in views:
+        seen, todo = {view}, [view]
+        while todo:
+            for target in graph[todo.pop()]:
+                if target not in seen:
+                    seen.add(target)
+                    todo.append(target)
+        if seen & loads:
+            wrong[view] = sorted(seen & loads)
+    assert wrong == {}

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tilescope.core.batch import analyze_files, python_files
+from tilescope.core.display import dims_text, stages_text
 from tilescope.core.model import SCHEMA_VERSION, Diagnostic, FileAnalysis, KernelModel, dumps, to_json
 from tilescope.core.sarif import to_sarif
 
@@ -174,10 +175,6 @@ def summary(result: FileAnalysis) -> str:
     )
 
 
-def _shape(dims: list[int | str]) -> str:
-    return "×".join(str(d) for d in dims)
-
-
 def _diagnostic(path: str, d: Diagnostic) -> str:
     return f"  {path}:{d.span.line}: {d.severity}[{d.code}]: {d.message}"
 
@@ -191,7 +188,7 @@ def render_kernel(k: KernelModel) -> list[str]:
             if k.launch.threads_after_ws != k.launch.threads
             else ""
         )
-        out.append(f"  launch   grid {_shape(k.launch.grid)} × {k.launch.threads} threads{ws}")
+        out.append(f"  launch   grid {dims_text(k.launch.grid)} × {k.launch.threads} threads{ws}")
     if k.passes:
         changed = sum(p.changed for p in k.passes)
         out.append(
@@ -199,7 +196,7 @@ def render_kernel(k: KernelModel) -> list[str]:
             f"shared memory {k.shared_bytes} B"
         )
     for p in k.pipelines:
-        out.append(f"  pipeline loop {p.loop_var} at line {p.line}: {p.num_stages} stages")
+        out.append(f"  pipeline loop {p.loop_var} at line {p.line}: {stages_text(p.num_stages)}")
     if k.resources:
         r = k.resources
         out.append(
@@ -218,10 +215,10 @@ def render_kernel(k: KernelModel) -> list[str]:
                     f", replicate {layout.replicate}"
                 )
             elif layout is not None:
-                note = f"  layout {_shape(layout.input_shape)} → {_shape(layout.output_shape)} ({layout.swizzle})"
+                note = f"  layout {dims_text(layout.input_shape)} → {dims_text(layout.output_shape)} ({layout.swizzle})"
             size = f"{b.bytes} B" if b.bytes is not None else "?"
             out.append(
-                f"    {b.name:<{width}}  {_shape(b.shape):<14} {b.dtype:<8} {b.scope:<15} {size:>10}  "
+                f"    {b.name:<{width}}  {dims_text(b.shape):<14} {b.dtype:<8} {b.scope:<15} {size:>10}  "
                 f"line {b.line}{note}"
             )
     return out

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
+from tilescope.core.display import dims_text
+
 SCHEMA_VERSION = 2
 
 Severity = Literal["error", "warning", "information", "hint"]
@@ -302,7 +304,7 @@ class Finding:
             "input-write": "write to input",
         }[self.kind]
         index = ", ".join(str(i) for i in self.index)
-        shape = "×".join(str(s) for s in self.shape)
+        shape = dims_text(self.shape)
         where = f"line {self.line}: " if self.line else ""
         many = f", {self.count} elements" if self.count > 1 else ""
         return f"{where}{what} {self.buffer}[{index}] (shape {shape}){many}"

@@ -12,6 +12,7 @@ import argparse
 import sys
 
 from tilescope.core.check_cmd import parse_args_overrides
+from tilescope.core.display import dims_text
 from tilescope.core.model import RunReport, dumps
 from tilescope.core.service import Analyzer
 
@@ -50,11 +51,11 @@ def render(path: str, report: RunReport) -> str:
         where = f"{path}:{report.line}: " if report.line else ""
         lines.append(f"  {where}error: {report.error}")
         return "\n".join(lines)
-    grid = "×".join(str(g) for g in report.grid) or "1"
-    threads = "×".join(str(t) for t in report.threads) or "?"
+    grid = dims_text(report.grid) or "1"
+    threads = dims_text(report.threads) or "?"
     lines.append(f"  interpreted grid {grid} (blocks of {threads} threads) in {report.seconds:.2f} s")
     for o in report.outputs:
-        shape = "×".join(str(s) for s in o.shape)
+        shape = dims_text(o.shape)
         lines.append(
             f"  {o.name} {shape} {o.dtype}: min {_number(o.minimum)} max {_number(o.maximum)} "
             f"mean {_number(o.mean)}; {o.nan} NaN, {o.inf} Inf, {o.unwritten} never written"

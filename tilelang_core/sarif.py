@@ -1,7 +1,8 @@
 """Diagnostics as SARIF 2.1.0, the format CI systems (GitHub code scanning, GitLab, Azure) show on pull requests.
 
-One run, tool ``tilescope``, one rule per diagnostic code; locations relative to the folder the
-check ran from (``%SRCROOT%``) when the file is inside it. SARIF columns are 1-based; ours are 0-based.
+One run, tool ``tilescope``, one rule per diagnostic code (described by the code registry,
+``codes.py``); locations relative to the folder the check ran from (``%SRCROOT%``) when the file is
+inside it. SARIF columns are 1-based; ours are 0-based.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from tilescope.core.codes import sarif_rule
 from tilescope.core.model import Diagnostic, FileAnalysis
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -63,7 +65,7 @@ def to_sarif(results: list[FileAnalysis], root: Path) -> dict[str, Any]:
                     "driver": {
                         "name": "tilescope",
                         "version": tool_version,
-                        "rules": [{"id": rule, "name": rule} for rule in rules],
+                        "rules": [sarif_rule(rule) for rule in rules],
                     }
                 },
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": root.as_uri() + "/"}},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 
+from tilescope.core.display import dims_text
 from tilescope.core.model import Change, KernelModel, Variant, VariantDiff
 
 
@@ -12,7 +13,7 @@ def _resources(k: KernelModel | None) -> dict[str, str]:
         return {}
     facts: dict[str, str] = {"shared_bytes": str(k.shared_bytes), "warp_specialized": str(k.warp_specialized)}
     if k.launch is not None:
-        facts["grid"] = "×".join(map(str, k.launch.grid))
+        facts["grid"] = dims_text(k.launch.grid)
         facts["threads"] = str(k.launch.threads_after_ws)
     for p in k.pipelines:
         facts[f"stages {p.loop_var}"] = str(p.num_stages)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tilescope.core import Analyzer
 from tilescope.core.check_cmd import parse_args_overrides
+from tilescope.core.ide import Analyzer
 from tilescope.core.model import FileAnalysis, KernelModel
 
 

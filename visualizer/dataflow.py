@@ -8,7 +8,7 @@ edge, so accumulators do not turn the picture into a knot of back edges.
 from __future__ import annotations
 
 import graphviz
-from tilescope.core.ide.layout_text import buffer_stages
+from tilescope.core.ide import buffer_stages, dims_text, stages_text
 from tilescope.core.model import Access, Buffer, KernelModel
 
 _SCOPE_STYLE = {
@@ -30,14 +30,10 @@ def _scope_style(scope: str) -> dict[str, str]:
     return {"style": "filled", **_SCOPE_STYLE.get(key, {"shape": "box", "fillcolor": "white"})}
 
 
-def _shape(dims: list[int | str]) -> str:
-    return "×".join(str(d) for d in dims)
-
-
 def _buffer_label(kernel: KernelModel, buffer: Buffer) -> str:
     stages = buffer_stages(kernel, buffer)
-    staged = f"\n× {stages} stages" if stages else ""
-    return f"{buffer.name}\n{_shape(buffer.shape)} {buffer.dtype}\n{buffer.scope}{staged}"
+    staged = f"\n× {stages_text(stages)}" if stages else ""
+    return f"{buffer.name}\n{dims_text(buffer.shape)} {buffer.dtype}\n{buffer.scope}{staged}"
 
 
 def _op_label(access: Access) -> str:
@@ -51,7 +47,7 @@ def _title(kernel: KernelModel) -> str:
         threads = f"{kernel.launch.threads} threads"
         if kernel.launch.threads_after_ws != kernel.launch.threads:
             threads += f" ({kernel.launch.threads_after_ws} after warp specialisation)"
-        parts.append(f"grid {_shape(kernel.launch.grid)}, {threads}")
+        parts.append(f"grid {dims_text(kernel.launch.grid)}, {threads}")
     if kernel.shared_bytes:
         parts.append(f"{kernel.shared_bytes / 1024:.1f} KiB shared")
     return " · ".join(parts)

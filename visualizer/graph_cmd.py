@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import graphviz
-from tilescope.core import Analyzer
+from tilescope.core.ide import Analyzer
 from tilescope.visualizer.analyze import kernel_model
 from tilescope.visualizer.dataflow import build_graph
 

@@ -15,7 +15,7 @@ from rich.text import Text
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from tilescope.core.ide.ir_diff import Pair, Row
+from tilescope.core.ide import Pair, Row
 from tilescope.visualizer.tir_highlight import highlight
 
 Mode = Literal["unified", "split", "listing"]

@@ -11,8 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from tilescope.core import Analyzer
-from tilescope.core.ide.layout_view import KernelLayout, NoLayout, choose, layout_buffers
+from tilescope.core.ide import Analyzer, KernelLayout, NoLayout, choose, layout_buffers
 from tilescope.core.model import KernelModel, dumps
 from tilescope.visualizer.analyze import kernel_model
 

@@ -16,7 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
-from tilescope.core.ide.layout_view import LayoutView, Panel
+from tilescope.core.ide import LayoutView, Panel
 
 LABEL_ALL = 32
 """Tiles up to this many rows and columns get a label in every cell."""

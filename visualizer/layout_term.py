@@ -10,7 +10,7 @@ from __future__ import annotations
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
-from tilescope.core.ide.layout_view import LayoutView, Panel
+from tilescope.core.ide import LayoutView, Panel
 
 CORNER = 16
 """Rows and columns of the labelled close-up."""

@@ -19,7 +19,7 @@ from textual.reactive import reactive
 from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option, OptionDoesNotExist
 from textual.worker import get_current_worker
-from tilescope.core.ide.ir_diff import Diff, Row, listing, side_by_side
+from tilescope.core.ide import Diff, Row, listing, side_by_side
 from tilescope.core.model import IRText
 from tilescope.visualizer.ir_view import IRView
 from tilescope.visualizer.trace_session import TraceSession

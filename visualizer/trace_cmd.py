@@ -6,7 +6,7 @@ import argparse
 import time
 from pathlib import Path
 
-from tilescope.core import Analyzer
+from tilescope.core.ide import Analyzer
 from tilescope.visualizer.analyze import kernel_model
 from tilescope.visualizer.trace_session import TraceSession
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html
 
-from tilescope.core.ide.ir_diff import patch
+from tilescope.core.ide import patch
 from tilescope.visualizer.trace_session import TraceSession
 
 

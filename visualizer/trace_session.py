@@ -11,9 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tilescope.core import Analyzer
-from tilescope.core.ide.ir_diff import Diff, unified
-from tilescope.core.ide.trace_view import PassView, trace_view
+from tilescope.core.ide import Analyzer, Diff, PassView, trace_view, unified
 from tilescope.core.model import IRText, KernelModel
 
 

@@ -45,6 +45,7 @@ CASES = [
     ("stray_bytes.py", "supervised", "private reply channel", True),
     ("spawns.py", "supervised", "were ended", True),
     ("closes_channels.py", "worker-crash", "closed or replaced its private protocol descriptors", False),
+    ("replaces_requests.py", "worker-channel", "broke the compiler worker's protocol (user code replaced", False),
     ("segfaults.py", "worker-crash", "SIGSEGV", False),
     ("stops_parent.py", "supervisor-lost", "supervisor", False),
     ("kills_parent.py", "supervisor-lost", "supervisor", False),
@@ -52,6 +53,7 @@ CASES = [
     ("orphans.py", "supervisor-lost", "supervisor", False),
     ("spins.py", "worker-leftovers", "thread(s) still running (spinner)", False),
     ("forges.py", "worker-leftovers", "thread(s)", False),
+    ("unprintable_error.py", "internal-error", "cannot be printed", False),
 ]
 
 

@@ -151,3 +151,21 @@ def test_children_ignore_the_working_directory(tmp_path: Path) -> None:
         finally:
             os.chdir(REPO)
     assert result.kernels and result.kernels[0].passes
+
+
+def test_a_release_that_fails_to_import_is_a_diagnostic(tmp_path: Path) -> None:
+    """A supported release whose import raises: the worker reports why instead of starting."""
+    site = tmp_path / "site"
+    dist = site / "tilelang-0.1.15.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tilelang\nVersion: 0.1.15\n")
+    (site / "tilelang").mkdir()
+    (site / "tilelang" / "__init__.py").write_text("raise ImportError('libtvm.so: cannot open shared object file')\n")
+    python = tmp_path / "python"
+    python.write_text(f'#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    with Analyzer(python=str(python)) as analyzer:
+        result = analyzer.analyze(str(EXAMPLES / "gemm.py"))
+    (diagnostic,) = result.all_diagnostics()
+    assert diagnostic.code == "tilelang-import" and diagnostic.span.line == 8
+    assert "importing TileLang 0.1.15 failed: ImportError: libtvm.so" in diagnostic.message

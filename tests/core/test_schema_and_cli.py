@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 from tilescope.core import model
-from tilescope.core.ide import ir_diff, layout_view, trace_view
+from tilescope.core.ide import Diff, KernelLayout, LayoutView, Panel, PassDiff, PassView, Row, TraceView
+from tilescope.core.ide.layout_view import Conflict, Fact, LegendEntry
 from tilescope.core.model import SCHEMA_VERSION, FileAnalysis, dumps, from_json
 from tilescope.lsp.commands import CudaSource
 
@@ -43,17 +44,17 @@ RECORDS = [
     model.OutputStats,
     model.Finding,
     model.Comparison,
-    layout_view.KernelLayout,
-    layout_view.LayoutView,
-    layout_view.Panel,
-    layout_view.LegendEntry,
-    layout_view.Conflict,
-    layout_view.Fact,
-    trace_view.TraceView,
-    trace_view.PassView,
-    trace_view.PassDiff,
-    ir_diff.Diff,
-    ir_diff.Row,
+    KernelLayout,
+    LayoutView,
+    Panel,
+    LegendEntry,
+    Conflict,
+    Fact,
+    TraceView,
+    PassView,
+    PassDiff,
+    Diff,
+    Row,
     CudaSource,
 ]
 

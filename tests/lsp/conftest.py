@@ -1,4 +1,4 @@
-"""A real LSP client talking to ``python -m tilescope.lsp`` over stdio, as an editor would."""
+"""A real LSP client talking to ``tilescope lsp`` over stdio, started as an editor starts it."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "tilescope.lsp", "--stdio"], server_env=None)
+TILESCOPE = str(Path(sys.executable).with_name("tilescope"))
+"""The console script the package installs beside the interpreter, which editors run."""
+SERVER = ClientServerConfig(server_command=[TILESCOPE, "lsp", "--stdio"], server_env=None)
 
 
 async def start(client: LanguageClient, editor: str = "visual-studio-code", **options: Any) -> None:

@@ -289,7 +289,8 @@ async def test_an_autotuned_kernel_gets_a_lens_with_its_configs_summary(client: 
     assert (lens.command.command, list(lens.command.arguments)) == ("tilescope.show.autotune", [uri, "tuned_gemm"])
     shown = await within(execute(client, lens.command.command, *lens.command.arguments))
     assert "| 0 | block_M=256" in Path(urlparse(shown["uri"]).path).read_text()
-    configs = await within(execute(client, "tilescope.autotuneConfigs", uri, "tuned_gemm"))
+    model = await within(execute(client, "tilescope.kernelModel", uri))
+    configs = next(k for k in model["kernels"] if k["kernel"] == "tuned_gemm")["autotune"]
     assert [(c["index"], c["status"]) for c in configs["configs"]] == [
         (0, "exceeds-shared-memory"),
         (1, "fits"),

@@ -126,7 +126,7 @@ def test_the_launch_hint_follows_the_whole_with_line_and_literal_stages_get_none
 
 
 def test_one_diagnostic_per_fact_when_the_compiler_confirms_a_static_estimate() -> None:
-    from tilescope.core.ide.merge import diagnostics
+    from tilescope.core.ide import merged_diagnostics
     from tilescope.core.model import Diagnostic, FileAnalysis, Span
     from tilescope.core.static import analyze_source
 
@@ -134,5 +134,5 @@ def test_one_diagnostic_per_fact_when_the_compiler_confirms_a_static_estimate() 
     (estimate,) = [d for d in static.diagnostics if d.code == "shared-memory"]
     confirmed = Diagnostic("error", "needs 262144 bytes", Span(12), "shared-memory-overflow", kernel=estimate.kernel)
     compiled = FileAnalysis("budgets.py", "sm_90", [], [], [confirmed])
-    merged = [d.code for d in diagnostics(static, compiled) if d.kernel == estimate.kernel]
+    merged = [d.code for d in merged_diagnostics(static, compiled) if d.kernel == estimate.kernel]
     assert "shared-memory-overflow" in merged and "shared-memory" not in merged

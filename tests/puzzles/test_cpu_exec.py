@@ -67,3 +67,26 @@ def test_a_machine_without_a_gpu_interprets_by_default() -> None:
         session.close()
     assert report.passed, report.summary
     assert any("tile interpreter" in item for item in report.checked)
+
+
+def test_what_the_interpreter_cannot_run_is_a_diagnostic_at_its_line(analyzer: Analyzer, tmp_path) -> None:
+    p = _only(catalog.get(1), "odd")
+    path = tmp_path / "per_thread.py"
+    path.write_text(
+        "import tilelang.language as T\n"
+        "\n"
+        "\n"
+        "def kernel(N, block_N=256, dtype='float32'):\n"
+        "    @T.prim_func\n"
+        "    def main(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype)):\n"
+        "        with T.Kernel(1, threads=block_N):\n"
+        "            tx = T.get_thread_binding()\n"
+        "            for j in T.Parallel(block_N):\n"
+        "                if j < N:\n"
+        "                    B[j] = A[tx]\n"
+        "\n"
+        "    return main\n"
+    )
+    report = grader.grade_cpu(p, path, analyzer=analyzer, ptxas=False)
+    assert not report.passed
+    assert [d.code for d in report.diagnostics] == ["not-interpretable"], report.summary

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tilescope.core.ide.describe import hover
-from tilescope.core.ide.merge import Facts
+from tilescope.core.ide import Facts, describe_at
 from tilescope.core.static import analyze_source
 from tilescope.core.static.split import source_lines
 
@@ -69,7 +68,7 @@ def test_hover_says_where_each_number_came_from() -> None:
     static = analyze_source(EAGER)
     lines = source_lines(EAGER)
     line = next(n for n, text in enumerate(lines, 1) if "X_shared = " in text)
-    text = hover(Facts(static), line, lines[line - 1].index("X_shared") + 1)
+    text = describe_at(Facts(static), line, lines[line - 1].index("X_shared") + 1)
     assert text is not None
     assert "block=128 (default, line 11)" in text.markdown
     assert "N=256 (call, line 26)" in text.markdown
@@ -111,7 +110,7 @@ def test_an_autotuned_kernel_takes_its_first_config_and_unknown_configs_stay_unk
     assert found["block_K"][:2] == (32, "default")
     lines = source_lines(source)
     line = next(n for n, text in enumerate(lines, 1) if "A_shared = " in text)
-    text = hover(Facts(analyze_source(source)), line, lines[line - 1].index("A_shared") + 1)
+    text = describe_at(Facts(analyze_source(source)), line, lines[line - 1].index("A_shared") + 1)
     assert text is not None and f"block_M=64 (autotune config 0, line {found['block_M'][2]})" in text.markdown
     computed = GEMM.replace("# tilescope: M=1024 N=1024 K=1024\n", "@tilelang.autotune(configs=get_configs())\n")
     found = bound(computed)  # get_configs is not defined in the file: nothing to read

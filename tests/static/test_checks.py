@@ -160,3 +160,18 @@ def test_wrong_arguments_to_a_primitive_are_notes() -> None:
 def test_symbolic_shapes_are_never_guessed_at() -> None:
     source = GEMM.replace("# tilescope: M=1024 N=1024 K=1024\n", "").replace("block_K=32", "block_K=None")
     assert findings(source) == []
+
+
+def test_gemm_operands_of_two_dtypes_mma_cannot_mix_is_an_error() -> None:
+    source = GEMM.replace(
+        "B_shared = T.alloc_shared((block_K, block_N), dtype)", 'B_shared = T.alloc_shared((block_K, block_N), "int8")'
+    )
+    assert findings(source) == [
+        (23, "error", "gemm-dtype", "T.gemm operands differ in dtype: A_shared is float16, B_shared is int8")
+    ]
+
+
+def test_a_block_too_deep_for_the_parser_is_noted_and_the_rest_analysed() -> None:
+    static = analyze_source(GEMM + "\nx = " + "-" * 100_000 + "1\n")
+    assert [(d.code, d.severity) for d in static.diagnostics] == [("not-analysed", "information")]
+    assert [k.ref.name for k in static.kernels] == ["matmul"]

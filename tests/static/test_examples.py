@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tilescope.core.display import shape_text
 from tilescope.core.static import analyze_source
-from tilescope.core.static.checks import shape_text
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tilescope.core.ide import CompiledSnapshot, facts, fingerprints, merged_diagnostics
 from tilescope.core.ide.hints import inlay_hints
-from tilescope.core.ide.merge import CompiledSnapshot, diagnostics, facts, fingerprints
 from tilescope.core.model import Diagnostic, FileAnalysis, KernelModel, Launch, Span
 from tilescope.core.static import analyze_source
 
@@ -35,7 +35,7 @@ def test_a_compiler_error_replaces_the_static_error_on_its_line() -> None:
     failure = Diagnostic(
         "error", "Building kernel 'matmul' failed: T.gemm K shape check failed", Span(18), "build-error"
     )
-    found = diagnostics(static, FileAnalysis("wrong_gemm.py", "sm_90", [], [], [failure]))
+    found = merged_diagnostics(static, FileAnalysis("wrong_gemm.py", "sm_90", [], [], [failure]))
     assert [(d.code, d.source) for d in found] == [("build-error", "tilescope")]
 
 
@@ -43,7 +43,7 @@ def test_shared_memory_estimates_give_way_to_a_built_kernel() -> None:
     static = analyze_source((FIXTURES / "budgets.py").read_text())
     assert "shared-memory" in [d.code for d in static.diagnostics]
     compiled = FileAnalysis("budgets.py", "sm_90", [model("too_much_shared")], [], [])
-    assert "shared-memory" not in [d.code for d in diagnostics(static, compiled)]
+    assert "shared-memory" not in [d.code for d in merged_diagnostics(static, compiled)]
 
 
 def test_compiled_facts_apply_only_while_the_kernel_text_is_unchanged() -> None:

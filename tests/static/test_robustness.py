@@ -6,9 +6,8 @@ import time
 from pathlib import Path
 
 import pytest
-from tilescope.core.ide.describe import hover
+from tilescope.core.ide import Facts, describe_at
 from tilescope.core.ide.hints import inlay_hints
-from tilescope.core.ide.merge import Facts
 from tilescope.core.ide.navigate import outline
 from tilescope.core.static import analyze_source
 from tilescope.core.static.split import source_lines, split_blocks
@@ -71,7 +70,7 @@ def test_hover_names_each_primitive_by_its_own_docstring() -> None:
     static = analyze_source(GEMM)
     lines = source_lines(GEMM)
     line = next(n for n, text in enumerate(lines, 1) if "T.clear(" in text)
-    found = hover(Facts(static), line, lines[line - 1].index("T.clear") + 3)
+    found = describe_at(Facts(static), line, lines[line - 1].index("T.clear") + 3)
     assert found is not None and "clear(" in found.markdown.splitlines()[1]
     assert "Clear a buffer by filling it with zeros" in found.markdown
 

@@ -1,4 +1,80 @@
-"""The editor layer: plain, typed, JSON-ready views in editor terms, computed from the model.
+"""The editor layer's one door: plain, typed, JSON-ready views in editor terms, computed from the model.
 
 Every front end (CLI, terminal viewer, plots, language server, VS Code) draws these and derives none.
+The language server and the visualizer import the editor layer only from here (with the model and
+the static tier's public names beside it; ``tests/test_imports.py`` holds them to that), so the
+modules behind it can be split or merged without touching a front end.
 """
+
+from tilescope.core.display import buffer_text, dims_text, kib, shape_text, stages_text
+from tilescope.core.ide.autotune_view import autotune_hover, configs_markdown
+from tilescope.core.ide.code_actions import quick_fixes
+from tilescope.core.ide.complete import Completion, Signature, complete, signature_at
+from tilescope.core.ide.describe import HoverText, buffer_markdown, describe_at
+from tilescope.core.ide.hints import HINT_KINDS, Hint, HintKind, inlay_hints
+from tilescope.core.ide.ir_diff import Diff, Pair, Row, listing, patch, side_by_side, unified
+from tilescope.core.ide.layout_text import buffer_stages, thread_map_text
+from tilescope.core.ide.layout_view import KernelLayout, LayoutView, NoLayout, Panel, choose, layout_buffers, plot_order
+from tilescope.core.ide.merge import CompiledSnapshot, Facts, facts, fingerprints, merged_diagnostics
+from tilescope.core.ide.navigate import OutlineNode, definition, outline, references
+from tilescope.core.ide.trace_view import PassDiff, PassView, TraceView, passes_markdown, trace_view
+from tilescope.core.lines import source_lines
+from tilescope.core.private_files import PrivateFolder
+from tilescope.core.service import Analyzer
+from tilescope.core.supervise import guard_signals
+
+__all__ = [
+    "HINT_KINDS",
+    "Analyzer",
+    "CompiledSnapshot",
+    "Completion",
+    "Diff",
+    "Facts",
+    "Hint",
+    "HintKind",
+    "HoverText",
+    "KernelLayout",
+    "LayoutView",
+    "NoLayout",
+    "OutlineNode",
+    "Pair",
+    "Panel",
+    "PassDiff",
+    "PassView",
+    "PrivateFolder",
+    "Row",
+    "Signature",
+    "TraceView",
+    "autotune_hover",
+    "buffer_markdown",
+    "buffer_stages",
+    "buffer_text",
+    "choose",
+    "complete",
+    "configs_markdown",
+    "definition",
+    "describe_at",
+    "dims_text",
+    "facts",
+    "fingerprints",
+    "guard_signals",
+    "inlay_hints",
+    "kib",
+    "layout_buffers",
+    "listing",
+    "merged_diagnostics",
+    "outline",
+    "passes_markdown",
+    "patch",
+    "plot_order",
+    "quick_fixes",
+    "references",
+    "shape_text",
+    "side_by_side",
+    "signature_at",
+    "source_lines",
+    "stages_text",
+    "thread_map_text",
+    "trace_view",
+    "unified",
+]

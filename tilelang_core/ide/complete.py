@@ -124,7 +124,7 @@ class Signature:
     active: int
 
 
-def signature_help(text_before: str, aliases: Iterable[str]) -> Signature | None:
+def signature_at(text_before: str, aliases: Iterable[str]) -> Signature | None:
     context = call_context(text_before, aliases)
     if context is None:
         return None

@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from tilescope.core.display import kib, shape_text
 from tilescope.core.ide.hints import buffer_facts
 from tilescope.core.ide.layout_text import THREAD_MAP_SIZE, layout_label, thread_map_text
 from tilescope.core.ide.merge import Facts
 from tilescope.core.ide.navigate import symbol_at
 from tilescope.core.model import KernelModel, Layout, Span
 from tilescope.core.static import catalog
-from tilescope.core.static.checks import kib, shape_text
 from tilescope.core.static.records import Binding, BufferDecl, StaticKernel
 
 
@@ -21,7 +21,7 @@ class HoverText:
     span: Span
 
 
-def hover(facts: Facts, line: int, column: int) -> HoverText | None:
+def describe_at(facts: Facts, line: int, column: int) -> HoverText | None:
     symbol = symbol_at(facts.static, line, column)
     if symbol is None:
         return None

@@ -10,10 +10,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from tilescope.core.display import buffer_text, kib, shape_text, stages_text
 from tilescope.core.ide.layout_text import layout_label
 from tilescope.core.ide.merge import Facts
 from tilescope.core.model import Buffer, KernelModel
-from tilescope.core.static.checks import kib, shape_text
 from tilescope.core.static.records import BufferDecl, LaunchDecl, StaticKernel
 
 HintKind = Literal["buffers", "parameters", "launch", "layouts", "pipelines"]
@@ -55,10 +55,7 @@ def buffer_facts(decl: BufferDecl, model: KernelModel | None) -> Buffer:
 
 
 def buffer_label(buffer: Buffer, with_scope: bool = True) -> str:
-    parts = [shape_text(buffer.shape), buffer.dtype]
-    if with_scope:
-        parts.append(buffer.scope)
-    return " · ".join(parts)
+    return buffer_text(buffer.shape, buffer.dtype, buffer.scope if with_scope else None)
 
 
 def _kernel_hints(kernel: StaticKernel, model: KernelModel | None, wanted: set[str]) -> list[Hint]:
@@ -67,7 +64,7 @@ def _kernel_hints(kernel: StaticKernel, model: KernelModel | None, wanted: set[s
         buffer = buffer_facts(decl, model)
         end_line = decl.anchor.end_line or decl.anchor.line
         end_column = decl.anchor.end_column or decl.anchor.column
-        is_param = decl.allocator in ("Tensor", "Buffer", "StridedTensor") or decl.allocator == "empty"
+        is_param = decl.buffer.is_param
         kind = "parameters" if is_param else "buffers"
         if kind in wanted:
             hints.append(Hint(end_line, end_column, buffer_label(buffer, with_scope=not is_param), kind))
@@ -88,7 +85,7 @@ def _kernel_hints(kernel: StaticKernel, model: KernelModel | None, wanted: set[s
             if pipeline.literal and stages == pipeline.num_stages:
                 continue
             span = pipeline.span
-            label = f"{stages} stages" if stages != 1 else "1 stage"
+            label = stages_text(stages)
             hints.append(Hint(span.end_line or span.line, span.end_column or 0, label, "pipelines"))
     return hints
 

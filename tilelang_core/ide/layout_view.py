@@ -21,6 +21,7 @@ from typing import Literal
 
 import numpy as np
 from tilescope.core import bank_conflicts, layout_eval
+from tilescope.core.display import dims_text
 from tilescope.core.dtypes import require_bits
 from tilescope.core.ide import palette
 from tilescope.core.model import Buffer, KernelModel, Layout
@@ -126,15 +127,11 @@ def folded(values: np.ndarray) -> np.ndarray:
 def _fold_text(shape: list[int]) -> tuple[int, str]:
     stages = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
     if stages > 1:
-        leading = "stages" if len(shape) == 3 else f"slices ({_shape(shape[:-2])})"
+        leading = "stages" if len(shape) == 3 else f"slices ({dims_text(shape[:-2])})"
         return stages, f"first of {stages} {leading} drawn"
     if len(shape) == 1 and shape[0] > WRAP and shape[0] % WRAP == 0:
         return 1, f"drawn {WRAP} per row: element = {WRAP}·row + column"
     return 1, ""
-
-
-def _shape(shape: list[int] | tuple[int, ...]) -> str:
-    return "×".join(str(x) for x in shape)
 
 
 def plot_order(buffers: Iterable[tuple[str, str]]) -> list[str]:
@@ -187,7 +184,7 @@ def _ints(values: np.ndarray) -> list[list[int]]:
 
 def _facts(layout: Layout) -> list[Fact]:
     variables = ", ".join(layout.input_vars)
-    facts = [Fact("shape", _shape(layout.input_shape)), Fact("physical", _shape(layout.output_shape))]
+    facts = [Fact("shape", dims_text(layout.input_shape)), Fact("physical", dims_text(layout.output_shape))]
     if layout.thread is not None:
         facts.append(Fact(f"thread({variables})", layout.thread))
     facts.append(Fact(f"index({variables})", ", ".join(layout.index)))
@@ -249,7 +246,7 @@ def _fragment(layout: Layout, dtype: str) -> LayoutView:
         kind="fragment",
         dtype=dtype,
         title=(
-            f"{layout.buffer}: {_shape(shape)} {dtype} fragment → "
+            f"{layout.buffer}: {dims_text(shape)} {dtype} fragment → "
             f"{fmap.thread_extent} threads × {fmap.elements_per_thread} registers{rep}"
         ),
         subtitle=f"thread = {layout.thread}" + (f"   ·   {fold}" if fold else ""),
@@ -309,7 +306,9 @@ def _shared(layout: Layout, dtype: str) -> LayoutView:
         buffer=layout.buffer,
         kind="shared",
         dtype=dtype,
-        title=(f"{layout.buffer}: {_shape(shape)} {dtype} shared → physical {_shape(layout.output_shape)}{swizzle}"),
+        title=(
+            f"{layout.buffer}: {dims_text(shape)} {dtype} shared → physical {dims_text(layout.output_shape)}{swizzle}"
+        ),
         subtitle=f"{max(1, 128 // bits)} elements per 16-byte vector" + (f"   ·   {fold}" if fold else ""),
         shape=shape,
         rows=int(rows),

@@ -15,7 +15,7 @@ from tilescope.core.lines import source_lines
 from tilescope.core.model import Diagnostic, FileAnalysis, KernelModel
 from tilescope.core.static.records import StaticFile, StaticKernel
 
-COMPILER_KNOWS_BETTER = frozenset({"shared-memory", "fragment-threads"})
+COMPILER_KNOWS_BETTER = frozenset({"shared-memory"})
 """Static estimates dropped once the compiler has built the kernel without error."""
 SETTLED_BY = {"shared-memory": "shared-memory-overflow"}
 """Static estimates dropped when the compiler reports the same fact for the kernel itself: one
@@ -69,7 +69,7 @@ def facts(static: StaticFile, current: dict[str, str], compiled: CompiledSnapsho
     return Facts(static, models)
 
 
-def diagnostics(static: StaticFile, compiled: FileAnalysis | None) -> list[Diagnostic]:
+def merged_diagnostics(static: StaticFile, compiled: FileAnalysis | None) -> list[Diagnostic]:
     """Static diagnostics plus the compiler's, the compiler's replacing what it settles: static
     estimates for kernels it built, and static errors on lines where it reports an error itself."""
     if compiled is None:

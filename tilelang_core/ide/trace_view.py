@@ -64,3 +64,12 @@ def trace_view(model: KernelModel) -> TraceView:
     args = " ".join(f"{k}={v}" for k, v in model.args.items())
     title = f"{model.kernel}({args}) · {model.target} · {len(passes)} passes"
     return TraceView(model.kernel, model.target, title, passes)
+
+
+def passes_markdown(view: TraceView) -> str:
+    """The trace as a Markdown table, for editors that open a document rather than draw a view."""
+    rows = [f"# Passes of `{view.kernel}`", "", "| # | pass | changed | ms | what it does |", "|---|---|---|---|---|"]
+    for p in view.passes:
+        what = p.what.replace("|", "\\|") if p.what is not None else ""
+        rows.append(f"| {p.index} | `{p.name}` | {'yes' if p.changed else ''} | {p.duration_ms:.1f} | {what} |")
+    return "\n".join(rows) + "\n"

@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tilescope.core.display import kib, shape_text
 from tilescope.core.model import Access, Diagnostic, Span
 from tilescope.core.static.records import BufferDecl, QuickFix, SharedFloor, TextEdit
 from tilescope.core.static.symbolic import Value, dtype_name, is_known_int
-from tilescope.core.static.syntax import keyword
+from tilescope.core.static.syntax import keyword, span_of
 from tilescope.core.targets import shared_memory_budget
 
 if TYPE_CHECKING:
@@ -38,26 +39,8 @@ _MIXABLE = (("int8", "uint8"), ("int4", "uint4"))
 Findings = tuple[list[Diagnostic], list[QuickFix]]
 
 
-def _span(node: ast.AST) -> Span:
-    return Span(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
-
-
-def shape_text(shape: Sequence[Value]) -> str:
-    """``128×32``; symbolic extents print as written (``M×K``)."""
-    return "×".join(str(d) for d in shape) if shape else "scalar"
-
-
-def kib(size: int) -> str:
-    """``48 KB``, ``1.5 KB``, ``2 MB``: sizes as people read them (1 KB = 1024 bytes)."""
-    if size >= 1024 * 1024:
-        value, unit = size / (1024 * 1024), "MB"
-    else:
-        value, unit = size / 1024, "KB"
-    return f"{value:.0f} {unit}" if value.is_integer() else f"{value:.1f} {unit}"
-
-
 def _error(message: str, node: ast.AST, code: str, kernel: str, severity: str = "error") -> Diagnostic:
-    return Diagnostic(severity, message, _span(node), code, kernel=kernel)  # type: ignore[arg-type]
+    return Diagnostic(severity, message, span_of(node), code, kernel=kernel)  # type: ignore[arg-type]
 
 
 def _known(shape: Sequence[Value] | None) -> bool:
@@ -132,7 +115,7 @@ def _set_keyword(call: ast.Call, name: str, value: str) -> TextEdit:
     for item in call.keywords:
         if item.arg == name:
             node = item.value
-            return TextEdit(Span(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset), value)
+            return TextEdit(span_of(node), value)
     line, column = call.end_lineno or call.lineno, (call.end_col_offset or 1) - 1
     return TextEdit(Span(line, column, line, column), f", {name}={value}")
 

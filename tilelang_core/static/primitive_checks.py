@@ -13,10 +13,7 @@ from tilescope.core.model import Diagnostic, Span
 from tilescope.core.static import catalog
 from tilescope.core.static.records import PrimitiveUse
 from tilescope.core.static.recover import ParsedBlock
-
-
-def _span(node: ast.AST) -> Span:
-    return Span(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+from tilescope.core.static.syntax import span_of
 
 
 def check_primitives(
@@ -57,7 +54,7 @@ def _check_primitives(
             message = _argument_problem(primitive, call)
             if message:
                 message += f" (TileLang {table.version})"
-                found.append(Diagnostic("information", message, _span(call), "wrong-arguments"))
+                found.append(Diagnostic("information", message, span_of(call), "wrong-arguments"))
     uses.sort(key=lambda u: (u.span.line, u.span.column))
     return uses, found
 

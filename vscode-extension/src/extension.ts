@@ -53,16 +53,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     void vscode.window.showWarningMessage("Open a TileLang Python file first.");
     return undefined;
   };
-  /** The named kernel, or the first compiled one, as the server's `showCuda` answer names it. */
+  /** The named kernel, or the first one the server's model of the file (`kernelModel`) has compiled. */
   const firstKernel = async (uri: vscode.Uri, kernel: string | null): Promise<string> => {
     if (kernel) {
       return kernel;
     }
-    const answer = await server.execute<{ kernel?: unknown }>(SERVER_COMMANDS.showCuda, [uri.toString(), null]);
-    if (typeof answer?.kernel !== "string") {
+    const answer = await server.execute<{ kernels?: { kernel?: unknown }[] }>(SERVER_COMMANDS.kernelModel, [uri.toString()]);
+    const first = answer?.kernels?.[0]?.kernel;
+    if (typeof first !== "string") {
       throw new Error("no kernel of this file has been compiled yet (see the Problems panel)");
     }
-    return answer.kernel;
+    return first;
   };
 
   context.subscriptions.push(

@@ -10,7 +10,7 @@ export const SERVER_COMMANDS = {
   passIR: "tilescope.passIR",
   plotLayout: "tilescope.plotLayout",
   showCuda: "tilescope.showCuda",
-  autotuneConfigs: "tilescope.autotuneConfigs",
+  kernelModel: "tilescope.kernelModel",
 } as const;
 
 export const VIEW_COMMANDS = {

@@ -1,0 +1,1 @@
+"""Tilescope for coding agents: a Model Context Protocol server over the core's views."""

@@ -1,0 +1,219 @@
+"""The MCP server through the official SDK's own client, over stdio and streamable HTTP.
+
+Each tool's complete answer on the bundled GEMM equals what the matching CLI command prints; hostile
+input (an endless loop, a 60 GB appetite, ``os._exit``, a path outside the root, a 10 MB source) is
+answered with an error result and the server goes on answering.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from tilescope.core.ide.trace_view import trace_view
+from tilescope.core.model import FileAnalysis, from_json, to_json
+
+ROOT = Path(__file__).resolve().parents[2]
+GEMM = "examples/gemm.py"
+FIXTURES = "tests/core/fixtures"
+TOOLS = {"check", "layout", "passes", "pass_diff", "variants", "run", "explain", "puzzles_check"}
+UNSTABLE = {"duration_ms", "lower_ms", "seconds"}
+"""Times measured anew by each run: the only fields two runs of the same analysis may disagree on."""
+
+
+def _stable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _stable(v) for k, v in value.items() if k not in UNSTABLE}
+    if isinstance(value, list):
+        return [_stable(v) for v in value]
+    return value
+
+
+def _tilescope(*args: str) -> Any:
+    done = subprocess.run(
+        [sys.executable, "-m", "tilescope", *args], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert done.stdout, done.stderr
+    return json.loads(done.stdout)
+
+
+def _server(*extra: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "tilescope", "mcp", "--root", str(ROOT), *extra], cwd=str(ROOT)
+    )
+
+
+def _call(client: Client, name: str, arguments: dict[str, Any]) -> Any:
+    return client.call_tool(name, arguments)
+
+
+@pytest.mark.slow
+def test_every_tool_answers_as_the_cli_does_over_stdio() -> None:
+    async def session() -> dict[str, Any]:
+        async with Client(_server()) as client:
+            listed = (await client.list_tools()).tools
+            answers: dict[str, Any] = {"tools": listed}
+            for name, arguments in [
+                ("check", {"path": GEMM, "detail": "full", "max_chars": 2_000_000}),
+                ("check", {"path": GEMM}),
+                ("layout", {"path": GEMM, "buffer": "C_local", "detail": "full", "max_chars": 2_000_000}),
+                ("passes", {"path": GEMM, "detail": "full", "max_chars": 2_000_000}),
+                ("pass_diff", {"path": GEMM, "index": 3, "detail": "full", "max_chars": 2_000_000}),
+                ("variants", {"path": GEMM, "targets": ["sm_80"], "detail": "full", "max_chars": 2_000_000}),
+                ("run", {"path": "examples/elementwise_add.py", "args": {"N": 4096}, "detail": "full"}),
+                ("explain", {"code": "gemm-shape"}),
+            ]:
+                result = await _call(client, name, arguments)
+                answers.setdefault(name, []).append(result)
+            resources = await client.list_resources()
+            answers["catalog"] = await client.read_resource(resources.resources[0].uri)
+            return answers
+
+    got = anyio.run(session)
+    assert {t.name for t in got["tools"]} == TOOLS
+    for tool in got["tools"]:
+        assert tool.input_schema["type"] == "object" and tool.output_schema["type"] == "object", tool.name
+        assert tool.description and tool.input_schema["properties"], tool.name
+
+    full, brief = got["check"]
+    assert not full.is_error and not brief.is_error
+    cli = _tilescope("check", GEMM, "--json")
+    cli_file = cli["files"][0] if "files" in cli else cli
+    assert _stable(full.structured_content["full"]) == _stable(cli_file)
+    summary = brief.structured_content["summary"]
+    assert summary["path"] == GEMM and summary["ok"] and summary["kernels"][0]["kernel"] == "matmul"
+    assert len(json.dumps(brief.structured_content)) < len(json.dumps(full.structured_content)) / 5
+
+    (layout,) = got["layout"]
+    assert layout.structured_content["layout"] == _tilescope("layout", GEMM, "--buffer", "C_local", "--json")
+
+    (passes,) = got["passes"]
+    model = from_json(FileAnalysis, cli_file).kernels[0]
+    assert _stable(passes.structured_content["trace"]) == _stable(to_json(trace_view(model)))
+
+    (diff,) = got["pass_diff"]
+    rows = diff.structured_content["diff"]["diff"]["rows"]
+    assert diff.structured_content["diff"]["index"] == 3 and isinstance(rows, list)
+
+    (variants,) = got["variants"]
+    cli_variants = _tilescope("variants", GEMM, "--targets", "sm_80", "--json", "-j", "1")
+    assert _stable(variants.structured_content["full"]) == _stable(cli_variants)
+
+    (run,) = got["run"]
+    cli_run = _tilescope("run", "examples/elementwise_add.py", "--arg", "N=4096", "--json")
+    assert _stable(run.structured_content["report"]) == _stable(cli_run)
+
+    (explain,) = got["explain"]
+    assert [explain.structured_content["code"]] == _tilescope("explain", "gemm-shape", "--json")
+
+    catalog = json.loads(got["catalog"].contents[0].text)
+    assert "gemm" in catalog["names"] and catalog["tilelang_version"]
+
+
+@pytest.mark.slow
+def test_puzzles_check_gives_the_graders_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TILESCOPE_DATA_DIR", str(tmp_path / "data"))
+    folder = next((ROOT / "puzzles" / "content").glob("01_*"))
+    files = {"solution": folder / "solution.py", "starter": folder / "starter.py"}
+
+    async def session() -> dict[str, Any]:
+        async with Client(_server()) as client:
+            return {
+                label: await _call(client, "puzzles_check", {"puzzle": "01", "path": str(path), "cpu": True})
+                for label, path in files.items()
+            }
+
+    got = anyio.run(session)
+    for label, path in files.items():
+        cli = _tilescope("puzzles", "check", "01", str(path), "--cpu", "--json")
+        report = got[label].structured_content["report"]
+        assert report["passed"] == cli["passed"] == (label == "solution"), label
+        assert got[label].is_error == (label != "solution")
+        fixed = [c["name"] for c in cli["cases"] if not c["name"].startswith("hidden")]
+        assert [c["name"] for c in report["cases"]][: len(fixed)] == fixed
+
+
+@pytest.mark.slow
+def test_hostile_input_gets_an_error_result_and_the_server_lives_on() -> None:
+    hostile = [
+        ("loop", {"path": f"{FIXTURES}/hangs.py"}),
+        ("greedy", {"path": f"{FIXTURES}/greedy.py"}),
+        ("exit", {"path": f"{FIXTURES}/exits.py"}),
+        ("outside", {"path": "../../etc/passwd"}),
+        ("absolute", {"path": "/etc/passwd"}),
+        ("huge", {"source": "x = 1\n" * ((10 << 20) // 6)}),
+        ("both", {"path": GEMM, "source": "x = 1"}),
+        ("bad-detail", {"path": GEMM, "detail": "everything"}),
+    ]
+
+    async def session() -> dict[str, Any]:
+        answers: dict[str, Any] = {}
+        async with Client(_server("--timeout", "8", "--memory", "2048")) as client:
+            for label, arguments in hostile:
+                started = time.monotonic()
+                answers[label] = (await _call(client, "check", arguments), time.monotonic() - started)
+            answers["after"] = (await _call(client, "check", {"path": GEMM}), 0.0)
+            answers["unknown"] = (await _call(client, "no_such_tool", {}), 0.0)
+        return answers
+
+    got = anyio.run(session)
+    for label, _ in hostile:
+        result, took = got[label]
+        assert result.is_error, label
+        assert result.content[0].text, label
+        assert took < 60, (label, took)
+    assert "outside the workspace" in got["outside"][0].content[0].text
+    assert "at most" in got["huge"][0].content[0].text
+    after, _ = got["after"]
+    assert not after.is_error and after.structured_content["summary"]["kernels"][0]["kernel"] == "matmul"
+    assert got["unknown"][0].is_error
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_streamable_http_serves_the_same_tools() -> None:
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tilescope", "mcp", "--root", str(ROOT), "--http", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.2)
+
+        async def session() -> tuple[Any, Any]:
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                tools = await client.list_tools()
+                return tools, await client.call_tool("check", {"path": GEMM})
+
+        tools, check = anyio.run(session)
+        assert {t.name for t in tools.tools} == TOOLS
+        assert not check.is_error and check.structured_content["summary"]["kernels"][0]["kernel"] == "matmul"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
