@@ -94,7 +94,7 @@ async def measure(client: LanguageClient, name: str, text: str, keystrokes: int,
 
 async def main(keystrokes: int) -> int:
     client = LanguageClient()
-    await client.start_io(sys.executable, "-m", "tilescope.lsp", "--stdio")
+    await client.start_io(str(Path(sys.executable).with_name("tilescope")), "lsp", "--stdio")
     await client.initialize_session(
         types.InitializeParams(
             capabilities=client_capabilities("visual-studio-code"), initialization_options={"trusted": False}
