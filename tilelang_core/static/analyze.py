@@ -66,8 +66,11 @@ def _not_evaluated(spent: list[Budget]) -> Diagnostic:
 
 
 def _analyze(source: str, path: str, target: str, table: catalog.Catalog, blocks: BlockCache | None) -> StaticFile:
+    if source.startswith("\ufeff"):
+        source = source[1:]  # a byte-order mark, which Python's decoder drops
     surrogate = surrogate_error(source)
-    source = without_surrogates(source) if surrogate is not None else source
+    if surrogate is not None:  # one syntax error says it; the rest is read with a letter Python accepts in names
+        source = without_surrogates(source, "\u4e2d")
     parsed = parse_tolerant(source, blocks)
     context = module_context(parsed.blocks, parsed.lines, target)
     diagnostics = list(parsed.errors) + ([surrogate] if surrogate is not None else [])
@@ -84,6 +87,8 @@ def _analyze(source: str, path: str, target: str, table: catalog.Catalog, blocks
         uses.append((block_uses, placed.delta))
         notes = placed.place("notes", found)
         diagnostics.extend(d for d in notes if d.span.line not in parsed.repaired_lines)  # type: ignore[attr-defined]
+    if surrogate is not None:  # Python cannot read the file at all: no warning the compiler would confirm
+        diagnostics = [d for d in diagnostics if d.severity != "warning"]
     diagnostics = sorted((replace(d, source=SOURCE) for d in diagnostics), key=lambda d: (d.span.line, d.span.column))
     fixes = [replace(f, diagnostic=replace(f.diagnostic, source=SOURCE)) for f in fixes]
     return StaticFile(path, target, kernels, diagnostics, Placed(uses), fixes=fixes, aliases=sorted(context.aliases))
@@ -234,7 +239,8 @@ def _read(
 def _name_span(func: ast.FunctionDef, text: str) -> Span:
     """The function's name on its ``def`` line as written (block lines), never past the line's end."""
     encoded = text.rstrip("\r\n").encode("utf-8")
-    match = re.search(rb"def\s+(" + re.escape(func.name.encode("utf-8")) + rb")\b", encoded[func.col_offset :])
+    name = re.escape(func.name.encode("utf-8"))
+    match = re.search(rb"def\s+(" + name + rb")(?![A-Za-z0-9_\x80-\xff])", encoded[func.col_offset :])  # a UTF-8 name
     if match is None:
         end = len(encoded)
         return Span(func.lineno, min(func.col_offset, end), func.lineno, end)

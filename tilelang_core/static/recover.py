@@ -174,6 +174,15 @@ def _parse(text: str, base: int) -> ParsedBlock:
     first_error: Diagnostic | None = None
     repaired: set[int] = set()
     attempts: dict[int, int] = {}
+    for index, line in enumerate(work):
+        if "\x00" in line:  # Python refuses the whole text; say where, and read the rest without it
+            column = len(line[: line.index("\x00")].encode("utf-8", "surrogatepass"))
+            span = Span(base + 1 + index, column, base + 1 + index, column + 1)
+            first_error = first_error or Diagnostic(
+                "error", "source code cannot contain null bytes", span, "syntax-error"
+            )
+            work[index] = line.replace("\x00", " ")
+            repaired.add(base + 1 + index)
     for _ in range(_MAX_REPAIRS):
         try:
             with warnings.catch_warnings():
