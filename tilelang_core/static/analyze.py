@@ -136,11 +136,8 @@ def _kernel_only(placed: PlacedBlock, context: ModuleContext, names: frozenset[s
     if len(block.statements) != 1 or not isinstance(block.statements[0], ast.FunctionDef):
         return False
     found = discover_block(block, context.aliases, context.tilelang)
-    return (
-        bool(found)
-        and all(outer is block.statements[0] for _, outer, _ in found)
-        and not (block_calls(block).keys() & names)
-    )
+    only = bool(found) and all(outer is block.statements[0] for _, outer, _ in found)
+    return only and not any(called in names for called in block_calls(block))
 
 
 def read_kernel(
