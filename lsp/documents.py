@@ -124,7 +124,13 @@ class Documents:
         if not self.is_open(uri):
             return True
         version = self._document(uri).version
-        state = await asyncio.wrap_future(self.schedule(uri, target))
+        job = self.schedule(uri, target)
+        try:
+            state = await asyncio.wrap_future(job)
+        except asyncio.CancelledError:
+            if job.cancelled():
+                return False  # superseded by a newer text before it started: the request is stale
+            raise
         if not self.is_open(uri):
             return False
         document = self._document(uri)
