@@ -51,7 +51,8 @@ def main() -> None:
             check=False,
         )
         (out / f"{Path(name).stem}.check.json").write_text(checked.stdout)
-        for kernel in json.loads(checked.stdout or '{"kernels": []}')["kernels"]:
+        files = json.loads(checked.stdout or '{"files": []}')["files"]
+        for kernel in files[0]["kernels"] if files else []:
             sources = sorted(set(kernel.get("arg_sources", {}).values()))
             launch = kernel["launch"] or {}
             print(

@@ -22,7 +22,7 @@ def code_actions(ls: TilescopeServer, params: types.CodeActionParams) -> list[ty
     shown = merged_diagnostics(state.static, snapshot.analysis if snapshot else None)
     text = ls.text(uri)
     first, last = params.range.start.line + 1, params.range.end.line + 1
-    actions = []
+    actions: list[types.CodeAction] = []
     for fix in quick_fixes(state.static, shown, first, last):
         edits = [types.TextEdit(range=span_range(text, e.span), new_text=e.new_text) for e in fix.edits]
         actions.append(

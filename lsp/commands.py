@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from tilescope.core.ide import (
     KernelLayout,
     NoLayout,
@@ -54,8 +55,11 @@ SHOW_AUTOTUNE = "tilescope.show.autotune"
 FOLDER = PrivateFolder()
 
 
-class CommandError(Exception):
-    """A command that cannot answer; the message reaches the editor as the error response."""
+class CommandError(JsonRpcException):
+    """A command that cannot answer; the message reaches the editor as the error response (LSP's
+    RequestFailed: a plain message, never a traceback)."""
+
+    CODE = -32803
 
 
 @dataclass(frozen=True)
@@ -138,7 +142,7 @@ async def show_layout(ls: TilescopeServer, uri: str, kernel: str, buffer: str) -
     model = await _kernel(ls, uri, kernel)
     static = next((k for k in ls.facts(uri).static.kernels if k.ref.name == model.kernel), None)
     decl = static.buffer(buffer) if static is not None else None
-    if decl is None:
+    if static is None or decl is None:
         raise CommandError(f"Tilescope: no buffer {buffer!r} in kernel {model.kernel!r}")
     text = f"# `{buffer}` in `{model.kernel}`\n\n" + buffer_markdown(decl, static, model) + "\n"
     return await _open(ls, f"{model.kernel}.{buffer}.layout.md", text)

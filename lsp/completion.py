@@ -29,6 +29,7 @@ def completion(ls: TilescopeServer, params: types.CompletionParams) -> types.Com
             detail=item.detail,
             documentation=item.documentation or None,
             insert_text=item.insert_text,
+            sort_text=item.sort_text,
         )
         for item in complete(ls.text(uri).before(params.position, CONTEXT_LINES), aliases)
     ]

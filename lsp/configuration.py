@@ -6,6 +6,7 @@ trust stops the compiler worker at once; ``shutdown`` stops it too."""
 from __future__ import annotations
 
 from lsprotocol import types
+from tilescope.core.static import use_interpreter
 from tilescope.lsp import diagnostics
 from tilescope.lsp.server import TilescopeServer
 from tilescope.lsp.settings import SECTION, Settings, merged
@@ -13,6 +14,8 @@ from tilescope.lsp.settings import SECTION, Settings, merged
 
 def initialize(ls: TilescopeServer, params: types.InitializeParams) -> None:
     ls.settings = merged(ls.settings, params.initialization_options)
+    # Names, signatures and checks of the release the code runs with; an untrusted interpreter is not run.
+    use_interpreter(ls.settings.python, run=ls.settings.trusted)
 
 
 def initialized(ls: TilescopeServer, params: types.InitializedParams) -> None:
@@ -39,6 +42,9 @@ def apply(ls: TilescopeServer, settings: Settings) -> None:
     before, ls.settings = ls.settings, settings
     if settings == before:
         return
+    if (settings.python, settings.trusted) != (before.python, before.trusted):
+        use_interpreter(settings.python, run=settings.trusted)
+        ls.documents.reread()
     if before.trusted and not settings.trusted:
         ls.compiler.stop()
         ls.documents.compiled.clear()

@@ -149,6 +149,10 @@ class Documents:
         self._states[uri] = state
         return state
 
+    def reread(self) -> None:
+        """Forget every static analysis (the TileLang release they checked against changed)."""
+        self._states.clear()
+
     def path(self, uri: str) -> str:
         """The file system path the compiler should see for ``uri``."""
         return self._document(uri).path or uri

@@ -5,7 +5,7 @@ primitive's signature and docstring (text from ``tilescope.core.ide.describe``),
 from __future__ import annotations
 
 from lsprotocol import types
-from tilescope.core.ide import autotune_hover, describe_at
+from tilescope.core.ide import autotune_hover, describe_at, identifier_at
 from tilescope.lsp.convert import core_position, span_range
 from tilescope.lsp.server import TilescopeServer
 
@@ -15,7 +15,8 @@ def hover(ls: TilescopeServer, params: types.HoverParams) -> types.Hover | None:
     text = ls.text(uri)
     line, column = core_position(text, params.position)
     facts = ls.facts(uri)
-    found = describe_at(facts, line, column) or autotune_hover(facts, line)
+    word, name = identifier_at(text.line(line), line, column)
+    found = describe_at(facts, line, column, word, name) or autotune_hover(facts, line)
     if found is None:
         return None
     return types.Hover(

@@ -30,7 +30,7 @@ OnCompiled = Callable[["TilescopeServer", str, CompiledSnapshot], None]
 
 class TilescopeServer(LanguageServer):
     def __init__(self, on_compiled: OnCompiled) -> None:
-        super().__init__(NAME, VERSION, text_document_sync_kind=SYNC_KIND, protocol_cls=TilescopeProtocol)
+        super().__init__(NAME, VERSION, text_document_sync_kind=SYNC_KIND, protocol_cls=TilescopeProtocol)  # pyright: ignore[reportUnknownMemberType]  # pygls leaves some of its parameters untyped
         self.settings = Settings()
         self.documents = Documents(lambda: self.workspace)
         self.compiler = CompilerTier(

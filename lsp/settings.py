@@ -10,7 +10,7 @@ Shape of both (the latter may wrap it in a ``tilescope`` section)::
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from tilescope.core.ide import HINT_KINDS
 
@@ -90,8 +90,9 @@ def merged(settings: Settings, raw: Any) -> Settings:
     """``settings`` updated with whatever a client sent; unknown or ill-typed values are ignored."""
     if not isinstance(raw, dict):
         return settings
+    raw = cast("dict[str, Any]", raw)  # JSON from the client: each value is checked below
     if isinstance(raw.get(SECTION), dict):
-        raw = raw[SECTION]
+        raw = cast("dict[str, Any]", raw[SECTION])
     changes: dict[str, Any] = {}
     if isinstance(raw.get("trusted"), bool):
         changes["trusted"] = raw["trusted"]
@@ -107,6 +108,7 @@ def merged(settings: Settings, raw: Any) -> Settings:
         changes["idle_s"] = float(raw["idle"])
     hints = raw.get("hints")
     if isinstance(hints, dict):
+        hints = cast("dict[str, Any]", hints)
         enabled = set(settings.hints)
         for kind in HINT_KINDS:
             if isinstance(hints.get(kind), bool):

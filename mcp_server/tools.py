@@ -300,25 +300,26 @@ def puzzles_check(session: Session, given: PuzzleInput) -> tuple[dict[str, Any],
     import os
 
     from tilescope.puzzles import catalog
+    from tilescope.puzzles.session import CheckOptions
 
     try:
         puzzle = catalog.get(given.puzzle)
     except KeyError as err:
         raise Refused(str(err.args[0])) from None
     path = _file(session, given)
-    options: dict[str, Any] = {"device": "cpu" if given.cpu else None, "perf": given.perf, "timeout_s": given.timeout_s}
+    options = CheckOptions(device="cpu" if given.cpu else None, perf=given.perf, timeout_s=given.timeout_s)
     if not given.cpu and os.path.exists("/dev/nvidiactl"):
         from tilescope.puzzles import service
 
         try:
-            report = service.check(puzzle.id, str(path), **options)
+            report = service.check(puzzle.id, str(path), options)
         except RuntimeError as err:
             raise Failed(f"the grading service failed: {err}") from None
     else:
         from tilescope.puzzles.isolated import IsolatedGrader
 
         with IsolatedGrader(keep_spare=False, cpu_only=given.cpu) as grader:
-            report = grader.grade(puzzle.id, path, **options)
+            report = grader.check(puzzle.id, path, options)
     return sized({"report": to_json(report)}, given.detail, given.max_chars), not report.passed
 
 

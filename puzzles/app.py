@@ -24,6 +24,8 @@ from tilescope.puzzles import catalog, service, workspace
 from tilescope.puzzles.progress import ProgressStore, PuzzleStatus
 from tilescope.puzzles.render import report_lines, target_words
 from tilescope.puzzles.report import Report
+from tilescope.puzzles.session import CheckOptions
+from tilescope.puzzles.workspace import is_solution_copy
 
 
 def _row(p: catalog.Puzzle, s: PuzzleStatus) -> str:
@@ -174,7 +176,7 @@ class PuzzlesApp(App[None]):
     @work(thread=True, exclusive=True)
     def _run_check(self, puzzle: catalog.Puzzle, path: Path) -> None:
         try:
-            report = self._grader.check(puzzle.id, path, device=self.device)
+            report = self._grader.check(puzzle.id, path, CheckOptions(device=self.device))
         except RuntimeError as err:
             if self.is_running:
                 self.call_from_thread(self.show_failure, str(err))
@@ -190,7 +192,7 @@ class PuzzlesApp(App[None]):
     def show_report(self, puzzle: catalog.Puzzle, report: Report) -> None:
         """Record a check's report and show it (if that puzzle is still on screen)."""
         self.checking = False
-        self.store.record(report)
+        self.store.record(report, counts=not is_solution_copy(puzzle, Path(report.path)))
         if puzzle.id == self.current.id:
             self.query_one("#results", Static).update("\n".join(report_lines(report, puzzle.title)))
             self._refresh_status()

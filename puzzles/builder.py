@@ -12,13 +12,14 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
+from tilescope.core.protocol import BuildError, BuildPuzzleRequest, Built, Done, Ready
 from tilescope.puzzles.children import reply_channel
 
 ADDRESS_SPACE = 16 << 30
 """The loader's memory limit: far above what building any kernel needs, far below the machine."""
 
 
-def _send(replies: IO[str], message: dict[str, Any]) -> None:
+def _send(replies: IO[str], message: Built | BuildError | Done | Ready) -> None:
     import json
 
     replies.write(json.dumps(message) + "\n")
@@ -36,13 +37,13 @@ def _memory_diagnostic(path: str, err: BaseException) -> dict[str, Any]:
     return {"severity": "error", "message": message, "span": {"line": line}, "code": "out-of-memory"}
 
 
-def build_all(request: dict[str, Any], replies: IO[str]) -> None:
+def build_all(request: BuildPuzzleRequest, replies: IO[str]) -> None:
     """Answer one build request: a reply per argument set, then ``done``."""
     from tilescope.core.model import to_json
     from tilescope.puzzles import runner
     from tvm import ir
 
-    rid, path = request["id"], str(request["path"])
+    rid, path = request["id"], request["path"]
     source = Path(path).read_text()
     for index, args in enumerate(request["arg_sets"]):
         try:

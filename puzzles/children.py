@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -95,7 +96,7 @@ class Child:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: Mapping[str, Any]) -> None:
         try:
             assert self.process.stdin is not None
             self.process.stdin.write((json.dumps(message) + "\n").encode())

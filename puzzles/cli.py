@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 
 from tilescope.puzzles import catalog
 from tilescope.puzzles.session import DEFAULT_TIMEOUT_S
@@ -18,14 +19,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = verbs.add_parser("list", help="every puzzle with your progress")
     p.add_argument("--json", action="store_true", help="print the list as JSON")
     p.set_defaults(func=_list)
-    p = verbs.add_parser("show", help="a puzzle's statement, target and your progress")
-    p.add_argument("puzzle")
-    p.set_defaults(func=_show)
-    p = verbs.add_parser("start", help="create your file for a puzzle from its starter (kept if it exists)")
-    p.add_argument("puzzle")
-    p.set_defaults(func=_start)
-    p = verbs.add_parser("check", help="compile and grade your file (or FILE)")
-    p.add_argument("puzzle")
+    _on_puzzle(verbs, "show", "a puzzle's statement, target and your progress", _show)
+    _on_puzzle(verbs, "start", "create your file for a puzzle from its starter (kept if it exists)", _start)
+    p = _on_puzzle(verbs, "check", "compile and grade your file (or FILE)", _check)
     p.add_argument("file", nargs="?")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--cpu", action="store_true", help="check without the GPU even when one is present")
@@ -45,18 +41,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="check through the warm per-user grading service (default: on when there is a GPU)",
     )
-    p.set_defaults(func=_check)
-    p = verbs.add_parser("hint", help="unlock the next hint")
-    p.add_argument("puzzle")
-    p.set_defaults(func=_hint)
-    p = verbs.add_parser("reveal", help="print the reference solution (asks first unless solved)")
-    p.add_argument("puzzle")
+    _on_puzzle(verbs, "hint", "unlock the next hint", _hint)
+    p = _on_puzzle(verbs, "reveal", "print the reference solution (asks first unless solved)", _reveal)
     p.add_argument("--yes", action="store_true", help="reveal without asking")
     p.add_argument("--write", action="store_true", help="also save it next to your file")
-    p.set_defaults(func=_reveal)
-    p = verbs.add_parser("reset", help="restore the starter file (your file is backed up first)")
-    p.add_argument("puzzle")
-    p.set_defaults(func=_reset)
+    _on_puzzle(verbs, "reset", "restore the starter file (your file is backed up first)", _reset)
+
+
+def _on_puzzle(
+    verbs: argparse._SubParsersAction[argparse.ArgumentParser],  # pyright: ignore[reportPrivateUsage]  # no public name
+    name: str,
+    help: str,
+    run: Callable[[argparse.Namespace], int],
+) -> argparse.ArgumentParser:
+    """A verb that takes the puzzle (its number or slug) first."""
+    parser = verbs.add_parser(name, help=help)
+    parser.add_argument("puzzle")
+    parser.set_defaults(func=run)
+    return parser
 
 
 def _puzzle(args: argparse.Namespace) -> catalog.Puzzle:
@@ -67,6 +69,9 @@ def _puzzle(args: argparse.Namespace) -> catalog.Puzzle:
 
 
 def _app(args: argparse.Namespace) -> int:
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print("tilescope puzzles: the app needs a terminal; `tilescope puzzles list` prints them", file=sys.stderr)
+        return 2
     from tilescope.puzzles.app import PuzzlesApp
 
     PuzzlesApp().run()
@@ -123,9 +128,15 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _start(args: argparse.Namespace) -> int:
-    from tilescope.puzzles.workspace import start
+    from tilescope.puzzles.workspace import learner_path, start
 
-    print(start(_puzzle(args)))
+    p = _puzzle(args)
+    existed = learner_path(p).exists()
+    path = start(p)
+    print(f"{p.id} {p.title}: {'your file is kept' if existed else 'your file is ready'}: {path}")
+    print(p.statement().strip().splitlines()[0].lstrip("# "))
+    print(f"Edit it, then `tilescope puzzles check {p.id}`; `tilescope puzzles show {p.id}` for the whole statement,")
+    print(f"`tilescope puzzles hint {p.id}` for a hint ({len(p.hints)} available).")
     return 0
 
 
@@ -163,6 +174,7 @@ def _check(args: argparse.Namespace) -> int:
     import os
     from pathlib import Path
 
+    from tilescope.puzzles.session import CheckOptions
     from tilescope.puzzles.workspace import learner_path
 
     started = _command_start()
@@ -171,19 +183,18 @@ def _check(args: argparse.Namespace) -> int:
     if not path.exists():
         print(f"{path} does not exist; `tilescope puzzles start {p.id}` creates it", file=sys.stderr)
         return 2
-    options = {
-        "device": "cpu" if args.cpu else None,
-        "perf": not args.no_perf,
-        "seed": args.seed,
-        "sanitize": args.sanitize,
-        "timeout_s": args.timeout,
-        "started": started,
-    }
+    options = CheckOptions(
+        device="cpu" if args.cpu else None,
+        perf=not args.no_perf,
+        seed=args.seed,
+        sanitize=args.sanitize,
+        timeout_s=args.timeout,
+    )
     if args.service is True or (args.service is None and not args.cpu and os.path.exists("/dev/nvidiactl")):
         from tilescope.puzzles import service
 
         try:
-            report = service.check(p.id, str(path), **options)
+            report = service.check(p.id, str(path), options, started)
         except RuntimeError as err:
             print(f"tilescope puzzles check: {err}", file=sys.stderr)
             return 2
@@ -192,18 +203,22 @@ def _check(args: argparse.Namespace) -> int:
 
         # The helper processes start now, so that their imports overlap this process's own.
         with IsolatedGrader(keep_spare=False, cpu_only=args.cpu) as grader:
-            report = grader.grade(p.id, path, **options)
+            report = grader.check(p.id, path, options, started)
     from tilescope.core.model import to_json
     from tilescope.puzzles.progress import ProgressStore
     from tilescope.puzzles.render import report_lines
+    from tilescope.puzzles.workspace import is_solution_copy
 
+    copied = is_solution_copy(p, path)
     store = ProgressStore()
-    store.record(report)
+    store.record(report, counts=not copied)
     store.close()
     if args.json:
         print(json.dumps(to_json(report), indent=1))
     else:
         print("\n".join(report_lines(report, f"{p.id} {p.title}")))
+    if copied and report.passed:
+        print("This is the reference solution, so the puzzle is not marked solved.", file=sys.stderr)
     code = 0 if report.passed else 1
     if _own_process():
         # Everything is written and closed (progress, helpers, buffers). The interpreter's teardown of torch

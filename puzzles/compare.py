@@ -54,7 +54,9 @@ def compare(expected: torch.Tensor, got: torch.Tensor, atol: float, rtol: float)
     wrong_mask = ~close
     diff = (out - exp).abs()
     diff = torch.where(torch.isnan(exp) & torch.isnan(out), torch.zeros_like(diff), diff)
-    diff = torch.where(torch.isnan(diff), torch.full_like(diff, math.inf), diff)
+    missing = torch.isnan(out) & ~torch.isnan(exp)
+    diff = torch.where(torch.isnan(diff) & ~missing, torch.full_like(diff, math.inf), diff)
+    diff = torch.where(missing, torch.zeros_like(diff), diff)  # counted in ``nan``, not as an error size
     both_inf = torch.isinf(exp) & (exp == out)
     diff = torch.where(both_inf, torch.zeros_like(diff), diff)
     rel = diff / exp.abs().clamp_min(max(atol, 1e-12))
@@ -79,4 +81,5 @@ def compare(expected: torch.Tensor, got: torch.Tensor, atol: float, rtol: float)
         max_abs_error=float(diff.max()) if diff.numel() else 0.0,
         max_rel_error=float(rel.max()) if rel.numel() else 0.0,
         heatmap=_heatmap(wrong_mask) if count else [],
+        nan=int(missing.sum()),
     )

@@ -11,13 +11,25 @@ restarted after any failure.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from tilescope.core.protocol import (
+    Compiled,
+    CompileFailed,
+    CompileRequest,
+    ExecutorReady,
+    Ran,
+    RunCaseRequest,
+    RunFailed,
+    Timed,
+    TimeRequest,
+)
 from tilescope.puzzles.children import reply_channel
 
 
-def _send(replies: IO[str], message: dict[str, Any]) -> None:
+def _send(replies: IO[str], message: Mapping[str, Any]) -> None:
     import json
 
     replies.write(json.dumps(message) + "\n")
@@ -40,7 +52,7 @@ class Executor:
             self._scratch = torch.randn(4096, 4096, device="cuda", dtype=torch.float16, generator=gen)
         torch.matmul(self._scratch, self._scratch)
 
-    def compile(self, request: dict[str, Any]) -> dict[str, Any]:
+    def compile(self, request: CompileRequest) -> Compiled | CompileFailed:
         from tilescope.core.model import to_json
         from tilescope.puzzles import runner
         from tvm import ir
@@ -51,7 +63,7 @@ class Executor:
             if "prim_func" in request:
                 func = ir.load_json(request["prim_func"])
             else:  # the puzzle's own content (a baseline to time against), never a learner's file
-                func = runner.build(path, source, dict(request["args"]))
+                func = runner.build(path, source, dict(request.get("args", {})))
         except runner.CompileFailure as failure:
             return {"op": "compile-error", "diagnostic": to_json(failure.diagnostic)}
         except Exception as err:
@@ -71,7 +83,7 @@ class Executor:
 
     def _translate(
         self, key: str, func: Any, path: str, params: list[dict[str, Any]], scopes: list[str]
-    ) -> dict[str, Any]:
+    ) -> Compiled | CompileFailed:
         """Translate for the tile interpreter; what it cannot run exactly is a compile error with its line."""
         from tilescope.core.interpret import NotInterpretable, compile_kernel
         from tilescope.core.model import Diagnostic, Span, to_json
@@ -86,7 +98,7 @@ class Executor:
         self.resident.clear()
         return {"op": "compiled", "key": key, "params": params, "scopes": scopes}
 
-    def run(self, request: dict[str, Any]) -> dict[str, Any]:
+    def run(self, request: RunCaseRequest) -> Ran | RunFailed:
         import torch
         from tilescope.core.errors import first_message
         from tilescope.puzzles.buffers import open_lent
@@ -107,7 +119,7 @@ class Executor:
         self.resident = {request["key"]: lent}
         return {"op": "ran"}
 
-    def _interpret(self, request: dict[str, Any], kernel: Any) -> dict[str, Any]:
+    def _interpret(self, request: RunCaseRequest, kernel: Any) -> Ran | RunFailed:
         """One interpreted launch on the lent files themselves; out-of-bounds stores are not made but
         reported, with every other access finding, for the grader to judge."""
         from tilescope.core.errors import first_message
@@ -116,12 +128,12 @@ class Executor:
 
         bodies = [open_lent(spec, "cpu")[2] for spec in request["buffers"]]
         try:
-            run = kernel(*bodies, outputs={str(n) for n in request["outputs"]})
+            run = kernel(*bodies, outputs={str(n) for n in request.get("outputs", [])})
         except Exception as err:
             return {"op": "run-error", "message": first_message(err)}
         return {"op": "ran", "findings": [to_json(f) for f in run.findings]}
 
-    def time(self, request: dict[str, Any]) -> dict[str, Any]:
+    def time(self, request: TimeRequest) -> Timed | RunFailed:
         from tilescope.puzzles.timing import time_cuda_runs
 
         lent = self.resident.get(request["key"])
@@ -132,7 +144,7 @@ class Executor:
         times = time_cuda_runs(lambda: kernel(*bodies), warmup=int(request["warmup"]), runs=int(request["runs"]))
         return {"op": "timed", "times_us": times}
 
-    def time_torch(self, request: dict[str, Any]) -> dict[str, Any]:
+    def time_torch(self, request: TimeRequest) -> Timed | RunFailed:
         """The puzzle's torch baseline (an expression the grader read from the puzzle's own content), timed
         on the same lent tensors as the kernel just timed, with the same flush and runs."""
         from tilescope.puzzles.timing import time_torch_runs
@@ -142,13 +154,13 @@ class Executor:
             return {"op": "run-error", "message": "timing asked for before a checked run"}
         bodies = [body for _, _, body in lent]
         try:
-            times = time_torch_runs(str(request["expr"]), bodies, int(request["warmup"]), int(request["runs"]))
+            times = time_torch_runs(request.get("expr", ""), bodies, request["warmup"], request["runs"])
         except Exception as err:
             return {"op": "run-error", "message": f"the torch baseline failed: {type(err).__name__}: {err}"}
         return {"op": "timed", "times_us": times}
 
 
-def hello() -> dict[str, Any]:
+def hello() -> ExecutorReady:
     import torch
 
     cuda = torch.cuda.is_available()

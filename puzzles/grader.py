@@ -139,7 +139,7 @@ def _cpu_report(
     not_checked = ["performance: it needs a CUDA GPU"]
     if not have_ptxas:
         not_checked.append("ptxas: not installed (pip install 'tilescope[nvcc]')")
-    common = {"checked": checked, "not_checked": not_checked, "warnings": warnings}
+    common: dict[str, Any] = {"checked": checked, "not_checked": not_checked, "warnings": warnings}
     if diagnostics:
         d = diagnostics[0]
         summary = f"line {d.span.line}: {d.message}"

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tilescope.puzzles.session import DEFAULT_TIMEOUT_S, Session
+from tilescope.puzzles.session import DEFAULT_OPTIONS, CheckOptions, Session
 
 if TYPE_CHECKING:
     from tilescope.core import Analyzer
@@ -49,23 +49,15 @@ class IsolatedGrader:
         self._spare_analyzer = None
         return analyzer
 
-    def grade(
-        self,
-        puzzle: str,
-        path: str | Path,
-        *,
-        device: str | None = None,
-        perf: bool = True,
-        seed: int | None = None,
-        sanitize: bool = False,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-        started: float | None = None,
+    def check(
+        self, puzzle: str, path: str | Path, options: CheckOptions = DEFAULT_OPTIONS, started: float | None = None
     ) -> Report:
-        """Check ``path`` for ``puzzle``: on the GPU if there is one (``device=None``), else the CPU path.
+        """Check ``path`` for ``puzzle``: on the GPU if there is one (``options.device`` None), else the CPU path.
 
-        ``timeout_s`` bounds starting the helpers and loading the file, counted from ``started`` (a
-        ``time.monotonic()`` value, default now), and then each compile and each run.
+        ``options.timeout_s`` bounds starting the helpers and loading the file, counted from ``started``
+        (a ``time.monotonic()`` value, default now), and then each compile and each run.
         """
+        device, timeout_s, seed = options.device, options.timeout_s, options.seed
         from tilescope.puzzles import catalog, grader, judge
         from tilescope.puzzles.children import ChildGone
 
@@ -101,11 +93,11 @@ class IsolatedGrader:
                 path,
                 self.session,
                 device="cuda",
-                perf=perf,
+                perf=options.perf,
                 timeout_s=timeout_s,
                 started=started,
                 seed=seed,
-                sanitize=sanitize,
+                sanitize=options.sanitize,
             )
 
 

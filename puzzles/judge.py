@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import torch
 from tilescope.core.model import Diagnostic, Span, from_json
+from tilescope.core.protocol import BuildPuzzleRequest, CompileRequest, ExecutorRequest, RunCaseRequest, TimeRequest
 from tilescope.puzzles.buffers import Workspace
 from tilescope.puzzles.cases import TIMED, PlannedCase, fresh_seed, plan
 from tilescope.puzzles.catalog import Puzzle
@@ -66,7 +67,9 @@ def _expect(reply: dict[str, Any] | str, rid: str, ops: set[str]) -> dict[str, A
     return reply
 
 
-def _call(child: Child, request: dict[str, Any], timeout_s: float, ops: set[str]) -> dict[str, Any]:
+def _call(child: Child, request: ExecutorRequest, timeout_s: float, ops: set[str]) -> dict[str, Any]:
+    """The child's answer to ``request``, checked to answer it; the child runs user code, so each
+    field of the answer is checked where it is read."""
     rid = secrets.token_hex(8)
     child.send({"id": rid, **request})
     return _expect(child.receive(timeout_s), rid, ops)
@@ -91,7 +94,8 @@ def build(builder: Child, path: str, arg_sets: list[dict[str, int]], deadline: f
         if not isinstance(hello, dict) or hello.get("op") != "ready":
             raise Violation(f"no greeting but {str(hello)[:120]!r}")
         rid = secrets.token_hex(8)
-        builder.send({"id": rid, "op": "build", "path": path, "arg_sets": arg_sets})
+        build_request: BuildPuzzleRequest = {"id": rid, "op": "build", "path": path, "arg_sets": arg_sets}
+        builder.send(build_request)
         while True:
             reply = _expect(builder.receive(deadline - time.monotonic()), rid, {"built", "build-error", "done"})
             if reply["op"] == "done":
@@ -158,7 +162,7 @@ def run_case(
     for buf in out_bufs:
         buf.poison_body()
     specs = [b.spec.to_json() for b in (*in_bufs, *out_bufs)]
-    request = {"op": "run", "key": case.key, "buffers": specs, "device": device, "dirty": dirty}
+    request: RunCaseRequest = {"op": "run", "key": case.key, "buffers": specs, "device": device, "dirty": dirty}
     if device == "interpret":
         request["outputs"] = names[len(inputs) :]
     reply = _call(executor, request, timeout_s, {"ran", "run-error"})
@@ -188,9 +192,9 @@ def run_case(
 
 def _times(executor: Child, key: str, timeout_s: float, expr: str | None = None) -> float:
     """The median of the kernel's timed runs, or with ``expr`` of the torch baseline's on the same tensors."""
-    request: dict[str, Any] = {"op": "time", "key": key, "warmup": 3, "runs": TIMING_RUNS}
+    request: TimeRequest = {"op": "time", "key": key, "warmup": 3, "runs": TIMING_RUNS}
     if expr is not None:
-        request = {**request, "op": "time-torch", "expr": expr}
+        request = {"op": "time-torch", "key": key, "warmup": 3, "runs": TIMING_RUNS, "expr": expr}
     reply = _call(executor, request, timeout_s, {"timed", "run-error"})
     if reply["op"] == "run-error":
         raise RuntimeError(str(reply.get("message")))
@@ -274,7 +278,7 @@ def _baseline_time(puzzle: Puzzle, executor: Child, ws: Workspace, timeout_s: fl
     assert puzzle.perf.baseline is not None
     path = str(puzzle.folder / puzzle.perf.baseline)
     case = PlannedCase("baseline", puzzle.perf.args, "normal", 0, 7, "timed")
-    request = {"op": "compile", "key": case.key, "path": path, "args": case.args, "device": "cuda"}
+    request: CompileRequest = {"op": "compile", "key": case.key, "path": path, "args": case.args, "device": "cuda"}
     reply = _call(executor, request, timeout_s, {"compiled"})
     params = [Param(p["name"], tuple(p["shape"]), p["dtype"]) for p in reply["params"]]
     result = run_case(puzzle, case, params, executor, ws, "cuda", timeout_s)
@@ -389,9 +393,9 @@ def _precompile(session: Session, planned: list[PlannedCase], funcs: dict[str, s
     fixed = {c.key for c in planned if c.kind != "hidden"}
     hidden = list(dict.fromkeys(c.key for c in planned if c.kind == "hidden" and c.key not in fixed))
     for key in reversed(hidden):
-        request = {"id": secrets.token_hex(8), "op": "compile", "key": key, "prim_func": funcs[key], "path": path}
+        request: CompileRequest = {"op": "compile", "key": key, "prim_func": funcs[key], "path": path, "device": device}
         try:
-            helper.send({**request, "device": device})
+            helper.send({"id": secrets.token_hex(8), **request})
         except ChildGone:
             return
 
@@ -405,8 +409,15 @@ def _run_once(
     hello = child.receive(READY_S)
     if not isinstance(hello, dict) or hello.get("op") != "ready":
         raise Violation("no greeting")
-    request = {"op": "compile", "key": case.key, "prim_func": prim_func, "path": path, "lineinfo": True}
-    reply = _call(child, {**request, "device": "cuda"}, timeout_s, {"compiled", "compile-error"})
+    request: CompileRequest = {
+        "op": "compile",
+        "key": case.key,
+        "prim_func": prim_func,
+        "path": path,
+        "lineinfo": True,
+        "device": "cuda",
+    }
+    reply = _call(child, request, timeout_s, {"compiled", "compile-error"})
     if reply["op"] == "compiled":
         params = [Param(p["name"], tuple(p["shape"]), p["dtype"]) for p in reply["params"]]
         run_case(puzzle, case, params, child, ws, "cuda", timeout_s, guarded=False, dirty=False)
@@ -478,8 +489,14 @@ def _run(
             if case.key not in params:
                 doing = f"compiling for {_describe(case.args)}"
                 progress(doing)
-                request = {"op": "compile", "key": case.key, "prim_func": funcs[case.key], "path": path}
-                reply = _call(executor, {**request, "device": device}, timeout_s, {"compiled", "compile-error"})
+                compile_request: CompileRequest = {
+                    "op": "compile",
+                    "key": case.key,
+                    "prim_func": funcs[case.key],
+                    "path": path,
+                    "device": device,
+                }
+                reply = _call(executor, compile_request, timeout_s, {"compiled", "compile-error"})
                 if reply["op"] == "compile-error":
                     d = _diagnostic(reply.get("diagnostic")) if reply.get("diagnostic") else None
                     d = d or Diagnostic("error", str(reply.get("message")), Span(1), "compile-error")

@@ -22,6 +22,15 @@ class Comparison:
     """Against |expected|, floored at ``atol`` so that near-zero expected values do not explode it."""
     heatmap: list[list[float]]
     """The fraction of wrong elements per cell of a coarse grid over the output (rows x columns)."""
+    nan: int = 0
+    """Elements that are NaN where a number was due; the error figures above leave them out."""
+
+    @property
+    def abs_error_words(self) -> str:
+        """``max abs error 0.5``, or ``max abs error nan`` when an element is NaN where a number was due."""
+        if self.nan:
+            return f"max abs error nan ({self.nan} NaN where numbers were due)"
+        return f"max abs error {self.max_abs_error:.3g}"
 
     @property
     def ok(self) -> bool:

@@ -75,9 +75,11 @@ class ProgressStore:
     def close(self) -> None:
         self._db.close()
 
-    def record(self, report: Report) -> int:
-        """Store one check's result; returns the attempt's id."""
+    def record(self, report: Report, counts: bool = True) -> int:
+        """Store one check's result; returns the attempt's id. An attempt that does not ``count`` (the
+        reference solution, checked) is kept as an attempt but never marks the puzzle solved."""
         perf = report.perf
+        passed = report.passed and counts
         with self._tx():
             cur = self._db.execute(
                 "INSERT INTO attempts (puzzle, at, path, device, passed, failure, summary, time_us, percent, stars,"
@@ -87,12 +89,12 @@ class ProgressStore:
                     time.time(),
                     report.path,
                     report.device,
-                    int(report.passed),
+                    int(passed),
                     report.failure,
                     report.summary,
-                    perf.time_us if perf and report.passed else None,
-                    perf.percent if perf and report.passed else None,
-                    report.stars,
+                    perf.time_us if perf and passed else None,
+                    perf.percent if perf and passed else None,
+                    report.stars if passed else 0,
                     json.dumps(to_json(report)),
                 ),
             )

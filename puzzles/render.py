@@ -35,11 +35,13 @@ def heatmap_lines(heatmap: list[list[float]]) -> list[str]:
     return lines
 
 
-def _case_lines(case: CaseResult) -> list[str]:
+def _case_lines(case: CaseResult, said: str) -> list[str]:
+    """The failed case: its arguments, then only what ``said`` (the summary) has not stated already."""
     args = " ".join(f"{k}={v}" for k, v in case.args.items())
     lines = [f"failed case: {case.name} ({args}; {case.values} values; seed {case.seed})"]
-    if case.problem:
+    if case.problem and case.problem not in said:
         lines.append(f"  {case.problem}")
+    said = f"{said} {case.problem or ''}"
     for out in case.outputs:
         comp = out.comparison
         if comp.ok and out.guard.ok:
@@ -47,10 +49,11 @@ def _case_lines(case: CaseResult) -> list[str]:
             continue
         if comp.wrong:
             where = ", ".join(str(i) for i in comp.first_wrong or [])
-            lines.append(
-                f"  {out.name}: {comp.wrong}/{comp.total} wrong; first at [{where}]: expected {comp.expected:.6g}, "
-                f"got {comp.got:.6g}; max abs error {comp.max_abs_error:.3g}, max rel error {comp.max_rel_error:.3g}"
-            )
+            if f"{out.name}[{where}]" not in said:
+                lines.append(
+                    f"  {out.name}: {comp.wrong}/{comp.total} wrong; first at [{where}]: expected {comp.expected:.6g}, "
+                    f"got {comp.got:.6g}; {comp.abs_error_words}, max rel error {comp.max_rel_error:.3g}"
+                )
             shape = "×".join(str(s) for s in comp.shape)
             lines.append(f"  where {out.name} ({shape}) is wrong:")
             lines.extend("    " + line for line in heatmap_lines(comp.heatmap))
@@ -64,7 +67,7 @@ def report_lines(report: Report, name: str = "") -> list[str]:
         lines.append(f"{report.path}:{d.span.line}: {d.severity}: {d.message}")
     bad = report.first_failure()
     if bad is not None:
-        lines.extend(_case_lines(bad))
+        lines.extend(_case_lines(bad, report.summary))
     if report.perf:
         p = report.perf
         stars = "★" * p.stars + "☆" * (3 - p.stars)

@@ -11,6 +11,7 @@ an upgrade never talks to a service running other code; a lock file keeps it to 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -22,7 +23,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tilescope.puzzles.session import DEFAULT_TIMEOUT_S
+from tilescope.puzzles.session import DEFAULT_OPTIONS, DEFAULT_TIMEOUT_S, CheckOptions
 
 if TYPE_CHECKING:
     from tilescope.puzzles.isolated import IsolatedGrader
@@ -112,16 +113,7 @@ class Client:
         self._cancelled = False
 
     def check(
-        self,
-        puzzle: str,
-        path: str | Path,
-        *,
-        device: str | None = None,
-        perf: bool = True,
-        seed: int | None = None,
-        sanitize: bool = False,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-        started: float | None = None,
+        self, puzzle: str, path: str | Path, options: CheckOptions = DEFAULT_OPTIONS, started: float | None = None
     ) -> Report:
         """A ``Report`` from the service; ``timeout_s`` counts from ``started`` (``time.monotonic()``, default
         now), the service's own start included. Raises RuntimeError when the service fails or is cancelled."""
@@ -139,11 +131,7 @@ class Client:
             "op": "check",
             "puzzle": puzzle,
             "path": str(Path(path).resolve()),
-            "device": device,
-            "perf": perf,
-            "seed": seed,
-            "sanitize": sanitize,
-            "timeout_s": timeout_s,
+            **dataclasses.asdict(options),
             "elapsed_s": time.monotonic() - started,
         }
         try:
@@ -166,9 +154,11 @@ class Client:
                     self._sock.shutdown(socket.SHUT_RDWR)
 
 
-def check(puzzle: str, path: str | Path, **options: Any) -> Report:
-    """One check through the service (``Client.check``'s options)."""
-    return Client().check(puzzle, path, **options)
+def check(
+    puzzle: str, path: str | Path, options: CheckOptions = DEFAULT_OPTIONS, started: float | None = None
+) -> Report:
+    """One check through the service."""
+    return Client().check(puzzle, path, options, started)
 
 
 def status() -> dict[str, Any] | None:
@@ -190,16 +180,14 @@ def _answer(grader: IsolatedGrader, message: dict[str, Any]) -> dict[str, Any]:
     from tilescope.core.model import to_json
 
     elapsed = max(0.0, float(message.get("elapsed_s") or 0.0))
-    report = grader.grade(
-        str(message["puzzle"]),
-        str(message["path"]),
+    options = CheckOptions(
         device=message.get("device"),
         perf=bool(message.get("perf", True)),
         seed=message.get("seed"),
         sanitize=bool(message.get("sanitize", False)),
         timeout_s=float(message.get("timeout_s") or DEFAULT_TIMEOUT_S),
-        started=time.monotonic() - elapsed,
     )
+    report = grader.check(str(message["puzzle"]), str(message["path"]), options, time.monotonic() - elapsed)
     return {"report": to_json(report), "pid": os.getpid()}
 
 

@@ -8,6 +8,7 @@ kernel process compiles the hidden shapes ahead.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from tilescope.core.supervise import Limits
@@ -18,6 +19,21 @@ READY_S = 120.0
 """How long a fresh process may take to import TileLang before it counts as broken."""
 DEFAULT_TIMEOUT_S = 60.0
 """A check's default limit: for starting its processes and loading the file, then for each compile and run."""
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """How one check runs, the same in this process (``IsolatedGrader``) and through the service."""
+
+    device: str | None = None
+    """``cuda`` or ``cpu``; ``None``: the GPU when there is one."""
+    perf: bool = True
+    seed: int | None = None
+    sanitize: bool = False
+    timeout_s: float = DEFAULT_TIMEOUT_S
+
+
+DEFAULT_OPTIONS = CheckOptions()
 ANSWER_S = 2.0
 """Of the loading limit, kept to end the helpers, print the report and exit (the grader's interpreter takes
 1-1.5 s to tear torch down on a busy machine), so that the whole command ends within its limit."""

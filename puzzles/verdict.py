@@ -67,7 +67,7 @@ def judge_output(check: OutputCheck) -> tuple[FailureKind, str] | None:
     index = ", ".join(str(i) for i in comp.first_wrong or [])
     detail = (
         f"{name}[{index}] is {_fmt(comp.got)}, expected {_fmt(comp.expected)}; {comp.wrong} of {comp.total} "
-        f"elements are wrong (max abs error {_fmt(comp.max_abs_error)}, max rel error {_fmt(comp.max_rel_error)}, "
+        f"elements are wrong ({comp.abs_error_words}, max rel error {_fmt(comp.max_rel_error)}, "
         f"tolerance atol={comp.atol:g} rtol={comp.rtol:g})."
     )
     if check.unwritten:

@@ -80,3 +80,15 @@ def write_solution(puzzle: Puzzle) -> Path:
         backup(path)
     _write_atomic(path, puzzle.solution_path.read_text())
     return path
+
+
+def is_solution_copy(puzzle: Puzzle, path: Path) -> bool:
+    """Whether ``path`` holds the reference solution (up to layout and comments): passing with it is not solving."""
+    import ast
+
+    try:
+        mine = ast.dump(ast.parse(path.read_text(encoding="utf-8")))
+        reference = ast.dump(ast.parse(puzzle.solution_path.read_text(encoding="utf-8")))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return False
+    return mine == reference

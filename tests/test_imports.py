@@ -211,8 +211,9 @@ COMPILER_TIER = {
 FRONT_ENDS = ("tilescope.lsp", "tilescope.visualizer")
 FRONT_END_MAY_IMPORT = ("tilescope.core.ide", "tilescope.core.model", "tilescope.core.static")
 """The editor layer's door, the model and the static tier's public names (its package, not its modules)."""
-COMMAND_PLUMBING = ("tilescope.core.check_cmd", "tilescope.core.kernel_options")
-"""Command-line options shared by every ``tilescope`` command, which the visualizer's commands take too."""
+COMMAND_PLUMBING = ("tilescope.core.check_cmd", "tilescope.core.kernel_options", "tilescope.core.terminal")
+"""Command-line options and terminal conventions shared by every ``tilescope`` command, which the
+visualizer's commands take too."""
 TILELANG = ("tilelang", "tvm")
 
 
@@ -226,7 +227,7 @@ def arrows() -> dict[str, set[str]]:
 
 def test_the_core_never_imports_a_front_end_or_the_puzzles():
     wrong = {
-        name: sorted(n for n in found if _under(n, (*FRONT_ENDS, "tilescope.puzzles")))
+        name: sorted(n for n in found if _under(n, (*FRONT_ENDS, "tilescope.mcp", "tilescope.puzzles")))
         for name, found in arrows().items()
         if _under(name, ("tilescope.core",))
     }
@@ -279,3 +280,18 @@ def test_views_never_import_tilelang():
         if seen & loads:
             wrong[view] = sorted(seen & loads)
     assert wrong == {}
+
+
+def test_the_type_checker_resolves_each_package_to_its_folder():
+    """``typings/`` mirrors ``[tool.setuptools.package-dir]``, so pyright and Pylance read the checkout."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    table = re.search(r"^\[tool\.setuptools\.package-dir\]\n(.*?)(?=^\[)", text, re.S | re.M)
+    assert table, "pyproject.toml maps no package folders"
+    mapping = dict(re.findall(r'^"?([\w.]+)"?\s*=\s*"([\w./-]+)"', table.group(1), re.M))
+    assert mapping["tilescope.core"] == "tilelang_core"
+    for package, folder in mapping.items():
+        seen = ROOT / "typings" / Path(*package.split("."))
+        if package == "tilescope":
+            seen = seen / "__init__.py"
+            folder = f"{folder}/__init__.py"
+        assert seen.resolve() == (ROOT / folder).resolve(), f"typings/ does not map {package} to {folder}"

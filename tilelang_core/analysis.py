@@ -43,9 +43,10 @@ def analyze_file(
     The caller has already reported syntax errors, a bad target and a file without kernels; what is
     left here is what needs the user's code: loading the module, building and lowering.
     """
-    namespace, failure = _load(source, path)
-    if namespace is None:
-        return FileAnalysis(path=path, target=target, kernels=[], discovered=[], diagnostics=[failure]), {}
+    loaded = _load(source, path)
+    if loaded[0] is None:
+        return FileAnalysis(path=path, target=target, kernels=[], discovered=[], diagnostics=[loaded[1]]), {}
+    namespace = loaded[0]
 
     runs: dict[str, KernelRun] = {}
     static = {} if spans.STAMPED else {k.ref.name: k for k in analyze_source(source, path, target=target).kernels}

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from tilescope.core.model import FileAnalysis
+from tilescope.core.model import Diagnostic, FileAnalysis, Span
 from tilescope.core.service import Analyzer
 
 _SKIP_DIRS = {"__pycache__", "node_modules", "build", "dist", "site-packages"}
@@ -78,7 +78,10 @@ def analyze_files(
                     index = work.get_nowait()
                 except queue.Empty:
                     return
-                results[index] = analyzer.analyze(str(files[index]), **options)
+                try:
+                    results[index] = analyzer.analyze(str(files[index]), **options)
+                except Exception as err:  # a fault of ours on one file must not lose the others' results
+                    results[index] = _failed(files[index], options, err)
                 with lock:
                     done[0] += 1
                     if progress is not None:
@@ -90,3 +93,9 @@ def analyze_files(
     for thread in threads:
         thread.join()
     return [r for r in results if r is not None]
+
+
+def _failed(file: Path, options: dict[str, Any], err: Exception) -> FileAnalysis:
+    message = f"Tilescope failed on this file: {type(err).__name__}: {err}"
+    diagnostic = Diagnostic("error", message, Span(1), "internal-error")
+    return FileAnalysis(str(file), options.get("target") or "sm_90", [], [], [diagnostic])

@@ -10,81 +10,148 @@ every file, and ``sarif`` a SARIF 2.1.0 log for CI. The exit status is 1 when an
 from __future__ import annotations
 
 import argparse
-import ast
 import json
+import re
 import sys
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from tilescope.core.batch import analyze_files, python_files
+from tilescope.core.compat import releases
 from tilescope.core.display import dims_text, stages_text
-from tilescope.core.model import SCHEMA_VERSION, Diagnostic, FileAnalysis, KernelModel, dumps, to_json
+from tilescope.core.kernel_options import KernelOptions, UsageError, add_kernel_options, readable
+from tilescope.core.lines import SourceError, read_source
+from tilescope.core.model import SCHEMA_VERSION, Diagnostic, FileAnalysis, KernelModel, Span, to_json
 from tilescope.core.sarif import to_sarif
+from tilescope.core.service import NO_KERNELS
+from tilescope.core.static import analyze_source, catalog
+from tilescope.core.terminal import Status, display_path, painter
+
+Paint = Callable[[str, str], str]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="Python files with TileLang kernels, or folders")
-    parser.add_argument("--kernel", help="analyse only this kernel")
-    parser.add_argument("--arg", action="append", default=[], metavar="K=V", help="override a kernel argument")
-    parser.add_argument("--target", default="sm_90", help="sm_XX (CUDA), gfxNNN (HIP), metal (default sm_90)")
+    add_kernel_options(parser, jobs=1)
     parser.add_argument("--ptxas", action="store_true", help="compile to a cubin and report registers and spills")
     parser.add_argument("--format", choices=["text", "json", "sarif"], default="text", help="output format")
-    parser.add_argument("--json", action="store_true", help="the same as --format json")
-    parser.add_argument("-j", "--jobs", type=int, default=1, help="compiler workers in parallel (default 1)")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per kernel (default 60)")
-    parser.add_argument("--memory", type=int, default=6144, help="worker memory limit in MiB (default 6144)")
     parser.add_argument(
-        "--python",
-        metavar="PATH",
-        help="run the compiler in this interpreter (one with TileLang 0.1.10-0.1.15; Tilescope not needed there)",
+        "--static",
+        action="store_true",
+        help="read the source only (no compiler, nothing runs; TileLang not needed here)",
     )
     parser.set_defaults(func=run)
 
 
-def parse_args_overrides(pairs: list[str]) -> dict[str, Any]:
-    """``["M=1024", "dtype=float16"]`` → ``{"M": 1024, "dtype": "float16"}``."""
-    values: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, text = pair.partition("=")
-        if not sep:
-            raise SystemExit(f"tilescope: --arg expects K=V, got {pair!r}")
-        try:
-            values[key.strip()] = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
-            values[key.strip()] = text
-    return values
+_TEST_FILE = re.compile(r"(test_.*|.*_test|conftest)\.py")
 
 
 def run(args: argparse.Namespace) -> int:
-    overrides = parse_args_overrides(args.arg)
+    options = KernelOptions.from_args(args)
     fmt = "json" if args.json else args.format
     files = python_files(args.paths)
-    options = {"kernel": args.kernel, "args": overrides or None, "target": args.target, "ptxas": args.ptxas}
-    analyzer_options = {"timeout_s": args.timeout, "memory_mb": args.memory, "python": args.python}
+    named = {Path(p) for p in args.paths if not Path(p).is_dir()}
+    options.check_parameters(readable(files))
     single = len(args.paths) == 1 and not Path(args.paths[0]).is_dir()
-    bar = _progress if sys.stderr.isatty() and not single else None
-    results = analyze_files(files, args.jobs, options, analyzer_options, bar)
-    if bar is not None:
-        print(file=sys.stderr)
-    if fmt == "sarif":
-        print(json.dumps(to_sarif(results, Path.cwd()), indent=2))
-    elif single and fmt == "json":
-        print(dumps(results[0], indent=2))
-    elif fmt == "json":
-        print(json.dumps({"schema_version": SCHEMA_VERSION, "files": [to_json(r) for r in results]}, indent=2))
-    elif single:
-        print(render(results[0]))
+    if args.static:
+        tilelang = catalog.use_interpreter(options.python).version
+        with Status(f"tilescope check: reading {len(files)} files"):
+            results = [_static(file, options) for file in files]
     else:
-        for result in results:
-            for d in result.all_diagnostics():
-                print(_diagnostic(_display(result.path), d).strip())
-        print(table(results))
+        tilelang = _compiler_release(options.python)
+        catalog.use_interpreter(options.python)  # the static checks merged in speak of the same release
+        request = {
+            "kernel": options.kernel,
+            "args": options.args or None,
+            "target": options.target,
+            "ptxas": args.ptxas,
+        }
+        bar = _progress if sys.stderr.isatty() and not single else None
+        status = Status(f"tilescope check: analysing {display_path(str(files[0]))}") if single else nullcontext()
+        with status:
+            results = analyze_files(files, args.jobs, request, options.analyzer_options(), bar)
+        if bar is not None:
+            print(file=sys.stderr)
+    results = [
+        _relative(r, keep_no_kernels=Path(r.path) in named or not _TEST_FILE.fullmatch(Path(r.path).name))
+        for r in results
+    ]
+    header = f"tilescope check: TileLang {tilelang or 'not installed'}, target {options.target}" + (
+        ", static tier only" if args.static else ""
+    )
+    paint = painter(sys.stdout)
+    if fmt == "sarif":
+        print(json.dumps(to_sarif(results, Path.cwd(), tilelang), indent=2))
+    elif fmt == "json":
+        print(json.dumps(report_json(results, tilelang, args.static), indent=2))
+    else:
+        print(paint(header, "dim"))
+        if single:
+            print(render(results[0], paint))
+        else:
+            for result in results:
+                for d in result.all_diagnostics():
+                    print(_diagnostic(result.path, d, paint).strip())
+            print(table(results))
     out = sys.stdout if fmt == "text" else sys.stderr
-    if single:
-        print(summary(results[0]), file=out)
-        return 0 if succeeded(results[0]) else 1
-    print(overall(results), file=out)
-    return 0 if all(r.ok for r in results) else 1
+    paint = painter(out)
+    failed = not all(r.ok for r in results) or (single and not args.static and not succeeded(results[0]))
+    line = summary(results[0], args.static) if single else overall(results, args.static)
+    print(paint(line, "error" if failed else "ok") if fmt == "text" else line, file=out)
+    return 1 if failed else 0
+
+
+def report_json(results: list[FileAnalysis], tilelang: str | None, static: bool) -> dict[str, Any]:
+    """The one shape of ``check --json``, for one file or many."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tilelang_version": tilelang,
+        "tier": "static" if static else "compiler",
+        "files": [to_json(r) for r in results],
+    }
+
+
+def _compiler_release(python: str | None) -> str | None:
+    """The TileLang the compiler tier will use; ``UsageError`` when there is none to use."""
+    try:
+        found = releases.interpreter_version(python) if python else releases.installed_version()
+    except OSError as err:
+        raise UsageError(f"argument --python: cannot ask {python}: {err}") from None
+    if found is None:
+        where = python or sys.executable
+        raise UsageError(
+            f"no TileLang in {where}: give --python an interpreter that has it (your project's), "
+            "install tilescope[compiler], or use --static to read the source only"
+        )
+    problem = releases.problem(found)
+    if problem:
+        raise UsageError(problem)
+    return found
+
+
+def _static(file: Path, options: KernelOptions) -> FileAnalysis:
+    """What the static tier finds in one file, as the compiler tier's record (no kernel models)."""
+    path = str(file)
+    try:
+        text = read_source(file)
+    except SourceError as err:
+        return FileAnalysis(path, options.target, [], [], [Diagnostic("error", str(err), Span(err.line), "io-error")])
+    found = analyze_source(text, path, target=options.target)
+    kernels = [k for k in found.kernels if options.kernel is None or k.ref.name == options.kernel]
+    diagnostics = [d for d in found.diagnostics if options.kernel is None or d.kernel in (None, options.kernel)]
+    if not found.kernels and not any(d.severity == "error" for d in diagnostics):
+        diagnostics.append(NO_KERNELS)
+    return FileAnalysis(path, options.target, [], [k.ref for k in kernels], diagnostics)
+
+
+def _relative(result: FileAnalysis, keep_no_kernels: bool) -> FileAnalysis:
+    """The record with its path as the user would type it, and without the ``no-kernels`` warning on a
+    test file a folder search found (tests call kernels, they rarely define them)."""
+    diagnostics = result.diagnostics if keep_no_kernels else [d for d in result.diagnostics if d.code != "no-kernels"]
+    return replace(result, path=display_path(result.path), diagnostics=diagnostics)
 
 
 def _progress(done: int, total: int, file: Path) -> None:
@@ -130,23 +197,16 @@ def table(results: list[FileAnalysis]) -> str:
     return "\n".join(lines)
 
 
-def _display(path: str) -> str:
-    """A path relative to where the check runs, when it is below it."""
-    try:
-        return str(Path(path).resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return path
-
-
 def _folder(path: str) -> str:
-    return str(Path(_display(path)).parent)
+    return str(Path(display_path(path)).parent)
 
 
-def overall(results: list[FileAnalysis]) -> str:
+def overall(results: list[FileAnalysis], static: bool = False) -> str:
     counts = _counts(results)
     status = "ok" if all(r.ok for r in results) else "FAILED"
+    done = f"{counts['kernels']} kernels read" if static else f"{counts['lowered']}/{counts['kernels']} kernels lowered"
     return (
-        f"tilescope check {status}: {counts['lowered']}/{counts['kernels']} kernels lowered in {counts['files']} "
+        f"tilescope check {status}: {done} in {counts['files']} "
         f"files, {counts['errors']} errors, {counts['warnings']} warnings"
     )
 
@@ -160,23 +220,27 @@ def _lowered(kernel: KernelModel) -> bool:
     return bool(kernel.passes) and not any(d.severity == "error" for d in kernel.diagnostics)
 
 
-def summary(result: FileAnalysis) -> str:
+def summary(result: FileAnalysis, static: bool = False) -> str:
     """One line: how many kernels were analysed and what was found."""
     diagnostics = result.all_diagnostics()
     errors = sum(d.severity == "error" for d in diagnostics)
     warnings = sum(d.severity == "warning" for d in diagnostics)
     lowered = sum(1 for k in result.kernels if _lowered(k))
-    status = "ok" if succeeded(result) else "FAILED"
+    status = "ok" if (result.ok if static else succeeded(result)) else "FAILED"
     first = next((d for d in diagnostics if d.severity == "error"), None)
     tail = f": {result.path}:{first.span.line}: {first.message}" if first else ""
-    return (
-        f"tilescope check {status}: {lowered}/{len(result.discovered)} kernels lowered for {result.target}, "
-        f"{errors} errors, {warnings} warnings{tail}"
+    done = (
+        f"{len(result.discovered)} kernels read" if static else (f"{lowered}/{len(result.discovered)} kernels lowered")
     )
+    return f"tilescope check {status}: {done} for {result.target}, {errors} errors, {warnings} warnings{tail}"
 
 
-def _diagnostic(path: str, d: Diagnostic) -> str:
-    return f"  {path}:{d.span.line}: {d.severity}[{d.code}]: {d.message}"
+def _plain(text: str, style: str) -> str:
+    return text
+
+
+def _diagnostic(path: str, d: Diagnostic, paint: Paint = _plain) -> str:
+    return f"  {path}:{d.span.line}: {paint(f'{d.severity}[{d.code}]', d.severity)}: {d.message}"
 
 
 def render_kernel(k: KernelModel) -> list[str]:
@@ -224,11 +288,11 @@ def render_kernel(k: KernelModel) -> list[str]:
     return out
 
 
-def render(result: FileAnalysis) -> str:
+def render(result: FileAnalysis, paint: Paint = _plain) -> str:
     lines: list[str] = []
     for d in result.diagnostics:
-        lines.append(_diagnostic(result.path, d))
+        lines.append(_diagnostic(result.path, d, paint))
     for k in result.kernels:
         lines.extend(render_kernel(k))
-        lines.extend(_diagnostic(result.path, d) for d in k.diagnostics)
+        lines.extend(_diagnostic(result.path, d, paint) for d in k.diagnostics)
     return "\n".join(lines)

@@ -7,11 +7,13 @@ The core imports none of the UI packages: they announce themselves through the
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, entry_points, version
 
 from tilescope.core.compat import releases
+from tilescope.core.kernel_options import UsageError, add_python_option
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -20,11 +22,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="See what the TileLang compiler inferred: shapes, layouts, passes, generated code.",
     )
     parser.add_argument(
-        "--version", action="store_true", help="print Tilescope's version and the TileLang it analyses with"
+        "-V", "--version", action="store_true", help="print Tilescope's version and the TileLang it analyses with"
     )
-    parser.add_argument(
-        "--python", dest="version_python", metavar="PATH", help="with --version: the interpreter to ask"
-    )
+    add_python_option(parser, dest="global_python")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for entry in sorted(entry_points(group="tilescope.commands"), key=lambda e: e.name):
         try:
@@ -54,20 +54,49 @@ def version_text(python: str | None = None) -> str:
         tilelang = releases.interpreter_version(python) if python else releases.installed_version()
     except OSError as err:
         return f"tilescope {own}\nTileLang: cannot ask {interpreter}: {err}"
+    if tilelang is None:
+        return (
+            f"tilescope {own}\nTileLang not installed ({interpreter}): the compiler tier runs where --python "
+            f"points (TileLang {releases.SUPPORTED}), or install tilescope[compiler]; check --static needs none"
+        )
     problem = releases.problem(tilelang)
-    found = f"TileLang {tilelang}" if tilelang else "TileLang not installed"
-    return f"tilescope {own}\n{found} ({interpreter})" + (f"\n{problem}" if problem else "")
+    return f"tilescope {own}\nTileLang {tilelang} ({interpreter})" + (f"\n{problem}" if problem else "")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit status (see README: 2 a usage error, 130 interrupted)."""
+    try:
+        code = _dispatch(argv)
+        if not sys.stdout.closed:  # the language server closes it on exit
+            sys.stdout.flush()
+        return code
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (``| head``): say nothing more, and keep the interpreter's own final flush quiet.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "python", None) is None and args.global_python is not None:
+        args.python = args.global_python  # ``tilescope --python P COMMAND``: the same as COMMAND's own --python
     if args.version:
-        print(version_text(args.version_python))
+        print(version_text(args.global_python))
         return 0
     if args.command is None:
         parser.error("a command is required")
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except UsageError as err:
+        usage = getattr(args, "usage_parser", parser)
+        usage.print_usage(sys.stderr)
+        print(f"{usage.prog}: error: {err}", file=sys.stderr)
+        return 2
 
 
 def register_check(subparsers: argparse._SubParsersAction) -> None:
@@ -77,7 +106,7 @@ def register_check(subparsers: argparse._SubParsersAction) -> None:
 
 
 def register_record(subparsers: argparse._SubParsersAction) -> None:
-    from tilescope.core.record import add_arguments
+    from tilescope.core.record_cmd import add_arguments
 
     add_arguments(
         subparsers.add_parser(

@@ -123,7 +123,7 @@ def sarif_rule(code: str) -> dict[str, object]:
     }
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]  # argparse names no public type for it
     parser = subparsers.add_parser("explain", help="what a diagnostic code means and how to fix it")
     parser.add_argument("code", nargs="?", help="the code (default: every code)")
     shape = parser.add_mutually_exclusive_group()

@@ -74,15 +74,20 @@ def gpu_query(err: BaseException, path: str, kernel: str | None, kernel_line: in
         what = f"asks TileLang to detect the GPU (target 'auto'){through}"
     else:
         what = f"calls '{callee}()', which needs a GPU" if callee and callee != "<module>" else "needs a GPU"
+    detail = "".join(traceback.format_exception(err))[-4000:]
+    return needs_gpu(f"{whose} {what}", line or kernel_line, kernel, detail)
+
+
+def needs_gpu(what: str, line: int, kernel: str | None, detail: str | None = None) -> Diagnostic:
+    """``what`` needs a GPU, which analysis never has: the warning, with the two ways around it."""
     return Diagnostic(
         severity="warning",
-        message=f"{whose} {what}, and analysis runs without one. Give the values it needs in a "
-        "'# tilescope: NAME=VALUE' directive above the def, or record a real run with "
-        "'tilescope record -- python FILE' on a GPU machine",
-        span=Span(line=line or kernel_line),
+        message=f"{what}, and analysis runs without one. Give the values it needs in a '# tilescope: NAME=VALUE' "
+        "directive above the def, or record a real run with 'tilescope record -- python FILE' on a GPU machine",
+        span=Span(line=line),
         code="needs-gpu",
         kernel=kernel,
-        detail="".join(traceback.format_exception(err))[-4000:],
+        detail=detail,
     )
 
 
@@ -98,14 +103,8 @@ def exited(err: SystemExit, printed: str, path: str, kernel: str | None, kernel_
     said = printed.strip().splitlines()[-1].strip()[:200] if printed.strip() else ""
     after = f" after printing '{said}'" if said else ""
     if gpu_message(printed):
-        return Diagnostic(
-            severity="warning",
-            message=f"{whose} called sys.exit({err.code!r}){after}: it looks for a GPU, and analysis runs without "
-            "one. Give the values it needs in a '# tilescope: NAME=VALUE' directive above the def, or record a "
-            "real run with 'tilescope record -- python FILE' on a GPU machine",
-            span=Span(line=line or kernel_line),
-            code="needs-gpu",
-            kernel=kernel,
+        return needs_gpu(
+            f"{whose} called sys.exit({err.code!r}){after}: it looks for a GPU", line or kernel_line, kernel
         )
     return Diagnostic(
         severity="error",

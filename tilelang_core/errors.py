@@ -86,6 +86,12 @@ def load_error(err: BaseException, path: str) -> Diagnostic:
     )
 
 
+def _kernel_error(message: str, line: int, code: str, kernel: str, err: BaseException) -> Diagnostic:
+    return Diagnostic(
+        severity="error", message=message, span=Span(line=line), code=code, kernel=kernel, detail=_detail(err)
+    )
+
+
 def build_error(err: BaseException, path: str, kernel: str, kernel_line: int) -> Diagnostic:
     """Building the PrimFunc raised: TileLang's own checks (``T.gemm K shape check failed``) land here."""
     environment = environment_problem(err, path, kernel, kernel_line)
@@ -97,14 +103,7 @@ def build_error(err: BaseException, path: str, kernel: str, kernel_line: int) ->
         message = "an assertion in TileLang failed"
     elif isinstance(err, MemoryError):
         message = "it ran out of memory (the worker's memory limit stopped it)"
-    return Diagnostic(
-        severity="error",
-        message=f"Building kernel '{kernel}' failed: {message}",
-        span=Span(line=line),
-        code="build-error",
-        kernel=kernel,
-        detail=_detail(err),
-    )
+    return _kernel_error(f"Building kernel '{kernel}' failed: {message}", line, "build-error", kernel, err)
 
 
 def lowering_error(
@@ -123,14 +122,7 @@ def lowering_error(
     named = [b for b in buffers if b.line and re.search(rf"\b{re.escape(b.name)}\b", str(err))]
     line = named[0].line if named and named[0].line else kernel_line
     where = f" in pass {failed_pass}" if failed_pass else ""
-    return Diagnostic(
-        severity="error",
-        message=f"Lowering kernel '{kernel}' failed{where}: {message}",
-        span=Span(line=line),
-        code="compile-error",
-        kernel=kernel,
-        detail=_detail(err),
-    )
+    return _kernel_error(f"Lowering kernel '{kernel}' failed{where}: {message}", line, "compile-error", kernel, err)
 
 
 def _layout_failure(
@@ -159,11 +151,4 @@ def _layout_failure(
         f"(for example a row reduction's result by row, not by column). Compiler: {message}"
     )
     line = culprit.line if culprit is not None and culprit.line else kernel_line
-    return Diagnostic(
-        severity="error",
-        message=text,
-        span=Span(line=line),
-        code="layout-inference",
-        kernel=kernel,
-        detail=_detail(err),
-    )
+    return _kernel_error(text, line, "layout-inference", kernel, err)

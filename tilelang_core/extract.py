@@ -52,7 +52,7 @@ def _bytes(shape: list[int | str], dtype: str) -> int | None:
     if not all(isinstance(d, int) for d in shape):
         return None
     bits = dtype_bits(dtype)
-    return math.prod(shape) * bits // 8 if bits else None  # type: ignore[arg-type]
+    return math.prod(shape) * bits // 8 if bits else None  # type: ignore[arg-type]  # the check above makes every extent an int
 
 
 def _buffer(buf: Any, path: str, is_param: bool) -> Buffer:

@@ -53,7 +53,7 @@ def summary(statuses: list[FitStatus]) -> str:
     total = len(statuses)
     parts = []
     for status, (one, many) in _SUMMARY_WORDS.items():
-        count = statuses.count(status)  # type: ignore[arg-type]
+        count = statuses.count(status)  # type: ignore[arg-type]  # the table's keys are FitStatus literals
         if count:
             parts.append(f"{count} {one if count == 1 else many}")
     noun = "config" if total == 1 else "configs"

@@ -37,7 +37,7 @@ def launches(func: Any, device_mod: Any | None, layout_module: Any | None, path:
         thread_ranges = []
         if split is not None and built > split[0]:
             low, high = ("consumer", "producer") if split[1] else ("producer", "consumer")
-            thread_ranges = [ThreadRange(low, 0, split[0]), ThreadRange(high, split[0], built)]  # type: ignore[arg-type]
+            thread_ranges = [ThreadRange(low, 0, split[0]), ThreadRange(high, split[0], built)]
         result.append(
             Launch(
                 grid=grid,

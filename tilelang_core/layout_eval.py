@@ -36,7 +36,7 @@ def _cast(_dtype: str, value: np.ndarray) -> np.ndarray:
     return np.asarray(value, dtype=np.int64)
 
 
-_BINOPS: dict[type, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+_BINOPS: dict[type, Callable[[np.ndarray | int | bool, np.ndarray | int | bool], np.ndarray]] = {
     ast.Add: np.add,
     ast.Sub: np.subtract,
     ast.Mult: np.multiply,
@@ -49,7 +49,7 @@ _BINOPS: dict[type, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     ast.RShift: np.right_shift,
 }
 
-_COMPARE: dict[type, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+_COMPARE: dict[type, Callable[[np.ndarray | int | bool, np.ndarray | int | bool], np.ndarray]] = {
     ast.Lt: np.less,
     ast.LtE: np.less_equal,
     ast.Gt: np.greater,
@@ -117,10 +117,10 @@ def _eval(node: ast.expr, env: Mapping[str, np.ndarray | int]) -> np.ndarray | i
             return np.logical_not(_eval(operand, env))
         case ast.BoolOp(op=op, values=values):
             combine = np.logical_and if isinstance(op, ast.And) else np.logical_or
-            result = _eval(values[0], env)
+            combined = _eval(values[0], env)
             for value in values[1:]:
-                result = combine(result, _eval(value, env))
-            return result
+                combined = combine(combined, _eval(value, env))
+            return combined
         case ast.Compare(left=left, ops=ops, comparators=comparators):
             result: np.ndarray | bool = True
             lhs = _eval(left, env)

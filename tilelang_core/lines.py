@@ -8,7 +8,10 @@ editor's. Every tier splits source text with ``source_lines`` instead (the stati
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
+from pathlib import Path
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
@@ -40,3 +43,34 @@ def without_surrogates(text: str, replacement: str = "\ufffd") -> str:
     """``text`` with lone surrogates replaced by U+FFFD (or ``replacement``, another character of
     three UTF-8 bytes): the same code points and widths, so every position stays where it was."""
     return _SURROGATE.sub(replacement, text)
+
+
+class SourceError(Exception):
+    """A file that cannot be read or decoded; ``line`` is where decoding failed (1 when unknown)."""
+
+    def __init__(self, message: str, line: int = 1) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def read_source(path: str | Path) -> str:
+    """A Python file's text decoded as Python decodes it: UTF-8 unless a PEP 263 cookie (or a BOM) says
+    otherwise. Raises ``SourceError`` saying why the file cannot be read, naming the line that fails."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise SourceError(f"Cannot read file: {err.strerror or err}") from None
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as err:
+        raise SourceError(f"Cannot decode file: {err.msg}", err.lineno or 1) from None
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise SourceError(
+            f"Cannot decode file as {encoding}: byte 0x{data[err.start]:02x} at line {line} is not valid "
+            f"{encoding} (declare the file's encoding with a '# -*- coding: NAME -*-' line, or save it as UTF-8)",
+            line,
+        ) from None
+    return text.removeprefix("\ufeff")

@@ -66,7 +66,7 @@ class KernelRef:
     name: str
     style: Literal["factory", "jit-factory", "jit-eager", "prim_func"]
     span: Span
-    params: list[Param] = field(default_factory=list)
+    params: list[Param] = field(default_factory=list[Param])
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ class Launch:
     span: Span | None = None
     threads_given: bool = True
     """Whether ``T.Kernel`` says ``threads=``; when not, ``threads`` is the backend's default."""
-    thread_ranges: list[ThreadRange] = field(default_factory=list)
+    thread_ranges: list[ThreadRange] = field(default_factory=list[ThreadRange])
     """After warp specialisation: the producer and consumer thread ranges (empty when not specialised)."""
 
 
@@ -222,16 +222,16 @@ class KernelModel:
     warp_specialized: bool
     shared_bytes: int
     passes: list[PassRecord]
-    accesses: list[Access] = field(default_factory=list)
+    accesses: list[Access] = field(default_factory=list[Access])
     device_source: str | None = None
     resources: Resources | None = None
-    diagnostics: list[Diagnostic] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list[Diagnostic])
     lower_ms: float = 0.0
-    launches: list[Launch] = field(default_factory=list)
+    launches: list[Launch] = field(default_factory=list[Launch])
     """Every ``T.Kernel`` in program order; ``launch`` is the first."""
-    arg_sources: dict[str, str] = field(default_factory=dict)
+    arg_sources: dict[str, str] = field(default_factory=dict[str, str])
     """Where each argument came from: ``directive``, ``recorded``, ``call`` or ``default``."""
-    pass_configs: dict[str, Any] = field(default_factory=dict)
+    pass_configs: dict[str, Any] = field(default_factory=dict[str, Any])
     """The pass configuration it was lowered with (the PrimFunc's, then ``@tilelang.jit``'s)."""
     out_idx: list[int] | None = None
     """``out_idx`` of ``@tilelang.jit``: which parameters the compiled kernel allocates and returns."""
@@ -249,7 +249,7 @@ class IRText:
     """A pass's IR as TVMScript, with the Python line behind each IR line where TileLang kept it."""
 
     text: str
-    source_lines: list[int | None] = field(default_factory=list)
+    source_lines: list[int | None] = field(default_factory=list[int | None])
 
 
 @dataclass(frozen=True)
@@ -349,9 +349,9 @@ class RunReport:
     grid: list[int]
     threads: list[int]
     seconds: float
-    outputs: list[OutputStats] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    comparisons: list[Comparison] = field(default_factory=list)
+    outputs: list[OutputStats] = field(default_factory=list[OutputStats])
+    findings: list[Finding] = field(default_factory=list[Finding])
+    comparisons: list[Comparison] = field(default_factory=list[Comparison])
     error: str | None = None
     """Why the kernel could not be interpreted or stopped (with its line), else ``None``."""
     line: int | None = None
@@ -414,12 +414,11 @@ def to_json(obj: Any) -> Any:
     """The JSON-ready form of any model record (dataclasses become dicts)."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: to_json(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    if isinstance(obj, list | tuple):
-        return [to_json(x) for x in obj]
     if isinstance(obj, dict):
-        return {str(k): to_json(v) for k, v in obj.items()}
+        mapping = typing.cast("dict[Any, Any]", obj)
+        return {str(k): to_json(v) for k, v in mapping.items()}
     if isinstance(obj, Sequence) and not isinstance(obj, str | bytes):
-        return [to_json(x) for x in obj]
+        return [to_json(x) for x in typing.cast("Sequence[Any]", obj)]
     return obj
 
 
@@ -451,5 +450,6 @@ def _decode(tp: Any, data: Any) -> Any:
     if dataclasses.is_dataclass(tp):
         hints = get_type_hints(tp)
         names = {f.name for f in dataclasses.fields(tp) if f.init}
-        return tp(**{k: _decode(hints[k], v) for k, v in data.items() if k in names})
+        record: Any = tp  # a dataclass type, which the check above narrows to its instance protocol
+        return record(**{k: _decode(hints[k], v) for k, v in data.items() if k in names})
     return data

@@ -13,10 +13,8 @@ CUDA tensor); what was instantiated up to there is kept, and the command says so
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -27,7 +25,6 @@ from typing import Any
 
 INSTANCES_VERSION = 1
 INSTANCES = Path(".tilescope") / "instances.json"
-_GPU_STOP = re.compile(r"CUDA|NVIDIA driver|No registered target detector|GPU|nvcc", re.IGNORECASE)
 _SITECUSTOMIZE = """\
 import os
 import sys
@@ -47,39 +44,6 @@ except ImportError:
 finally:
     sys.path[:] = _saved
 """
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--workspace", default=".", help="where .tilescope/instances.json lives (default .)")
-    parser.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND ...", help="the program to run")
-    parser.set_defaults(func=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    command = list(args.cmd)
-    if command[:1] == ["--"]:
-        command = command[1:]
-    if not command:
-        print("tilescope record: give the command to run after --, e.g. tilescope record -- python gemm.py")
-        return 2
-    workspace = Path(args.workspace).resolve()
-    code, lines = record(command, workspace)
-    instances = [r for r in lines if r.get("event") == "instance"]
-    added = merge(workspace, instances, [r for r in lines if r.get("event") == "autotune"], " ".join(command))
-    print(f"tilescope record: {len(instances)} kernel instantiations ({added} new) → {workspace / INSTANCES}")
-    stop = next((r["error"] for r in lines if r.get("event") == "exit" and r.get("error")), None)
-    if stop and _GPU_STOP.search(stop) and not _has_gpu():
-        print(
-            "tilescope record: no GPU here, so the program stopped at its first device call "
-            f"({stop}); kernels it would build after that point were not recorded"
-        )
-    elif code != 0:
-        print(f"tilescope record: the command exited with status {code}" + (f" ({stop})" if stop else ""))
-    return code
-
-
-def _has_gpu() -> bool:
-    return shutil.which("nvidia-smi") is not None and os.path.exists("/dev/nvidia0")
 
 
 def record(

@@ -21,13 +21,16 @@ import ast
 import atexit
 import contextlib
 import importlib.abc
+import importlib.util
 import inspect
 import json
 import os
+import re
 import sys
 import textwrap
 import threading
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 _OUT = os.environ.get("TILESCOPE_RECORD", "")
@@ -182,8 +185,8 @@ def _patch_language(module: Any) -> None:
             _record_factory()
         return original(*args, **kwargs)
 
-    prim_func.__tilescope_recorded__ = True  # type: ignore[attr-defined]
-    prim_func.__wrapped__ = original  # type: ignore[attr-defined]
+    prim_func.__tilescope_recorded__ = True
+    prim_func.__wrapped__ = original
     module.prim_func = prim_func
 
 
@@ -203,7 +206,7 @@ def _patch_jit(module: Any) -> None:
             _record_jit(self, args, kwargs, prim_func)
         return prim_func
 
-    get_tir.__tilescope_recorded__ = True  # type: ignore[attr-defined]
+    get_tir.__tilescope_recorded__ = True
     impl.get_tir = get_tir
     infer = getattr(impl, "_infer_jit_mode", None)
     if infer is not None:  # it calls the function once to see whether it returns a PrimFunc: not an instance
@@ -242,7 +245,7 @@ def _patch_autotuner(module: Any) -> None:
             )
         return result
 
-    run.__tilescope_recorded__ = True  # type: ignore[attr-defined]
+    run.__tilescope_recorded__ = True
     tuner.run = run
 
 
@@ -276,7 +279,7 @@ def _patch_torch(torch: Any) -> None:
     torch.Tensor.cuda = lambda self, *args, **kwargs: self
 
 
-_PATCHES = {
+_PATCHES: dict[str, Callable[[Any], None]] = {
     "tilelang.language": _patch_language,
     "tilelang.jit": _patch_jit,
     "tilelang.autotuner.tuner": _patch_autotuner,
@@ -284,7 +287,7 @@ _PATCHES = {
 if os.environ.get("TILESCOPE_RECORD_CPU_TENSORS") == "1":
     _PATCHES["torch"] = _patch_torch
 if os.environ.get("TILESCOPE_RECORD_STAND_IN") == "1":  # the corpus ground truth only: see that module
-    import tilescope_record_standin as _standin
+    import tilescope_record_standin as _standin  # pyright: ignore[reportMissingImports]  # put on the path by record.py
 
     def _both(*patches: Any) -> Any:
         def patch(module: Any) -> None:
@@ -320,12 +323,27 @@ class _AfterImport(importlib.abc.MetaPathFinder):
             with contextlib.suppress(Exception):
                 _PATCHES[name](module)
 
-        loader.exec_module = patched  # type: ignore[method-assign]
+        loader.exec_module = patched
         return spec
 
 
+_FATAL = re.compile(r"\bfatal\b|\bunsupported\b", re.IGNORECASE)
+_ERROR = re.compile(r"\berror\b\s*[:\](]", re.IGNORECASE)
+
+
+def cause(message: str) -> str:
+    """The line of a (compiler's) multi-line message that says what went wrong: the first fatal one
+    (``nvcc fatal : Unsupported gpu architecture 'sm_50'``), else the first error with words after its
+    colon, else the first line. A heading such as ``Compilation error:`` or quoted source is passed over."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    quoted = [line for line in lines if not line.startswith("#")]
+    fatal = [line for line in quoted if _FATAL.search(line)]
+    errors = [line for line in quoted if _ERROR.search(line) and not line.endswith(":")]
+    return (fatal or errors or lines or [""])[0]
+
+
 def _excepthook(kind: type[BaseException], err: BaseException, tb: Any) -> None:
-    _ended.append(f"{kind.__name__}: {str(err).strip().splitlines()[0] if str(err).strip() else ''}"[:500])
+    _ended.append(f"{kind.__name__}: {cause(str(err))}"[:500])
     _write({"event": "exit", "error": _ended[-1], "traceback": "".join(traceback.format_tb(tb))[-2000:]})
     _previous_hook(kind, err, tb)
 

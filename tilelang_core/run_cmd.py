@@ -11,16 +11,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tilescope.core.check_cmd import parse_args_overrides
 from tilescope.core.display import dims_text
+from tilescope.core.kernel_options import KernelOptions, add_kernel_options, readable
 from tilescope.core.model import RunReport, dumps
 from tilescope.core.service import Analyzer
+from tilescope.core.terminal import Status, display_path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a Python file with TileLang kernels")
-    parser.add_argument("--kernel", help="run this kernel (default: the file's first)")
-    parser.add_argument("--arg", action="append", default=[], metavar="K=V", help="a kernel factory argument")
+    add_kernel_options(parser, target=False, timeout_help="seconds the run may compute")
     parser.add_argument(
         "--interpret",
         action="store_true",
@@ -29,9 +29,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--inputs", metavar="MODULE:FN", help="FN(**args) returns the kernel's input tensors")
     parser.add_argument("--compare", metavar="MODULE:FN", help="FN(*inputs) returns the expected outputs (torch)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds for the run (default 300)")
-    parser.add_argument("--memory", type=int, default=8192, help="worker memory limit in MiB (default 8192)")
     parser.set_defaults(func=run)
 
 
@@ -73,17 +70,18 @@ def render(path: str, report: RunReport) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    overrides = parse_args_overrides(args.arg)
-    with Analyzer(timeout_s=args.timeout, memory_mb=args.memory) as analyzer:
+    options = KernelOptions.from_args(args)
+    options.check_parameters(readable([args.file]))
+    with Status(f"tilescope run: interpreting {args.file}"), Analyzer(**options.analyzer_options()) as analyzer:
         report = analyzer.run(
             args.file,
-            kernel=args.kernel,
-            args=overrides or None,
+            kernel=options.kernel,
+            args=options.args or None,
             inputs=args.inputs,
             compare=args.compare,
             seed=args.seed,
         )
-    print(dumps(report, indent=2) if args.json else render(args.file, report))
+    print(dumps(report, indent=2) if args.json else render(display_path(args.file), report))
     status = "FAILED" if failed(report) else "ok"
     print(f"tilescope run {status}: {report.kernel or args.file}", file=sys.stderr if args.json else sys.stdout)
     return 1 if failed(report) else 0

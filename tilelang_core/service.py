@@ -13,11 +13,13 @@ import json
 import sys
 import threading
 from collections import OrderedDict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from tilescope.core.discovery import discover, instantiations, syntax_diagnostic
-from tilescope.core.environment import gpu_message
+from tilescope.core.environment import gpu_message, needs_gpu
+from tilescope.core.lines import SourceError, read_source
 from tilescope.core.model import (
     Diagnostic,
     FileAnalysis,
@@ -29,10 +31,11 @@ from tilescope.core.model import (
     from_json,
     to_json,
 )
+from tilescope.core.protocol import AnalyzeRequest, PassIRRequest, RunRequest, WorkerRequest
 from tilescope.core.targets import target_error
 from tilescope.core.worker_link import WorkerError, WorkerLink
 
-_NO_KERNELS = Diagnostic(
+NO_KERNELS = Diagnostic(
     severity="warning",
     message="No TileLang kernels found: expected a @T.prim_func, a factory returning one, or a @tilelang.jit function",
     span=Span(line=1),
@@ -110,12 +113,12 @@ class Analyzer:
                 raise
         return self._worker
 
-    def _call(self, payload: dict[str, Any], timeout: float) -> tuple[Any, list[str]]:
+    def _call(self, payload: WorkerRequest, timeout: float) -> tuple[Any, list[str]]:
         """The worker's result and notes on what user code did to the process meanwhile."""
         with self._lock:
             worker = self._ensure_worker()
             try:
-                answer, notes = worker.request(payload, timeout)
+                answer, notes = worker.request(dict(payload), timeout)
             except WorkerError as err:
                 if err.code == "worker-crash":
                     tail = worker.last_words()
@@ -148,11 +151,9 @@ class Analyzer:
         path = str(Path(path).resolve()) if not path.startswith("<") else path
         if source is None:
             try:
-                source = Path(path).read_text()
-            except OSError as err:
-                return _file_only(
-                    path, target, [], Diagnostic("error", f"Cannot read file: {err}", Span(1), "io-error")
-                )
+                source = read_source(path)
+            except SourceError as err:
+                return _file_only(path, target, [], Diagnostic("error", str(err), Span(err.line), "io-error"))
         syntax = syntax_diagnostic(source, path)
         if syntax is not None:
             return _file_only(path, target, [], syntax)
@@ -162,7 +163,7 @@ class Analyzer:
         found = instantiations(source, path)  # computed once, here: the worker builds what it is sent
         discovered = [i.kernel for i in found]
         if not discovered:
-            return _file_only(path, target, [], _NO_KERNELS)
+            return _file_only(path, target, [], NO_KERNELS)
         if kernel is not None:
             found = [i for i in found if i.kernel.name == kernel]
             if not found:
@@ -171,7 +172,7 @@ class Analyzer:
         kernels: list[KernelModel] = []
         file_diagnostics: list[Diagnostic] = []
         for inst in found:
-            payload = {
+            payload: AnalyzeRequest = {
                 "op": "analyze",
                 "path": path,
                 "source": source,
@@ -190,7 +191,7 @@ class Analyzer:
 
     def _analyze_one(
         self,
-        payload: dict[str, Any],
+        payload: AnalyzeRequest,
         ref: KernelRef | None,
         discovered: list[KernelRef],
         timeout_s: float | None,
@@ -239,9 +240,11 @@ class Analyzer:
         timeout_s: float | None = None,
     ) -> RunReport:
         """Interpret one kernel of a file on the CPU in the worker (``tilescope.core.interpret``)."""
-        path = str(Path(path).resolve()) if not path.startswith("<") else path
-        source = Path(path).read_text() if source is None else source
-        payload = {
+        try:
+            path, source = _file(path, source)
+        except SourceError as err:
+            return RunReport(kernel or "", args or {}, [], [], 0.0, error=str(err), line=err.line)
+        payload: RunRequest = {
             "op": "run",
             "path": path,
             "source": source,
@@ -269,9 +272,8 @@ class Analyzer:
         args: dict[str, Any] | None = None,
     ) -> IRText:
         """The IR after pass ``index`` (``-1``: before the first pass), printed on demand."""
-        path = str(Path(path).resolve()) if not path.startswith("<") else path
-        source = Path(path).read_text() if source is None else source
-        payload = {
+        path, source = _file(path, source)
+        payload: PassIRRequest = {
             "op": "pass_ir",
             "path": path,
             "source": source,
@@ -293,6 +295,12 @@ def _run_failure(err: Exception, kernel: str | None, args: dict[str, Any] | None
     return RunReport(kernel or "", dict(args or {}), [], [], 0.0, error=message)
 
 
+def _file(path: str, source: str | None) -> tuple[str, str]:
+    """The absolute path (a ``<name>`` as given) and the text: ``source``, or the file's."""
+    path = str(Path(path).resolve()) if not path.startswith("<") else path
+    return path, read_source(path) if source is None else source
+
+
 def _file_only(path: str, target: str, discovered: list[KernelRef], diagnostic: Diagnostic) -> FileAnalysis:
     return FileAnalysis(path=path, target=target, kernels=[], discovered=discovered, diagnostics=[diagnostic])
 
@@ -301,15 +309,8 @@ def _worker_diagnostic(err: WorkerError, ref: KernelRef | None, timeout: float) 
     name = ref.name if ref else "the file"
     span = ref.span if ref else Span(1)
     if err.code == "worker-crash" and gpu_message(str(err)):
-        return Diagnostic(
-            "warning",
-            f"Building kernel '{name}' ended the compiler worker because it asked for a GPU ({err}), and analysis "
-            "runs without one. Give the values it needs in a '# tilescope: NAME=VALUE' directive above the def, or "
-            "record a real run with 'tilescope record -- python FILE' on a GPU machine",
-            Span(span.line, span.column),
-            "needs-gpu",
-            kernel=ref.name if ref else None,
-        )
+        what = f"Building kernel '{name}' ended the compiler worker because it asked for a GPU ({err})"
+        return replace(needs_gpu(what, span.line, ref.name if ref else None), span=Span(span.line, span.column))
     if err.code not in ("timeout", "worker-crash", "worker-channel", "supervisor-lost", "worker-leftovers"):
         return Diagnostic("error", str(err), Span(span.line, span.column), err.code, kernel=ref.name if ref else None)
     if err.code == "timeout":

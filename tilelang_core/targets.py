@@ -23,9 +23,15 @@ _SHARED_KB = {
 }
 
 
+CUDA_ARCHS = frozenset(
+    f"sm_{n}" for n in (50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121)
+)
+"""Compute capabilities nvcc knows (``sm_90a`` and the like are these with an ``a`` or ``f``)."""
+
+
 def target_error(name: str) -> str | None:
     """Why ``name`` is not a target we can lower for, or ``None`` when it is."""
-    if TARGET_NAME.fullmatch(name):
+    if TARGET_NAME.fullmatch(name) and (not name.startswith("sm_") or name.rstrip("af") in CUDA_ARCHS):
         return None
     return f"unknown target {name!r}: use sm_XX (CUDA, e.g. sm_90), gfxNNN (HIP, e.g. gfx942), metal or c"
 

@@ -36,11 +36,11 @@ class Job:
 class Pool:
     """``jobs`` Analyzers, each used by one thread at a time."""
 
-    def __init__(self, jobs: int, timeout_s: float, memory_mb: int) -> None:
+    def __init__(self, jobs: int, timeout_s: float, memory_mb: int, python: str | None = None) -> None:
         self._stack = ExitStack()
         self._free: queue.Queue[Analyzer] = queue.Queue()
         for _ in range(max(jobs, 1)):
-            self._free.put(self._stack.enter_context(Analyzer(timeout_s=timeout_s, memory_mb=memory_mb)))
+            self._free.put(self._stack.enter_context(Analyzer(timeout_s=timeout_s, memory_mb=memory_mb, python=python)))
         self.executor = ThreadPoolExecutor(max_workers=max(jobs, 1))
 
     def warm(self) -> None:
@@ -63,8 +63,8 @@ class Pool:
 
 
 @contextmanager
-def pool(jobs: int, timeout_s: float = 60.0, memory_mb: int = 6144) -> Iterator[Pool]:
-    instance = Pool(jobs, timeout_s, memory_mb)
+def pool(jobs: int, timeout_s: float = 60.0, memory_mb: int = 6144, python: str | None = None) -> Iterator[Pool]:
+    instance = Pool(jobs, timeout_s, memory_mb, python)
     try:
         yield instance
     finally:

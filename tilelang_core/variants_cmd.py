@@ -10,51 +10,54 @@ from __future__ import annotations
 import argparse
 import os
 
-from tilescope.core.check_cmd import parse_args_overrides
+from tilescope.core.kernel_options import KernelOptions, UsageError, add_kernel_options, readable
 from tilescope.core.model import KernelModel, Variant, VariantDiff, VariantsReport, dumps
+from tilescope.core.targets import target_error
+from tilescope.core.terminal import Status, display_path
 from tilescope.core.variant_diff import diff
 from tilescope.core.variants import DEFAULT_TARGETS, label, parse_configs, pool, run_variants
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a Python file with TileLang kernels")
-    parser.add_argument("--kernel", help="only this kernel")
     parser.add_argument(
         "--targets", default=",".join(DEFAULT_TARGETS), help=f"comma-separated (default {','.join(DEFAULT_TARGETS)})"
     )
     parser.add_argument("--configs", default="all", help="autotune configs: all (default) or N,M,...")
-    parser.add_argument("--arg", action="append", default=[], metavar="K=V", help="override a kernel argument")
     parser.add_argument("--ptxas", action="store_true", help="registers and spills from ptxas (CUDA targets)")
-    parser.add_argument(
-        "-j", "--jobs", type=int, default=min(2, os.cpu_count() or 1), help="parallel compiler workers (default 2)"
-    )
-    parser.add_argument("--json", action="store_true", help="print the variants as JSON")
+    add_kernel_options(parser, target=False, jobs=min(2, os.cpu_count() or 1), timeout_help="seconds per variant")
     parser.add_argument("--diff", nargs=2, metavar=("A", "B"), help="what changed from variant A to B (sm_80, sm_90:3)")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per variant (default 60)")
-    parser.add_argument("--memory", type=int, default=6144, help="memory limit per worker in MiB (default 6144)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    options = KernelOptions.from_args(args)
     try:
         configs = parse_configs(args.configs)
     except ValueError as err:
-        raise SystemExit(f"tilescope: {err}") from None
+        raise UsageError(f"argument --configs: {err}") from None
     targets = [t.strip() for t in args.targets.split(",") if t.strip()]
+    for name in targets:
+        if target_error(name):
+            raise UsageError(f"argument --targets: {target_error(name)}")
     if args.diff:
         targets = list(dict.fromkeys([*(d.split(":")[0] for d in args.diff)]))
         try:  # lower only what the diff needs
             configs = sorted({int(d.split(":")[1]) for d in args.diff if ":" in d})
         except ValueError:
-            raise SystemExit(f"tilescope: --diff expects TARGET or TARGET:CONFIG, got {' '.join(args.diff)}") from None
-    with pool(args.jobs, args.timeout, args.memory) as workers:
+            raise UsageError(f"argument --diff: expected TARGET or TARGET:CONFIG, got {' '.join(args.diff)}") from None
+    options.check_parameters(readable([args.file]))
+    with (
+        Status(f"tilescope variants: lowering {args.file}"),
+        pool(args.jobs, options.timeout_s, options.memory_mb, options.python) as workers,
+    ):
         report = run_variants(
             workers,
             args.file,
-            kernel=args.kernel,
+            kernel=options.kernel,
             targets=targets,
             configs=configs,
-            args=parse_args_overrides(args.arg) or None,
+            args=options.args or None,
             ptxas=args.ptxas,
         )
     if args.diff:
@@ -66,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
 def _find(report: VariantsReport, name: str) -> Variant:
     matches = [v for v in report.variants if label(v) == name]
     if not matches:
-        raise SystemExit(f"tilescope: no variant {name!r}; have {', '.join(label(v) for v in report.variants)}")
+        raise UsageError(f"argument --diff: no variant {name!r}; have {', '.join(label(v) for v in report.variants)}")
     return matches[0]
 
 
@@ -152,7 +155,7 @@ def render(report: VariantsReport) -> str:
     ]
     for v in report.variants:
         if v.reason:
-            lines.append(f"{report.path}:{v.line or 1}: {label(v)}: {v.status}: {v.reason}")
+            lines.append(f"{display_path(report.path)}:{v.line or 1}: {label(v)}: {v.status}: {v.reason}")
     others: dict[tuple[int, str, str, str], list[str]] = {}
     for v in report.variants:
         for d in [*v.diagnostics, *(d for k in v.kernels for d in k.diagnostics)]:
@@ -160,7 +163,7 @@ def render(report: VariantsReport) -> str:
                 others.setdefault((d.span.line, d.severity, d.code, d.message), []).append(label(v))
     for (line, severity, code, message), labels in others.items():
         where = "all variants" if len(labels) == len(report.variants) else ", ".join(labels)
-        lines.append(f"{report.path}:{line}: {severity}[{code}] ({where}): {message}")
+        lines.append(f"{display_path(report.path)}:{line}: {severity}[{code}] ({where}): {message}")
     fits = sum(v.status in ("fits", "spills") for v in report.variants)
     lines.append(f"{len(report.variants)} variants: {fits} can run, {len(report.variants) - fits} cannot")
     return "\n".join(lines)

@@ -33,6 +33,7 @@ from tilescope.core.frames import (
     write_all,
 )
 from tilescope.core.model import from_json, to_json
+from tilescope.core.protocol import AnalyzeRequest, PassIRRequest, RunRequest, WorkerRequest
 
 _CACHE_SIZE = 8
 
@@ -64,27 +65,27 @@ class Worker:
         self._runs: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
     @staticmethod
-    def key(request: dict[str, Any]) -> str:
+    def key(request: AnalyzeRequest | PassIRRequest) -> str:
         """What a lowering depends on; the instantiations carry recorded values, so a re-recording misses."""
         parts = [
             request["path"],
-            request.get("source", ""),
-            request.get("target", "sm_90"),
-            request.get("args") or {},
-            request.get("instantiations") or [],
+            request["source"],
+            request["target"],
+            request["args"] or {},
+            request["instantiations"],
         ]
         return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
-    def analyze(self, request: dict[str, Any]) -> dict[str, Any]:
+    def analyze(self, request: AnalyzeRequest) -> dict[str, Any]:
         """Build and lower the instantiations the parent computed; the worker never re-runs discovery."""
-        found = [from_json(self._instantiation, i) for i in request.get("instantiations") or []]
+        found = [from_json(self._instantiation, i) for i in request["instantiations"]]
         result, runs = self._analysis.analyze_file(
             request["path"],
             request["source"],
             found,
-            target=request.get("target", "sm_90"),
-            args=request.get("args"),
-            with_ptxas=bool(request.get("ptxas")),
+            target=request["target"],
+            args=request["args"],
+            with_ptxas=request["ptxas"],
         )
         key = self.key(request)
         self._runs[key] = {**self._runs.get(key, {}), **runs}
@@ -93,16 +94,27 @@ class Worker:
             self._runs.popitem(last=False)
         return to_json(result)
 
-    def pass_ir(self, request: dict[str, Any]) -> dict[str, Any]:
+    def pass_ir(self, request: PassIRRequest) -> dict[str, Any]:
         kernel = request["kernel"]
         runs = self._runs.get(self.key(request), {})
         if kernel not in runs:
-            self.analyze({**request, "ptxas": False})
+            self.analyze(
+                {
+                    "op": "analyze",
+                    "path": request["path"],
+                    "source": request["source"],
+                    "target": request["target"],
+                    "kernel": kernel,
+                    "instantiations": request["instantiations"],
+                    "args": request["args"],
+                    "ptxas": False,
+                }
+            )
             runs = self._runs.get(self.key(request), {})
         run = runs.get(kernel)
         if run is None or run.lowered is None:
             raise LookupError(f"kernel '{kernel}' did not lower, so it has no pass IR")
-        index = int(request["index"])
+        index = request["index"]
         lowered = run.lowered
         if index == -1:
             mod = lowered.initial
@@ -112,32 +124,31 @@ class Worker:
             raise IndexError(f"pass index {index} out of range (0..{len(lowered.modules) - 1})")
         return to_json(self._ir_text.render(mod, request["path"]))
 
-    def run(self, request: dict[str, Any]) -> dict[str, Any]:
+    def run(self, request: RunRequest) -> dict[str, Any]:
         """Interpret one kernel on the CPU (``tilescope run``)."""
         from tilescope.core.interpret.launch import run_file
 
         report = run_file(
             request["path"],
             request["source"],
-            kernel=request.get("kernel"),
-            args=request.get("args"),
-            inputs=request.get("inputs"),
-            compare=request.get("compare"),
-            seed=int(request.get("seed", 0)),
+            kernel=request["kernel"],
+            args=request["args"],
+            inputs=request["inputs"],
+            compare=request["compare"],
+            seed=request["seed"],
         )
         return to_json(report)
 
-    def handle(self, request: dict[str, Any]) -> Any:
-        op = request.get("op")
-        if op == "ping":
+    def handle(self, request: WorkerRequest) -> Any:
+        if request["op"] == "ping":
             return {"pid": os.getpid()}
-        if op == "run":
+        if request["op"] == "run":
             return self.run(request)
-        if op == "analyze":
+        if request["op"] == "analyze":
             return self.analyze(request)
-        if op == "pass_ir":
+        if request["op"] == "pass_ir":
             return self.pass_ir(request)
-        raise ValueError(f"unknown request {op!r}")
+        raise ValueError(f"unknown request {request['op']!r}")
 
 
 def _start() -> tuple[Worker | None, dict[str, Any]]:

@@ -5,24 +5,32 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tilescope.core.check_cmd import parse_args_overrides
 from tilescope.core.ide import Analyzer
+from tilescope.core.kernel_options import KernelOptions, readable
 from tilescope.core.model import FileAnalysis, KernelModel
+from tilescope.core.terminal import Status, display_path
+
+
+def open_analyzer(args: argparse.Namespace) -> Analyzer:
+    """The compiler tier with the command's ``--timeout``, ``--memory`` and ``--python``."""
+    return Analyzer(**KernelOptions.from_args(args).analyzer_options())
 
 
 def kernel_model(args: argparse.Namespace, analyzer: Analyzer) -> tuple[FileAnalysis, KernelModel | None]:
     """Analyse ``args.file`` and pick ``args.kernel`` (or the first kernel); print why when it fails."""
-    overrides = parse_args_overrides(args.arg)
-    result = analyzer.analyze(
-        args.file, kernel=args.kernel, args=overrides or None, target=args.target, timeout_s=args.timeout
-    )
+    options = KernelOptions.from_args(args)
+    options.check_parameters(readable([args.file]))
+    with Status(f"tilescope {args.command}: compiling {args.file}"):
+        result = analyzer.analyze(
+            args.file, kernel=options.kernel, args=options.args or None, target=options.target, timeout_s=args.timeout
+        )
     kernel = result.kernel(args.kernel)
     errors = [d for d in result.all_diagnostics() if d.severity == "error"]
     if kernel is None or (errors and not kernel.passes):
         for d in errors:
-            print(f"{result.path}:{d.span.line}: error[{d.code}]: {d.message}", file=sys.stderr)
+            print(f"{display_path(result.path)}:{d.span.line}: error[{d.code}]: {d.message}", file=sys.stderr)
         if not errors:
             names = ", ".join(k.name for k in result.discovered) or "none"
-            print(f"{result.path}: no kernel {args.kernel or ''} here (found: {names})", file=sys.stderr)
+            print(f"{display_path(result.path)}: no kernel {args.kernel or ''} here (found: {names})", file=sys.stderr)
         return result, None
     return result, kernel

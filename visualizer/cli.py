@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import argparse
 
+from tilescope.core.kernel_options import add_kernel_options
 
-def _kernel_arguments(parser: argparse.ArgumentParser) -> None:
+
+def _kernel_arguments(parser: argparse.ArgumentParser, json: bool = False) -> None:
     parser.add_argument("file", help="a Python file with TileLang kernels")
-    parser.add_argument("--kernel", help="which kernel of the file (default: the first)")
-    parser.add_argument("--arg", action="append", default=[], metavar="K=V", help="override a kernel argument")
-    parser.add_argument("--target", default="sm_90", help="compilation target (default sm_90)")
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds for the compiler (default 120)")
+    add_kernel_options(parser, json=json)
 
 
 def register_trace(subparsers: argparse._SubParsersAction) -> None:
@@ -24,6 +23,9 @@ def register_trace(subparsers: argparse._SubParsersAction) -> None:
         "--export", choices=["html", "patch"], help="write the whole trace to a file instead of opening the viewer"
     )
     parser.add_argument("-o", "--output", help="where --export writes (default: <kernel>-trace.html/.patch)")
+    parser.add_argument(
+        "--text", action="store_true", help="print every pass and its IR diff as text instead of opening the viewer"
+    )
 
     def run(args: argparse.Namespace) -> int:
         from tilescope.visualizer.trace_cmd import run as trace
@@ -35,10 +37,9 @@ def register_trace(subparsers: argparse._SubParsersAction) -> None:
 
 def register_layout(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("layout", help="draw a buffer's inferred layout and its bank conflicts")
-    _kernel_arguments(parser)
+    _kernel_arguments(parser, json=True)
     parser.add_argument("--buffer", help="the fragment or shared buffer to draw (default: the first, fragments first)")
     parser.add_argument("--all", action="store_true", help="draw every buffer that has a layout")
-    parser.add_argument("--json", action="store_true", help="print the layout view as JSON (what editors draw)")
     parser.add_argument("-o", "--output", help="image to write: .png, .svg or .pdf (default <kernel>-<buffer>.png)")
     parser.add_argument("--term", action="store_true", help="draw in the terminal instead of (or besides -o) a file")
 

@@ -12,8 +12,7 @@ import subprocess
 from pathlib import Path
 
 import graphviz
-from tilescope.core.ide import Analyzer
-from tilescope.visualizer.analyze import kernel_model
+from tilescope.visualizer.analyze import kernel_model, open_analyzer
 from tilescope.visualizer.dataflow import build_graph
 
 INSTALL_HINT = (
@@ -42,7 +41,7 @@ def write(graph: graphviz.Digraph, out: Path, dot: str | None) -> tuple[bool, st
 
 
 def run(args: argparse.Namespace) -> int:
-    with Analyzer(timeout_s=args.timeout) as analyzer:
+    with open_analyzer(args) as analyzer:
         _, kernel = kernel_model(args, analyzer)
     if kernel is None:
         return 1

@@ -67,7 +67,7 @@ class IRView(ScrollView, can_focus=True):
 
     def plain_lines(self) -> list[str]:
         """The content as plain text, one string per row (what a search or a test reads)."""
-        out = []
+        out: list[str] = []
         for item in self._rows:
             if isinstance(item, Pair):
                 out.append(f"{item.left.text if item.left else ''} │ {item.right.text if item.right else ''}")
@@ -130,7 +130,7 @@ class IRView(ScrollView, can_focus=True):
         if index >= len(self._rows):
             return Strip.blank(width, self.rich_style)
         item = self._rows[index]
-        console = self.app.console
+        console = self.app.console  # pyright: ignore[reportUnknownMemberType]  # Widget.app is generic in the app's result
         if isinstance(item, Pair):
             half = max(10, (width - 1) // 2)
             left = self._half(item.left, "old", scroll_x, half)
@@ -142,7 +142,7 @@ class IRView(ScrollView, can_focus=True):
 
     def _half(self, row: Row | None, side: Literal["old", "new"], scroll_x: int, width: int) -> Strip:
         text = self._row_text(row, side)
-        strip = Strip(text.render(self.app.console), text.cell_len)
+        strip = Strip(text.render(self.app.console), text.cell_len)  # pyright: ignore[reportUnknownMemberType]  # as above
         return strip.crop_extend(scroll_x, scroll_x + width, self._fill(row))
 
     def _fill(self, row: Row | None) -> Style:

@@ -11,9 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-from tilescope.core.ide import Analyzer, KernelLayout, NoLayout, choose, layout_buffers
+from tilescope.core.ide import KernelLayout, NoLayout, choose, layout_buffers
 from tilescope.core.model import KernelModel, dumps
-from tilescope.visualizer.analyze import kernel_model
+from tilescope.visualizer.analyze import kernel_model, open_analyzer
 
 
 def _chosen(kernel: KernelModel, args: argparse.Namespace) -> list[KernelLayout] | None:
@@ -36,7 +36,7 @@ def _destination(args: argparse.Namespace, kernel: str, buffer: str, many: bool)
 
 
 def run(args: argparse.Namespace) -> int:
-    with Analyzer(timeout_s=args.timeout) as analyzer:
+    with open_analyzer(args) as analyzer:
         _, kernel = kernel_model(args, analyzer)
     if kernel is None:
         return 1
@@ -54,7 +54,15 @@ def run(args: argparse.Namespace) -> int:
 
             render(view, Console())
         if args.output or not args.term:
-            from tilescope.visualizer.layout_plot import save
+            try:
+                from tilescope.visualizer.layout_plot import save
+            except ImportError as err:
+                print(
+                    f"tilescope layout: drawing an image needs matplotlib ({err}): pip install 'tilescope[plots]', "
+                    "or draw in the terminal with --term, or print the view with --json",
+                    file=sys.stderr,
+                )
+                return 2
 
             started = time.perf_counter()
             path = save(view, _destination(args, kernel.kernel, view.buffer, len(chosen) > 1))

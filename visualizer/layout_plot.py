@@ -8,6 +8,7 @@ Every colour and label is the core view's; this module only lays them out.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -67,7 +68,7 @@ def _ticks(ax, rows: int, cols: int) -> None:
     ax.xaxis.tick_top()
 
 
-def _label_cells(ax, labels: list[list[tuple[str, ...]]], colour: str = "black") -> None:
+def _label_cells(ax, labels: Sequence[Sequence[Sequence[str]]], colour: str = "black") -> None:
     """Cell labels (one or two lines each) drawn one monospaced row at a time.
 
     Matplotlib lays out every Text separately (a few ms each), so 256 labels would cost seconds;

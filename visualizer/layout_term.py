@@ -83,14 +83,19 @@ def _conflicts(view: LayoutView) -> Table:
     return summary
 
 
-def renderable(view: LayoutView, width: int) -> RenderableType:
-    """``view`` as rich renderables fitted to ``width`` columns."""
+def renderable(view: LayoutView, width: int, colour: bool = True) -> RenderableType:
+    """``view`` as rich renderables fitted to ``width`` columns; without ``colour`` (``NO_COLOR``, a
+    pipe) the whole-tile maps, which are colour alone, give way to the labelled corner and the table."""
     main = view.panels[0]
     parts: list[RenderableType] = [Text(view.title, style="bold"), Text(view.subtitle, style="dim")]
-    parts += _whole(view, main, width, 32)
+    if colour:
+        parts += _whole(view, main, width, 32)
     parts += _corner(view, main, width)
     if view.conflicts:
         parts += [Text(""), _conflicts(view)]
+    if not colour:
+        parts.append(Text("\n(the whole-tile maps are drawn in colour: on a colour terminal, or with -o FILE)"))
+        return Group(*parts)
     for conflict in view.conflicts:
         panel = view.panel(conflict.panel)
         if panel is not None and any(v != conflict.worst for row in panel.values for v in row):
@@ -100,4 +105,5 @@ def renderable(view: LayoutView, width: int) -> RenderableType:
 
 def render(view: LayoutView, console: Console) -> None:
     """Print ``view`` to ``console``, fitted to its width."""
-    console.print(renderable(view, console.width))
+    colour = console.color_system is not None and not console.no_color
+    console.print(renderable(view, console.width, colour))

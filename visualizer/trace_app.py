@@ -18,7 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option, OptionDoesNotExist
-from textual.worker import get_current_worker
+from textual.worker import get_current_worker  # pyright: ignore[reportUnknownVariableType]  # generic in a result it cannot know
 from tilescope.core.ide import Diff, Row, listing, side_by_side
 from tilescope.core.model import IRText
 from tilescope.visualizer.ir_view import IRView
@@ -36,6 +36,8 @@ class TraceApp(App[None]):
     CSS_PATH = "trace_app.tcss"
     TITLE = "tilescope trace"
     AUTO_FOCUS = "#passes"
+    _mounted = False
+    """Whether the widgets exist (``App.is_mounted`` asks about a widget, not the app)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "next_change", "Next change"),
@@ -77,6 +79,7 @@ class TraceApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self._mounted = True
         self.rebuild_list()
         first = next((p.index for p in self.session.passes if p.changed), 0)
         self.select(first)
@@ -154,15 +157,15 @@ class TraceApp(App[None]):
         self.refresh_view()
 
     def watch_show_unchanged(self) -> None:
-        if self.is_mounted:
+        if self._mounted:
             self.rebuild_list()
 
     def watch_name_filter(self) -> None:
-        if self.is_mounted:
+        if self._mounted:
             self.rebuild_list()
 
     def refresh_view(self) -> None:
-        if self.current is None or not self.is_mounted:
+        if self.current is None or not self._mounted:
             return
         if self.current == CUDA:
             self._show_cuda()
@@ -237,7 +240,7 @@ class TraceApp(App[None]):
     @work(thread=True, group="count")
     def count_changes(self) -> None:
         """Diff every changing pass in the background, so the list can show its +/− counts."""
-        worker = get_current_worker()
+        worker = get_current_worker()  # pyright: ignore[reportUnknownVariableType]  # as imported
         for record in self.session.passes:
             if worker.is_cancelled:
                 return

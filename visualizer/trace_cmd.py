@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
-from tilescope.core.ide import Analyzer
-from tilescope.visualizer.analyze import kernel_model
+from tilescope.visualizer.analyze import kernel_model, open_analyzer
 from tilescope.visualizer.trace_session import TraceSession
 
 
 def run(args: argparse.Namespace) -> int:
-    with Analyzer(timeout_s=args.timeout) as analyzer:
+    if not (args.export or args.text) and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print("tilescope trace: the pass viewer needs a terminal; use --text or --export html|patch", file=sys.stderr)
+        return 2
+    with open_analyzer(args) as analyzer:
         result, kernel = kernel_model(args, analyzer)
         if kernel is None:
             return 1
         session = TraceSession(analyzer, result.path, kernel)
+        if args.text:
+            from tilescope.visualizer.trace_export import to_patch
+
+            print(to_patch(session), end="")
+            return 0
         if args.export:
             from tilescope.visualizer.trace_export import to_html, to_patch
 

@@ -57,7 +57,8 @@ def test_json_has_every_file_and_the_exit_status_reports_errors(tree: Path) -> N
 def test_text_output_is_a_summary_table(tree: Path) -> None:
     done = _check(tree)
     lines = done.stdout.splitlines()
-    assert "ops/deep/raises.py:7: error[build-error]" in lines[0]
+    assert lines[0].startswith("tilescope check: TileLang 0.1.") and lines[0].endswith(", target sm_90")
+    assert "ops/deep/raises.py:7: error[build-error]" in lines[1]
     header = lines.index(next(line for line in lines if line.startswith("folder")))
     rows = [line.split() for line in lines[header + 1 : header + 4]]
     assert rows == [
@@ -71,7 +72,7 @@ def test_text_output_is_a_summary_table(tree: Path) -> None:
 def test_sarif_is_a_2_1_0_log_with_relative_locations(tree: Path) -> None:
     done = _check(tree, "--format", "sarif")
     log = json.loads(done.stdout)
-    assert log["version"] == "2.1.0" and log["$schema"].endswith("sarif-2.1.0.json")
+    assert log["version"] == "2.1.0" and log["$schema"].endswith("sarif-schema-2.1.0.json")
     (run,) = log["runs"]
     assert run["tool"]["driver"]["name"] == "tilescope"
     assert [rule["id"] for rule in run["tool"]["driver"]["rules"]] == ["build-error"]

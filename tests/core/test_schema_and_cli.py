@@ -84,8 +84,10 @@ def _tilescope(*args: str) -> subprocess.CompletedProcess[str]:
 def test_check_json_round_trips_into_the_typed_model() -> None:
     done = _tilescope("check", str(EXAMPLES / "gemm.py"), "--json")
     assert done.returncode == 0, done.stderr
-    data = json.loads(done.stdout)
-    assert data["schema_version"] == SCHEMA_VERSION
+    report = json.loads(done.stdout)
+    assert report["schema_version"] == SCHEMA_VERSION
+    assert report["tilelang_version"] and report["tier"] == "compiler"
+    (data,) = report["files"]
     analysis = from_json(FileAnalysis, data)
     assert json.loads(dumps(analysis)) == data
     kernel = analysis.kernel("matmul")

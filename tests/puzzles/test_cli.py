@@ -38,7 +38,8 @@ def test_show_prints_statement_target_and_file(capsys: pytest.CaptureFixture[str
 def test_start_then_hint_then_reset(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["puzzles", "start", "2"]) == 0
     path = workspace.learner_path(catalog.get(2))
-    assert capsys.readouterr().out.strip() == str(path)
+    started = capsys.readouterr().out.splitlines()
+    assert started[0].endswith(f"your file is ready: {path}") and "tilescope puzzles check 02" in started[2]
     assert main(["puzzles", "hint", "2"]) == 0 and main(["puzzles", "hint", "2"]) == 0
     out = capsys.readouterr().out
     assert "Hint 2/3" in out and out.count("Hint 1/3") == 2

@@ -47,7 +47,8 @@ def test_nan_where_a_number_was_due_is_wrong_and_matching_nan_is_not() -> None:
     got = torch.tensor([math.nan, math.nan, 2.0])
     result = compare(expected, got, 1e-5, 1e-5)
     assert result.wrong == 1 and result.first_wrong == [0]
-    assert math.isinf(result.max_abs_error)
+    assert result.nan == 1 and result.max_abs_error == 0.0
+    assert result.abs_error_words == "max abs error nan (1 NaN where numbers were due)"
 
 
 def test_heatmap_locates_the_wrong_region() -> None:

@@ -10,7 +10,7 @@ from tilescope.core.display import buffer_text, dims_text, kib, shape_text, stag
 from tilescope.core.ide.autotune_view import autotune_hover, configs_markdown
 from tilescope.core.ide.code_actions import quick_fixes
 from tilescope.core.ide.complete import Completion, Signature, complete, signature_at
-from tilescope.core.ide.describe import HoverText, buffer_markdown, describe_at
+from tilescope.core.ide.describe import HoverText, buffer_markdown, describe_at, identifier_at
 from tilescope.core.ide.hints import HINT_KINDS, Hint, HintKind, inlay_hints
 from tilescope.core.ide.ir_diff import Diff, Pair, Row, listing, patch, side_by_side, unified
 from tilescope.core.ide.layout_text import buffer_stages, thread_map_text
@@ -58,6 +58,7 @@ __all__ = [
     "facts",
     "fingerprints",
     "guard_signals",
+    "identifier_at",
     "inlay_hints",
     "kib",
     "layout_buffers",

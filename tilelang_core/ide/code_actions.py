@@ -17,7 +17,7 @@ from tilescope.core.static.records import QuickFix, StaticFile
 def quick_fixes(static: StaticFile, shown: Iterable[Diagnostic], first_line: int, last_line: int) -> list[QuickFix]:
     """The fixes for diagnostics in ``shown`` whose lines meet ``first_line..last_line`` (1-based)."""
     visible = set(shown)
-    found = []
+    found: list[QuickFix] = []
     for fix in static.fixes:
         span = fix.diagnostic.span
         end = span.end_line or span.line

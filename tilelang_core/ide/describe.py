@@ -10,6 +10,7 @@ from tilescope.core.ide.hints import buffer_facts
 from tilescope.core.ide.layout_text import THREAD_MAP_SIZE, layout_label, thread_map_text
 from tilescope.core.ide.merge import Facts
 from tilescope.core.ide.navigate import symbol_at
+from tilescope.core.ide.rest import to_markdown
 from tilescope.core.model import KernelModel, Layout, Span
 from tilescope.core.static import catalog
 from tilescope.core.static.records import Binding, BufferDecl, StaticKernel
@@ -21,10 +22,14 @@ class HoverText:
     span: Span
 
 
-def describe_at(facts: Facts, line: int, column: int) -> HoverText | None:
+def describe_at(facts: Facts, line: int, column: int, word: Span | None = None, name: str = "") -> HoverText | None:
+    """What is known about the symbol at ``line``/``column``; ``name`` at ``word`` is the identifier
+    there, for a kernel parameter (``block_M``), which the static tier does not list as a symbol."""
     symbol = symbol_at(facts.static, line, column)
     if symbol is None:
-        return None
+        kernel = facts.static.kernel_at(line)
+        text = parameter_markdown(kernel, name, facts.model(kernel)) if kernel is not None and name else None
+        return HoverText(text, word) if text and word is not None else None
     if symbol.kind == "primitive":
         text = primitive_markdown(symbol.name)
         return HoverText(text, symbol.span) if text else None
@@ -43,7 +48,55 @@ def primitive_markdown(name: str) -> str | None:
     if primitive.kind == "dtype":
         return f"```python\nT.{name}\n```\ndtype `{name}`"
     header = f"```python\nT.{primitive.signature or name}\n```"
-    return f"{header}\n\n{primitive.doc}" if primitive.doc else header
+    release = f"\n\n*TileLang {catalog.tilelang_version()}*"
+    return (f"{header}\n\n{to_markdown(primitive.doc)}" if primitive.doc else header) + release
+
+
+def identifier_at(text: str, line: int, column: int) -> tuple[Span | None, str]:
+    """The identifier of one line's ``text`` that covers ``column`` (a UTF-8 byte column, as spans
+    count), and its span."""
+    for found in re.finditer(rb"[A-Za-z_][A-Za-z_0-9]*", text.encode("utf-8", "surrogatepass")):
+        if found.start() <= column <= found.end():
+            return Span(line, found.start(), line, found.end()), found.group().decode()
+    return None, ""
+
+
+_ORIGIN_WORDS = {
+    "directive": "the `# tilescope:` directive",
+    "call": "the call that builds the kernel",
+    "recorded": "what `tilescope record` saw the program build",
+    "autotune config 0": "the autotuner's first config",
+    "default": "its default",
+    "const": "`T.const`",
+}
+
+
+def parameter_markdown(kernel: StaticKernel, name: str, model: KernelModel | None) -> str | None:
+    """A kernel parameter's value, where the value came from, and the buffers whose sizes it sets."""
+    binding = next((b for b in kernel.bindings if b.name == name), None)
+    if binding is None:
+        return None
+    compiled = model.args.get(name) if model is not None and not _failed(model) else None
+    value = compiled if compiled is not None else binding.value
+    lines = ["```python", f"{name} = {value!r}" if value is not None else f"{name}  # value unknown", "```"]
+    if binding.value is None:
+        chosen = "chosen by the autotuner" if binding.origin == "autotune" else "no value found in the file"
+        lines.append(f"- parameter of `{kernel.ref.name}`: {chosen}")
+    else:
+        where = f", line {binding.line}" if binding.line is not None else ""
+        lines.append(
+            f"- parameter of `{kernel.ref.name}`: from {_ORIGIN_WORDS.get(binding.origin, binding.origin)}{where}"
+        )
+    if compiled is not None:
+        lines.append("- the value the compiler built the kernel with")
+    sized = [b.buffer.name for b in kernel.buffers if name in re.findall(r"[A-Za-z_][A-Za-z_0-9]*", b.written or "")]
+    if sized:
+        lines.append(f"- sizes {', '.join(f'`{b}`' for b in sized)}")
+    return "\n".join(lines)
+
+
+def _failed(model: KernelModel) -> bool:
+    return any(d.severity == "error" for d in model.diagnostics)
 
 
 def buffer_markdown(decl: BufferDecl, kernel: StaticKernel, model: KernelModel | None) -> str:

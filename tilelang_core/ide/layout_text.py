@@ -51,6 +51,6 @@ def _thread_map(layout: Layout, size: int) -> str | None:
         fragment = layout_eval.fragment_map(layout)
     except (ValueError, IndexError, KeyError, SyntaxError, TypeError):
         return None
-    rows = folded(fragment.thread[0])[:size, :size]
-    width = max(len(str(int(v))) for v in rows.flat)
+    rows: list[list[int]] = folded(fragment.thread[0])[:size, :size].tolist()
+    width = max(len(str(int(v))) for row in rows for v in row)
     return "\n".join(" ".join(str(int(v)).rjust(width) for v in row) for row in rows)

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
+from numpy.typing import NDArray
 from tilescope.core import bank_conflicts, layout_eval
 from tilescope.core.display import dims_text
 from tilescope.core.dtypes import require_bits
@@ -113,15 +114,15 @@ class NoLayout(LookupError):
     """The kernel has no (evaluable) layout for the requested buffer; the message says what there is."""
 
 
-def folded(values: np.ndarray) -> np.ndarray:
+def folded(values: NDArray[Any]) -> NDArray[Any]:
     """The drawn 2-D tile of ``values`` (one entry per logical element), by the fold rule."""
     while values.ndim > 2:
         values = values[0]
     if values.ndim == 2:
         return values
     if values.size > WRAP and values.size % WRAP == 0:
-        return values.reshape(-1, WRAP)
-    return values.reshape(1, -1)
+        return np.reshape(values, (-1, WRAP))
+    return np.reshape(values, (1, -1))
 
 
 def _fold_text(shape: list[int]) -> tuple[int, str]:
@@ -178,7 +179,7 @@ def layout_view(layout: Layout, buffer: Buffer | None) -> LayoutView:
     return _shared(layout, dtype)
 
 
-def _ints(values: np.ndarray) -> list[list[int]]:
+def _ints(values: NDArray[Any]) -> list[list[int]]:
     return values.astype(int).tolist()
 
 
@@ -281,7 +282,7 @@ def _shared(layout: Layout, dtype: str) -> LayoutView:
             [LegendEntry(f"slot {k} (banks {4 * k}–{4 * k + 3})", c) for k, c in enumerate(palette.SLOT_COLOURS)],
         )
     ]
-    conflicts = []
+    conflicts: list[Conflict] = []
     degree_legend = [LegendEntry(f"{name}-way", colour) for _, name, colour in palette.DEGREE_BINS]
     for report in bank_conflicts.analyze(smap, dtype):
         panel_id = f"conflict:{report.pattern}"
@@ -293,7 +294,7 @@ def _shared(layout: Layout, dtype: str) -> LayoutView:
                 f"bank conflicts: {report.pattern}",
                 f"{report.description}: worst {worst}-way, {report.wavefronts} wavefronts for {report.ideal} "
                 f"conflict-free ({slowdown:.2f}×); each cell shows the degree of the read that fetches it.",
-                _ints(report.degree.reshape(offsets.shape)),
+                _ints(np.reshape(report.degree, offsets.shape)),
                 degree_colours,
                 degree_legend,
             )

@@ -50,7 +50,7 @@ class Facts:
     """What editor features draw from: the static file and the compiled models still valid for it."""
 
     static: StaticFile
-    models: dict[str, KernelModel] = field(default_factory=dict)
+    models: dict[str, KernelModel] = field(default_factory=dict[str, KernelModel])
 
     def model(self, kernel: StaticKernel) -> KernelModel | None:
         return self.models.get(kernel.ref.name)

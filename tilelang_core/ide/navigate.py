@@ -68,7 +68,7 @@ class OutlineNode:
     detail: str
     span: Span
     selection: Span
-    children: list[OutlineNode] = field(default_factory=list)
+    children: list[OutlineNode] = field(default_factory=list["OutlineNode"])
 
 
 def outline(facts: Facts) -> list[OutlineNode]:

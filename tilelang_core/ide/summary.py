@@ -63,7 +63,7 @@ class FileSummary:
     """No error diagnostic anywhere in the file."""
     discovered: list[str]
     kernels: list[KernelSummary]
-    diagnostics: list[Diagnostic] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list[Diagnostic])
 
 
 def layout_summary(layout: Layout) -> LayoutSummary:

@@ -74,7 +74,7 @@ class Findings:
 
     def records(self) -> list[Finding]:
         return [
-            Finding(kind, buffer, [int(i) for i in index], [int(s) for s in shape], line, int(count))  # type: ignore[arg-type]
+            Finding(kind, buffer, [int(i) for i in index], [int(s) for s in shape], line, int(count))  # type: ignore[arg-type]  # kind is one of FindingKind's literals, built above
             for (kind, buffer, line), (index, count, shape) in self._found.items()
         ]
 

@@ -43,6 +43,7 @@ class Region:
 
 
 def _region(ctx: Context, arg: Any) -> Region:
+    extents: list[Any]
     if isinstance(arg, tirx.Call) and str(getattr(arg.op, "name", "")) in ("tl.region", "tl.tileop.region"):
         load, extents = arg.args[0], list(arg.args[2:])
     elif isinstance(arg, tirx.BufferLoad):

@@ -8,6 +8,7 @@ what it knows better. Submodules import each other directly, never through this 
 from __future__ import annotations
 
 from tilescope.core.static.analyze import SOURCE, analyze_source
+from tilescope.core.static.catalog import use_interpreter
 from tilescope.core.static.records import (
     Binding,
     BufferDecl,
@@ -36,4 +37,5 @@ __all__ = [
     "StaticKernel",
     "TextEdit",
     "analyze_source",
+    "use_interpreter",
 ]

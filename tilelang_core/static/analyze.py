@@ -86,7 +86,7 @@ def _analyze(source: str, path: str, target: str, table: catalog.Catalog, blocks
         block_uses, found = check_primitives(placed.block, context.aliases, table)
         uses.append((block_uses, placed.delta))
         notes = placed.place("notes", found)
-        diagnostics.extend(d for d in notes if d.span.line not in parsed.repaired_lines)  # type: ignore[attr-defined]
+        diagnostics.extend(d for d in notes if d.span.line not in parsed.repaired_lines)  # type: ignore[attr-defined]  # place() gives back the Diagnostics it was given
     if surrogate is not None:  # Python cannot read the file at all: no warning the compiler would confirm
         diagnostics = [d for d in diagnostics if d.severity != "warning"]
     diagnostics = sorted((replace(d, source=SOURCE) for d in diagnostics), key=lambda d: (d.span.line, d.span.column))
@@ -163,7 +163,7 @@ def read_kernel(
     if cached is None:
         cached = _read(ref, outer, body_def, context, placed.delta, block.nodes, bound, target)
         block.keep(key, cached)
-    kernel, found, fixes = placed.place(key, cached)  # type: ignore[misc]
+    kernel, found, fixes = placed.place(key, cached)  # type: ignore[misc]  # place() returns the triple the memo was filled with
     kernel = replace(kernel, bindings=bound)
     missing = _missing_values(kernel, outer, placed.delta, context)
     if missing is not None:

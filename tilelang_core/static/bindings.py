@@ -76,7 +76,7 @@ def _calling_blocks(context: ModuleContext) -> dict[str, list[PlacedBlock]]:
             for name in block_calls(placed.block):
                 index.setdefault(name, []).append(placed)
         context.memo["calling-blocks"] = index
-    return index  # type: ignore[return-value]
+    return index
 
 
 def block_calls(block: ParsedBlock) -> dict[str, list[ast.Call]]:
@@ -97,7 +97,7 @@ def block_calls(block: ParsedBlock) -> dict[str, list[ast.Call]]:
             elif isinstance(func, ast.Name):
                 calls.setdefault(func.id, []).append(node)
         block.keep("calls", calls)
-    return calls  # type: ignore[return-value]
+    return calls
 
 
 def _block_env(placed: PlacedBlock, context: ModuleContext) -> dict[str, Value]:
@@ -108,7 +108,7 @@ def _block_env(placed: PlacedBlock, context: ModuleContext) -> dict[str, Value]:
     key = ("env", context.env_key, _caller_key(placed, context))
     cached = block.memo.get(key)
     if cached is not None:
-        return cached  # type: ignore[return-value]
+        return cached
     env = dict(context.env)
     for stmt in block.statements:
         if isinstance(stmt, ast.FunctionDef):
@@ -130,7 +130,7 @@ def _plain_env(placed: PlacedBlock, context: ModuleContext) -> dict[str, Value]:
             if isinstance(node, ast.Assign):
                 bind_assignment(node, cached, context.aliases)
         placed.block.keep(key, cached)
-    return cached  # type: ignore[return-value]
+    return cached
 
 
 def _callers(func: str, placed: PlacedBlock, context: ModuleContext) -> list[tuple[ast.Call, dict[str, Value]]]:
@@ -176,7 +176,7 @@ def kernel_names(context: ModuleContext) -> frozenset[str]:
             for ref, _, _ in discover_block(placed.block, context.aliases, context.tilelang)
         )
         context.memo["kernel-names"] = names
-    return names  # type: ignore[return-value]
+    return names
 
 
 def run_calls(context: ModuleContext, name: str) -> list[Call]:

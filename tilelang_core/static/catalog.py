@@ -14,6 +14,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,9 +136,71 @@ def shipped() -> Catalog:
     return Catalog.from_json(json.loads(SHIPPED.read_text()))
 
 
-@functools.cache
+_chosen: list[Catalog] = []
+"""The catalog ``use_interpreter`` chose, which ``default`` answers instead of this interpreter's."""
+
+
+def use_interpreter(python: str | None, run: bool = True) -> Catalog:
+    """Make ``default`` the catalog of the TileLang that ``python`` has (``None``: this interpreter's).
+
+    The static tier then checks and describes the release the user's code runs with, not the one
+    beside Tilescope. The package is looked for beside the interpreter (a virtual environment's
+    ``lib/pythonX.Y/site-packages``) and, when ``run`` allows it, by asking the interpreter itself:
+    an untrusted workspace's interpreter is never run. Where neither finds TileLang, the shipped
+    catalog stands in.
+    """
+    _chosen.clear()
+    if python is None:
+        return default()
+    package = package_beside(python)
+    if package is None and run:
+        try:
+            found = interpreter_package(python)
+        except OSError:
+            found = None
+        package = Path(found) if found else None
+    _chosen.append(catalog_for(package) if package is not None else shipped())
+    return _chosen[0]
+
+
+_PACKAGE_PROBE = (
+    "import sys\nif sys.path and sys.path[0] == '': del sys.path[0]\n"
+    "import importlib.util as u\n"
+    "spec = u.find_spec('tilelang')\n"
+    "print(next(iter(spec.submodule_search_locations)) if spec and spec.submodule_search_locations else '')\n"
+)
+
+
+def interpreter_package(python: str, timeout_s: float = 30.0) -> str | None:
+    """Where another interpreter would import ``tilelang`` from (found, not imported); raises ``OSError``
+    when it cannot be run."""
+    try:
+        done = subprocess.run(
+            [python, "-c", _PACKAGE_PROBE], capture_output=True, text=True, timeout=timeout_s, check=False
+        )
+    except subprocess.TimeoutExpired as err:
+        raise OSError(f"{python} did not answer within {timeout_s:g} s") from err
+    if done.returncode != 0:
+        raise OSError(f"{python} exited with code {done.returncode}: {done.stderr.strip()[-300:]}")
+    return done.stdout.strip() or None
+
+
+def package_beside(python: str) -> Path | None:
+    """``tilelang`` in the site-packages of the environment ``python`` belongs to, read from the disk only."""
+    root = Path(python).absolute().parent.parent
+    for site in sorted(root.glob("lib/python3*/site-packages")):
+        if (site / "tilelang" / "__init__.py").is_file():
+            return site / "tilelang"
+    return None
+
+
 def default() -> Catalog:
-    """The catalog of the TileLang this interpreter has, else the shipped one."""
+    """The catalog ``use_interpreter`` chose, else that of the TileLang this interpreter has, else the shipped one."""
+    return _chosen[0] if _chosen else _own()
+
+
+@functools.cache
+def _own() -> Catalog:
     package = installed_package()
     return catalog_for(package) if package is not None else shipped()
 

@@ -181,7 +181,7 @@ class SourceReader:
             source = self.module(entry[1][0]) if entry is not None and entry[0] == "ref" else None
             inner = source.names.get(entry[1][1]) if source is not None and entry is not None else None
             if inner is not None and inner[0] == "value":
-                found = _frozenset_strings(self._file(source.name), entry[1][1]) if source else None
+                found = _frozenset_strings(self._file(source.name), entry[1][1]) if source and entry else None
         return set(found or ())
 
     def resolve(self, dotted: str, name: str, depth: int = 0) -> tuple[str, Any] | None:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from tilescope.core.display import kib, shape_text
-from tilescope.core.model import Access, Diagnostic, Span
+from tilescope.core.model import Access, Diagnostic, Severity, Span
 from tilescope.core.static.records import BufferDecl, QuickFix, SharedFloor, TextEdit
 from tilescope.core.static.symbolic import Value, dtype_name, is_known_int
 from tilescope.core.static.syntax import keyword, span_of
@@ -39,11 +39,11 @@ _MIXABLE = (("int8", "uint8"), ("int4", "uint4"))
 Findings = tuple[list[Diagnostic], list[QuickFix]]
 
 
-def _error(message: str, node: ast.AST, code: str, kernel: str, severity: str = "error") -> Diagnostic:
-    return Diagnostic(severity, message, span_of(node), code, kernel=kernel)  # type: ignore[arg-type]
+def _error(message: str, node: ast.AST, code: str, kernel: str, severity: Severity = "error") -> Diagnostic:
+    return Diagnostic(severity, message, span_of(node), code, kernel=kernel)
 
 
-def _known(shape: Sequence[Value] | None) -> bool:
+def _known(shape: Sequence[Value] | None) -> TypeGuard[Sequence[Value]]:
     return shape is not None and all(is_known_int(d) for d in shape)
 
 
@@ -89,7 +89,7 @@ def _check_gemm(call: ast.Call, a: Operand | None, b: Operand | None, c: Operand
     trans_a, trans_b = _flag(call, "transpose_A", 3), _flag(call, "transpose_B", 4)
     shapes = a.shape, b.shape, c.shape
     if trans_a is not None and trans_b is not None and all(_known(s) and len(s) == 2 for s in shapes):
-        (a0, a1), (b0, b1), (c0, c1) = shapes  # type: ignore[misc]
+        (a0, a1), (b0, b1), (c0, c1) = shapes  # type: ignore[misc]  # _known checked every shape has two extents
         m, k_a = (a1, a0) if trans_a else (a0, a1)
         k_b, n = (b1, b0) if trans_b else (b0, b1)
         if k_a != k_b:
@@ -186,7 +186,7 @@ def shared_floor(kernel: StaticKernel, loops: Sequence[Loop] = ()) -> SharedFloo
         if d.buffer.scope.startswith("shared") and d.buffer.scope != "shared.tmem"
     }
     global_names = {d.buffer.name for d in kernel.buffers if d.buffer.scope == "global"}
-    groups = [Loop(a.line, 1, [a]) for a in kernel.accesses] + list(loops)
+    groups = [Loop(a.line or 0, 1, [a]) for a in kernel.accesses] + list(loops)
     best: SharedFloor | None = None
     for group in groups:
         names = list(dict.fromkeys(n for a in group.accesses for n in (*a.reads, *a.writes) if n in sizes))

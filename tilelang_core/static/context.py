@@ -7,6 +7,7 @@ import ast
 import functools
 from collections import ChainMap
 from dataclasses import dataclass, field
+from typing import Any
 
 from tilescope.core.static.discover import tilelang_names
 from tilescope.core.static.evaluate import evaluate
@@ -23,7 +24,7 @@ class ModuleContext:
     blocks: list[PlacedBlock] = field(default_factory=list)
     tilelang: dict[str, str] = field(default_factory=dict)
     """Local names bound to TileLang objects (``discover.tilelang_names``)."""
-    memo: dict[str, object] = field(default_factory=dict)
+    memo: dict[str, Any] = field(default_factory=dict[str, Any])
     """Indexes over the whole file, built once per analysis."""
 
     @functools.cached_property
@@ -119,7 +120,7 @@ def argparse_defaults(block: ParsedBlock, aliases: frozenset[str]) -> dict[str, 
                 for prefix in ("args", "opts", "options", "cfg", "config"):
                     found[f"{prefix}.{name}"] = value
         block.keep("argparse", found)
-    return found  # type: ignore[return-value]
+    return found
 
 
 def bind_assignment(stmt: ast.stmt, env: dict[str, Value], aliases: frozenset[str]) -> None:

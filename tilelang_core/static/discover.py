@@ -84,7 +84,7 @@ def discover_block(block: ParsedBlock, aliases: frozenset[str], names: dict[str,
     if found is None:
         found = list(_discover(block, aliases, names))
         block.keep(key, found)
-    return found  # type: ignore[return-value]
+    return found
 
 
 def _discover(block: ParsedBlock, aliases: frozenset[str], names: dict[str, str]) -> Iterator[Found]:

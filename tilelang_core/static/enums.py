@@ -23,7 +23,7 @@ def int_enums() -> dict[str, dict[str, int]]:
     package = installed_package()
     found: dict[str, dict[str, int]] = {}
     for relative in _SOURCES if package is not None else ():
-        path = package / relative  # type: ignore[operator]
+        path = package / relative  # type: ignore[operator]  # the loop runs only when package is not None
         try:
             tree = ast.parse(path.read_text())
         except (OSError, SyntaxError, ValueError):

@@ -131,7 +131,7 @@ def _eval(node: ast.expr, env: Mapping[str, Value], aliases: frozenset[str]) -> 
         if (numeric(left) and numeric(right)) or (isinstance(left, str) and isinstance(right, str)):
             op = node.ops[0]
             table = {ast.Eq: left == right, ast.NotEq: left != right}
-            if numeric(left):
+            if numeric(left) and numeric(right):
                 table.update({ast.Lt: left < right, ast.LtE: left <= right, ast.Gt: left > right})
                 table[ast.GtE] = left >= right
             if type(op) in table:

@@ -105,7 +105,7 @@ def _runner(context: ModuleContext, kernels: frozenset[str]) -> _Runner:
         with budgeted(RUN_STEPS, RUN_SECONDS):
             runner.run_module()
         context.memo["run-along"] = runner
-    return runner  # type: ignore[return-value]
+    return runner
 
 
 class _Runner(Evaluator):
@@ -192,7 +192,7 @@ class _Runner(Evaluator):
     def _run(self, func: Func, args: list[Value], kwargs: dict[str, Value]) -> Value:
         caller_delta = self.delta
         local: dict[str, Value] = {}
-        scope = ChainMap(local, func.scope)  # type: ignore[arg-type]
+        scope = ChainMap(local, func.scope)  # type: ignore[arg-type]  # ChainMap only reads the scopes it is given
         self.bind_parameters(func, [*func.bound, *args], kwargs, local)
         self.stack.append(func.node.name)
         depth = len(self.paths)

@@ -66,7 +66,7 @@ class Evaluator:
     def value(self, node: ast.expr, scope: Mapping[str, Value]) -> Value:
         overlay: dict[str, Value] = {}
         plain = self._substitute(node, scope, overlay)
-        return evaluate(plain, ChainMap(overlay, scope), self.context.aliases)  # type: ignore[arg-type]
+        return evaluate(plain, ChainMap(overlay, scope), self.context.aliases)  # type: ignore[arg-type]  # ChainMap only reads the scopes it is given
 
     def _hold(self, value: Value, overlay: dict[str, Value], where: ast.AST) -> ast.expr:
         self._count += 1
@@ -154,7 +154,7 @@ class Evaluator:
                 return False
             for item in items:
                 charge()  # every item walked, whether or not the filters let it through
-                child: ChainMap[str, Value] = ChainMap({}, env)  # type: ignore[arg-type]
+                child: ChainMap[str, Value] = ChainMap({}, env)  # type: ignore[arg-type]  # ChainMap only reads the scopes it is given
                 self.assign(gen.target, item, child)
                 tests = [truth(self.value(test, child)) for test in gen.ifs]
                 if None in tests:
@@ -195,7 +195,7 @@ class Evaluator:
                 tail = len(names) - cut - 1
                 for element, item in zip(names[:cut], items[:cut], strict=True):
                     self.assign(element, item, scope)
-                self.assign(names[cut].value, tuple(items[cut : len(items) - tail]), scope)  # type: ignore[attr-defined]
+                self.assign(names[cut].value, tuple(items[cut : len(items) - tail]), scope)  # type: ignore[attr-defined]  # the starred target was checked to be a Starred
                 for element, item in zip(names[cut + 1 :], items[len(items) - tail :], strict=True):
                     self.assign(element, item, scope)
             else:
@@ -233,7 +233,7 @@ class Evaluator:
             if keyword.arg is not None:
                 kwargs[keyword.arg] = value
             elif isinstance(value, Record) and all(isinstance(k, str) for k, _ in value.items):
-                kwargs.update(value.items)  # type: ignore[arg-type]
+                kwargs.update(value.items)
             else:
                 opaque = True
         return args, kwargs, opaque

@@ -161,7 +161,13 @@ def builtin(name: str, owner: str, args: list[Value], kwargs: dict[str, Value]) 
             result = tuple(span) if len(span) <= MAX_ITEMS else None
         elif name == "len" and len(args) == 1 and isinstance(args[0], tuple | str | Record | Shaped):
             target = args[0]
-            result = len(target.shape if isinstance(target, Shaped) else getattr(target, "items", target))
+            result = (
+                len(target.shape)
+                if isinstance(target, Shaped)
+                else len(target.items)
+                if isinstance(target, Record)
+                else len(target)
+            )
         elif name in ("list", "tuple") and len(args) == 1 and seqs[0] is not None:
             result = seqs[0]
         elif name in ("list", "tuple") and not args:
@@ -169,7 +175,7 @@ def builtin(name: str, owner: str, args: list[Value], kwargs: dict[str, Value]) 
         elif name == "dict" and not args:
             result = Record(())
         elif name == "zip" and args and all(s is not None for s in seqs):
-            result = tuple(zip(*seqs, strict=False))  # type: ignore[arg-type]
+            result = tuple(zip(*seqs, strict=False))
         elif name == "enumerate" and len(args) == 1 and seqs[0] is not None:
             result = tuple(enumerate(seqs[0]))
         elif name == "reversed" and len(args) == 1 and seqs[0] is not None:
@@ -190,6 +196,6 @@ def builtin(name: str, owner: str, args: list[Value], kwargs: dict[str, Value]) 
         for seq in seqs:
             total *= len(seq or ())
         if is_known_int(repeat) and 0 < repeat <= 4 and total**repeat <= MAX_ITEMS:
-            result = tuple(itertools.product(*seqs, repeat=repeat))  # type: ignore[arg-type]
+            result = tuple(itertools.product(*seqs, repeat=repeat))  # type: ignore[arg-type]  # the branch requires every seq to be known
     charge(1 + sum(len(s) for s in seqs if s is not None) + (len(result) if isinstance(result, tuple) else 0))
     return result

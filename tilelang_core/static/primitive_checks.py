@@ -25,7 +25,7 @@ def check_primitives(
     if cached is None:
         cached = _check_primitives(block.nodes, aliases, table)
         block.keep(key, cached)
-    return cached  # type: ignore[return-value]
+    return cached
 
 
 def _check_primitives(

@@ -21,6 +21,7 @@ import warnings
 import zlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any
 
 from tilescope.core.model import Diagnostic, Span
 from tilescope.core.static.shift import shifted
@@ -45,8 +46,9 @@ class ParsedBlock:
     error: Diagnostic | None
     """The first syntax error of the block as written; ``None`` when it parsed unrepaired."""
     repaired_lines: frozenset[int]
-    memo: dict[object, object] = field(default_factory=dict, compare=False, repr=False)
-    """Facts derived from this block alone (at its ``base``), kept as long as the block is cached."""
+    memo: dict[object, Any] = field(default_factory=dict[object, Any], compare=False, repr=False)
+    """Facts derived from this block alone (at its ``base``), kept as long as the block is cached; each
+    key's one reader knows the type of its value."""
 
     def keep(self, key: object, value: object) -> None:
         """Remember a derived fact; past ``_MEMO_SIZE`` entries (one per module env or placement
@@ -65,7 +67,7 @@ class ParsedBlock:
         if found is None:
             found = _walk(self.statements)
             self.memo["nodes"] = found
-        return found  # type: ignore[return-value]
+        return found
 
 
 @dataclass(frozen=True)
@@ -90,8 +92,8 @@ class PlacedBlock:
             return value
         memo_key = ("placed", key)
         found = self.block.memo.get(memo_key)
-        if found is not None and found[0] == delta and found[1] is value:  # type: ignore[index]
-            return found[2]  # type: ignore[index]
+        if found is not None and found[0] == delta and found[1] is value:
+            return found[2]
         moved = shifted(value, delta)
         self.block.keep(memo_key, (delta, value, moved))
         return moved
@@ -305,7 +307,7 @@ def parse_tolerant(source: str, cache: BlockCache | None = None) -> ParsedFile:
             placed = PlacedBlock(start - 1, part)
             blocks.append(placed)
             if part.error is not None:
-                errors.append(shifted(part.error, placed.delta))  # type: ignore[arg-type]
+                errors.append(shifted(part.error, placed.delta))
             repaired.update(line + placed.delta for line in part.repaired_lines)
     return ParsedFile(blocks, errors, frozenset(repaired), lines)
 

@@ -23,13 +23,13 @@ Shifter = Callable[[object, int], object]
 R = TypeVar("R")
 
 
-def shifted(value: object, delta: int) -> object:
+def shifted(value: R, delta: int) -> R:
     """A copy of a record (or a list, tuple or dict of them) ``delta`` lines further down.
 
     Every ``line``/``end_line`` field of the frozen records is moved; whatever holds no line is
     returned as is (the same object), so unchanged parts are shared, never copied.
     """
-    return _shift(value, delta) if delta else value
+    return _shift(value, delta) if delta else value  # type: ignore[return-value]  # _shift keeps the type it is given
 
 
 def _shift(value: object, delta: int) -> object:
@@ -37,7 +37,7 @@ def _shift(value: object, delta: int) -> object:
     shifter = _shifters.get(kind, _UNKNOWN)
     if shifter is _UNKNOWN:
         shifter = _shifter_for(kind)
-    return value if shifter is None else shifter(value, delta)  # type: ignore[operator]
+    return value if shifter is None else shifter(value, delta)  # type: ignore[operator]  # the table maps each type to its own shifter
 
 
 def _shift_list(value: list[object], delta: int) -> object:
@@ -82,12 +82,15 @@ class Placed(Sequence[R], Generic[R]):
         return Placed((items, d + delta) for items, d in self._parts)
 
     def _all(self) -> Sequence[R]:
-        if self._items is None:
+        items = self._items
+        if items is None:
             if len(self._parts) == 1 and self._parts[0][1] == 0:
-                self._items = self._parts[0][0]
+                items = self._parts[0][0]
             else:
-                self._items = [shifted(r, d) for items, d in self._parts for r in items]  # type: ignore[misc]
-        return self._items
+                moved: list[R] = [shifted(r, d) for part, d in self._parts for r in part]
+                items = moved
+            self._items = items
+        return items
 
     def __len__(self) -> int:
         return sum(len(items) for items, _ in self._parts)
@@ -107,7 +110,7 @@ class Placed(Sequence[R], Generic[R]):
             return list(self) == list(other)
         return NotImplemented
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # placed sequences are unhashable, as lists are
 
     def __repr__(self) -> str:
         return f"Placed({list(self)!r})"
@@ -118,10 +121,10 @@ class Placed(Sequence[R], Generic[R]):
 
 _UNKNOWN = object()
 _shifters: dict[type, Shifter | None] = {
-    list: _shift_list,  # type: ignore[dict-item]
-    tuple: _shift_tuple,  # type: ignore[dict-item]
-    dict: _shift_dict,  # type: ignore[dict-item]
-    Placed: lambda value, delta: value.moved(delta),  # type: ignore[attr-defined]
+    list: _shift_list,
+    tuple: _shift_tuple,
+    dict: _shift_dict,
+    Placed: lambda value, delta: value.moved(delta),  # type: ignore[attr-defined]  # the key says value is a Placed
 }
 _plans: dict[type, tuple[tuple[str, ...], tuple[str, ...]] | None] = {}
 

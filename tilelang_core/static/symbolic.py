@@ -12,7 +12,7 @@ import ast
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 DTYPE_ALIASES = {
     "float": "float32",
@@ -104,11 +104,11 @@ def bounded(value: Value) -> Value:
     return value
 
 
-def is_known_int(value: Value) -> bool:
+def is_known_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def numeric(value: Value) -> bool:
+def numeric(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 

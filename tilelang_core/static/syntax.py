@@ -9,8 +9,8 @@ from tilescope.core.model import Span
 
 def span_of(node: ast.AST) -> Span:
     return Span(
-        node.lineno,  # type: ignore[attr-defined]
-        node.col_offset,  # type: ignore[attr-defined]
+        node.lineno,  # type: ignore[attr-defined]  # only nodes with a position reach here
+        node.col_offset,  # type: ignore[attr-defined]  # as above
         getattr(node, "end_lineno", None),
         getattr(node, "end_col_offset", None),
     )

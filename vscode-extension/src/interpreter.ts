@@ -29,13 +29,19 @@ export function pickInterpreter(setting: string | undefined, pythonExtension: st
  * `python -m tilescope lsp` would put the working directory (the workspace) first on `sys.path`,
  * where a folder named like one of Tilescope's modules would shadow it; this bootstrap drops that
  * entry first, on every Python version (`-P` exists only from 3.11). It needs no console script.
+ * Every `tilescope` command the extension runs (the server, puzzles, variants) starts through it.
  */
-export const SERVER_BOOTSTRAP =
+export const COMMAND_BOOTSTRAP =
   "import sys\nif sys.path and sys.path[0] == '': del sys.path[0]\n" +
-  "from tilescope.core.cli import main\nsys.exit(main(['lsp']))";
+  "from tilescope.core.cli import main\nsys.exit(main(sys.argv[1:]))";
+
+/** The interpreter's arguments that run `tilescope ARGS` from any working directory. */
+export function commandArgs(args: string[]): string[] {
+  return ["-c", COMMAND_BOOTSTRAP, ...args];
+}
 
 export function serverArgs(): string[] {
-  return ["-c", SERVER_BOOTSTRAP];
+  return commandArgs(["lsp"]);
 }
 
 /**

@@ -6,6 +6,7 @@
 import { execFile } from "node:child_process";
 import * as vscode from "vscode";
 import { parseCheck, parsePuzzles, progress, type Puzzle, puzzleForFile } from "./puzzleModel";
+import { commandArgs } from "./interpreter";
 import { errorText } from "./tracePanel";
 
 export class PuzzlesTree implements vscode.TreeDataProvider<Puzzle>, vscode.Disposable {
@@ -102,7 +103,7 @@ export class PuzzlesTree implements vscode.TreeDataProvider<Puzzle>, vscode.Disp
     return path.startsWith("/") || !root ? path : `${root}/${path}`;
   }
 
-  /** Runs `<python> -m tilescope ARGS` and parses its JSON stdout; a failing check still prints JSON. */
+  /** Runs `tilescope ARGS` in `<python>` and parses its JSON stdout; a failing check still prints JSON. */
   private async run(args: string[]): Promise<unknown> {
     const { stdout, stderr, error } = await this.exec(args);
     try {
@@ -124,7 +125,7 @@ export class PuzzlesTree implements vscode.TreeDataProvider<Puzzle>, vscode.Disp
     const python = await this.python();
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     return new Promise((resolve) => {
-      execFile(python, ["-m", "tilescope", ...args], { cwd, timeout: 300_000, maxBuffer: 16 << 20 }, (error, stdout, stderr) =>
+      execFile(python, commandArgs(args), { cwd, timeout: 300_000, maxBuffer: 16 << 20 }, (error, stdout, stderr) =>
         resolve({ stdout, stderr, error }),
       );
     });

@@ -6,6 +6,7 @@
 
 import { execFile } from "node:child_process";
 import * as vscode from "vscode";
+import { commandArgs } from "./interpreter";
 import { errorText } from "./tracePanel";
 import { parseVariantsQuery, VARIANTS_SCHEME, variantsArgs, variantsPath, variantsQuery } from "./variantsUri";
 
@@ -54,12 +55,12 @@ export class VariantsDocuments implements vscode.TextDocumentContentProvider, vs
     await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
   }
 
-  /** `<python> -m tilescope ARGS`: its table, which is printed even when no variant can run. */
+  /** `tilescope ARGS` in `<python>`: its table, which is printed even when no variant can run. */
   private async run(args: string[]): Promise<string> {
     const python = await this.python();
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     return new Promise((resolve, reject) => {
-      execFile(python, ["-m", "tilescope", ...args], { cwd, timeout: 600_000, maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
+      execFile(python, commandArgs(args), { cwd, timeout: 600_000, maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
         if (stdout.trim()) {
           resolve(stdout);
         } else {

@@ -28,7 +28,7 @@ export function parseVariantsQuery(query: string): VariantsTarget {
   return { source, kernel: params.get("kernel") || null };
 }
 
-/** Arguments after `python -m tilescope`: every default target and every config of the kernel. */
+/** Arguments after `tilescope`: every default target and every config of the kernel. */
 export function variantsArgs(file: string, kernel: string | null): string[] {
   return ["variants", file, ...(kernel ? ["--kernel", kernel] : [])];
 }

@@ -10,7 +10,8 @@ import {
   notFoundMessage,
   parseMissing,
   pickInterpreter,
-  SERVER_BOOTSTRAP,
+  COMMAND_BOOTSTRAP,
+  commandArgs,
   serverArgs,
 } from "../src/interpreter";
 
@@ -26,8 +27,9 @@ test("with neither, python3 from PATH", () => {
   assert.deepEqual(pickInterpreter(undefined, undefined), { path: "python3", source: "default" });
 });
 
-test("the server starts through a bootstrap, not -m", () => {
-  assert.deepEqual(serverArgs(), ["-c", SERVER_BOOTSTRAP]);
+test("the server and every command start through a bootstrap, not -m", () => {
+  assert.deepEqual(serverArgs(), ["-c", COMMAND_BOOTSTRAP, "lsp"]);
+  assert.deepEqual(commandArgs(["puzzles", "list", "--json"]), ["-c", COMMAND_BOOTSTRAP, "puzzles", "list", "--json"]);
 });
 
 test("the bootstrap drops the working directory from sys.path", () => {
@@ -35,7 +37,7 @@ test("the bootstrap drops the working directory from sys.path", () => {
   const workspace = mkdtempSync(join(tmpdir(), "tilescope-ws-"));
   mkdirSync(join(workspace, "tilescope"));
   writeFileSync(join(workspace, "tilescope", "__init__.py"), "raise SystemExit('shadowed')\n");
-  const probe = SERVER_BOOTSTRAP.split("\nfrom tilescope")[0] + "\nprint('' in sys.path)";
+  const probe = COMMAND_BOOTSTRAP.split("\nfrom tilescope")[0] + "\nprint('' in sys.path)";
   const python = process.env.TILESCOPE_PYTHON ?? "python3";
   assert.equal(execFileSync(python, ["-c", probe], { cwd: workspace }).toString().trim(), "False");
 });

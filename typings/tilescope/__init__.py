@@ -1,0 +1,1 @@
+../../tilescope/__init__.py

@@ -1,0 +1,1 @@
+../../tilescope/__main__.py
