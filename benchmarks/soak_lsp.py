@@ -4,7 +4,7 @@ Every request is checked as in ``tests/lsp/test_fuzz.py`` (same fuzzer): answere
 error, within 2 s, every position inside the document. Prints deaths, error responses, slow
 answers, positions outside the document and latency percentiles. Run:
 
-    python benchmarks/soak_lsp.py [--edits 10000] [--encoding utf-16|utf-8] [--seed 1] [--batch 12]
+    python benchmarks/soak_lsp.py [--edits 10000] [--encoding utf-16|utf-8] [--seed 1] [--batch 12] [--expensive]
 
 With ``--batch 12`` an answer's latency includes the work queued ahead of it (a fast typist's
 editor); ``--batch 1`` waits for each edit's answers before the next edit.
@@ -33,7 +33,7 @@ CORPUS = ROOT / ".." / "shared" / "corpus" / "tilelang-examples"
 EDITOR = {"utf-16": "visual-studio-code", "utf-8": "neovim"}
 
 
-async def soak(edits: int, encoding: str, seed: int, corpus: Path, batch: int) -> int:
+async def soak(edits: int, encoding: str, seed: int, corpus: Path, batch: int, expensive: bool) -> int:
     paths = sorted(corpus.rglob("*.py")) if corpus.is_dir() else sorted((ROOT / "examples").glob("*.py"))
     sources = {path: path.read_text() for path in paths}
     client = LanguageClient()
@@ -42,7 +42,7 @@ async def soak(edits: int, encoding: str, seed: int, corpus: Path, batch: int) -
         types.InitializeParams(capabilities=client_capabilities(EDITOR[encoding]), initialization_options={})
     )
     negotiated = result.capabilities.position_encoding
-    fuzzer = Fuzzer(client, sources, encoding, seed)
+    fuzzer = Fuzzer(client, sources, encoding, seed, expensive=expensive)
     start = time.perf_counter()
     uri, text = await fuzzer.run(edits, batch=batch, reset_every=60)
     await noise(client)
@@ -57,7 +57,7 @@ async def soak(edits: int, encoding: str, seed: int, corpus: Path, batch: int) -
     print(f"{len(sources)} files, {report.edits} edits, {report.requests} requests in {elapsed:.0f} s ({negotiated})")
     print(f"server deaths: {0 if alive else 1}")
     print(f"error responses: {len(report.errors)}; error log messages: {len(errors)}")
-    print(f"answers over 2 s: {len(report.slow)}")
+    print(f"answers over 2 s: {len(report.slow)}; over 1 s: {sum(1 for s in latencies if s > 1.0)}")
     print(f"positions outside the document: {len(report.outside)}")
     print(
         f"latency p50 {statistics.median(latencies) * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms, "
@@ -77,8 +77,11 @@ def main() -> int:
     parser.add_argument(
         "--batch", type=int, default=12, help="requests in flight before waiting (1: each answer's own latency)"
     )
+    parser.add_argument(
+        "--expensive", action="store_true", help="one edit in five inserts valid, expensive Python (fuzzing.EXPENSIVE)"
+    )
     args = parser.parse_args()
-    return asyncio.run(soak(args.edits, args.encoding, args.seed, args.corpus, args.batch))
+    return asyncio.run(soak(args.edits, args.encoding, args.seed, args.corpus, args.batch, args.expensive))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]  # argparse names no public type for it
@@ -14,8 +15,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from tilescope.core.ide import guard_signals
     from tilescope.lsp.features import create_server
 
+    guard_signals(_ignored)  # before any thread starts: a kernel's SIGTERM to the server is ignored
+    sys.setswitchinterval(0.001)  # the event loop gets the interpreter back quickly from the analysis thread
     server = create_server()
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
@@ -23,3 +27,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         server.start_io()
     return 0
+
+
+def _ignored(name: str, pid: int) -> None:
+    sender = f"process {pid}, which runs user code" if pid else "a sender unknown while user code runs"
+    print(f"tilescope lsp: ignored {name} from {sender}", file=sys.stderr, flush=True)

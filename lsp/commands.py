@@ -16,20 +16,17 @@ Code-lens commands, carried out by the server itself so that lenses work in any 
 ``tilescope.show.speed`` ``[uri, kernel]`` write the Markdown of the same views (the pass table, the
 buffer's hover, the generated CUDA, every autotune config with its verdict, the bank conflicts,
 occupancy, roofline and last profile), and ``tilescope.run.cpu`` ``[uri, kernel]`` the report of
-``tilescope run`` (the kernel interpreted on the CPU), to a file in a per-user temporary folder and
-ask the client to open it with ``window/showDocument``; the answer is ``{"uri": ...}`` for clients
-that would rather open it themselves. The VS Code extension maps these lens commands to its own views instead.
+``tilescope run`` (the kernel interpreted on the CPU), to a file in a private folder
+(``private_files``) and ask the client to open it with ``window/showDocument``; the answer is
+``{"uri": ...}`` for clients that would rather open it themselves. The VS Code extension maps these
+lens commands to its own views instead.
 
 Every command needs the compiler tier, so each fails with a clear message in an untrusted workspace.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -37,6 +34,7 @@ from tilescope.core.ide import (
     KernelLayout,
     NoLayout,
     PassDiff,
+    PrivateFolder,
     TraceView,
     buffer_markdown,
     choose,
@@ -62,6 +60,7 @@ SHOW_CUDA = "tilescope.show.cuda"
 SHOW_AUTOTUNE = "tilescope.show.autotune"
 RUN_ON_CPU = "tilescope.run.cpu"
 SHOW_SPEED = "tilescope.show.speed"
+FOLDER = PrivateFolder()
 
 
 class CommandError(JsonRpcException):
@@ -135,11 +134,7 @@ async def kernel_model(ls: TilescopeServer, uri: str) -> FileAnalysis:
 
 
 async def _open(ls: TilescopeServer, name: str, text: str) -> dict[str, str]:
-    folder = Path(tempfile.gettempdir()) / f"tilescope-{os.getuid()}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    path = folder / re.sub(r"[^A-Za-z0-9_.-]", "_", name)
-    path.write_text(text, errors="surrogatepass")
-    uri = path.as_uri()
+    uri = FOLDER.write(name, text).as_uri()
     window = ls.client_capabilities.window
     if window and window.show_document and window.show_document.support:
         await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))

@@ -160,6 +160,7 @@ class CompilerTier:
     async def _analyse(self, uri: str) -> CompiledSnapshot | None:
         settings = self._settings()
         try:
+            await self._documents.ready(uri, settings.target)
             state = self._documents.state(uri, settings.target)
             path = self._documents.path(uri)
         except KeyError:

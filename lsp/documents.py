@@ -1,15 +1,28 @@
 """What the server knows about each open document: its static analysis per version and the latest
-compiler-tier snapshot, joined into the ``Facts`` every feature reads."""
+compiler-tier snapshot, joined into the ``Facts`` every feature reads.
+
+Static analyses run off the event loop, on one analysis thread (``schedule``), each document with
+a parsed-block cache of its own, sized by the document (``recover.BlockCache``), so a large file
+neither evicts another's blocks nor holds up requests about other files. An analysis still
+waiting when a newer version arrives is cancelled; a request waits (``ready``) only for the
+analysis of its own document. After the first analysis of a large document its parsed blocks are
+moved out of the garbage collector's sight (``gc.freeze``): they are freed by reference counting
+when no longer used, and a full collection no longer walks millions of syntax nodes per keystroke.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import unquote
 
 from pygls.workspace import TextDocument, Workspace
 from tilescope.core.ide import CompiledSnapshot, Facts, facts, fingerprints
-from tilescope.core.static import StaticFile, analyze_source
+from tilescope.core.static import BlockCache, StaticFile, analyze_source
 
 
 class DocumentNotOpen(KeyError):
@@ -32,6 +45,18 @@ class DocumentState:
         return self._fingerprints
 
 
+@dataclass
+class _Job:
+    version: int | None
+    source: str
+    target: str
+    future: Future[DocumentState]
+
+
+FREEZE_BLOCKS = 2000
+"""Blocks from which a document's first analysis is followed by ``gc.freeze``."""
+
+
 class Documents:
     """Static analyses cached per (uri, version, target) and compiled snapshots per uri."""
 
@@ -40,6 +65,10 @@ class Documents:
         self._states: dict[str, DocumentState] = {}
         self.compiled: dict[str, CompiledSnapshot] = {}
         self._lines: dict[str, tuple[str, Sequence[str]]] = {}
+        self._jobs: dict[str, _Job] = {}
+        self._blocks: dict[str, BlockCache] = {}
+        self._analyser = ThreadPoolExecutor(1, thread_name_prefix="tilescope-static")
+        self._guard = threading.Lock()
 
     def is_open(self, uri: str) -> bool:
         return unquote(uri) in self._workspace_of().text_documents
@@ -51,20 +80,72 @@ class Documents:
             raise DocumentNotOpen(uri)
         return document
 
-    def state(self, uri: str, target: str) -> DocumentState:
-        """The static analysis of the open document ``uri`` (``DocumentNotOpen`` otherwise)."""
-        document = self._document(uri)
-        source = document.source
+    def _current(self, uri: str, target: str, document: TextDocument) -> DocumentState | None:
         cached = self._states.get(uri)
-        if (
-            cached is not None
-            and cached.version == document.version
-            and cached.target == target
-            and cached.source == source
-        ):
-            return cached
+        source = document.source
+        same = cached is not None and cached.version == document.version and cached.target == target
+        return cached if same and cached is not None and (cached.source is source or cached.source == source) else None
+
+    def schedule(self, uri: str, target: str) -> Future[DocumentState]:
+        """The analysis of the document's current text, started on the analysis thread unless it is
+        done or running; an analysis of an older text that has not started yet is cancelled."""
+        document = self._document(uri)
+        done = self._current(uri, target, document)
+        if done is not None:
+            finished: Future[DocumentState] = Future()
+            finished.set_result(done)
+            return finished
+        source = document.source
+        job = self._jobs.get(uri)
+        if job is not None and job.version == document.version and job.target == target and job.source is source:
+            return job.future
+        if job is not None:
+            job.future.cancel()
         path = document.path or uri
-        state = DocumentState(uri, document.version, source, target, analyze_source(source, path, target=target))
+        blocks = self._blocks.setdefault(uri, BlockCache())
+        future = self._analyser.submit(self._analyse, uri, document.version, source, target, path, blocks)
+        self._jobs[uri] = _Job(document.version, source, target, future)
+        return future
+
+    def _analyse(
+        self, uri: str, version: int | None, source: str, target: str, path: str, blocks: BlockCache
+    ) -> DocumentState:
+        with self._guard:
+            first = len(blocks) == 0
+            static = analyze_source(source, path, target=target, blocks=blocks)
+            if first and len(blocks) >= FREEZE_BLOCKS:
+                gc.collect()  # what is garbage now is collected, not frozen
+                gc.freeze()
+        return DocumentState(uri, version, source, target, static)
+
+    async def ready(self, uri: str, target: str) -> bool:
+        """Wait, without holding up the event loop, for the analysis of ``uri``'s current text; whether
+        the text is still the same when it is done (else the caller's request is stale)."""
+        if not self.is_open(uri):
+            return True
+        version = self._document(uri).version
+        job = self.schedule(uri, target)
+        try:
+            state = await asyncio.wrap_future(job)
+        except asyncio.CancelledError:
+            if job.cancelled():
+                return False  # superseded by a newer text before it started: the request is stale
+            raise
+        if not self.is_open(uri):
+            return False
+        document = self._document(uri)
+        if state.version == document.version and state.source is document.source:
+            self._states[uri] = state
+        return document.version == version
+
+    def state(self, uri: str, target: str) -> DocumentState:
+        """The static analysis of the open document ``uri`` (``DocumentNotOpen`` otherwise); waits for
+        the analysis thread when it is not done yet (``ready`` first, to wait without blocking)."""
+        document = self._document(uri)
+        done = self._current(uri, target, document)
+        if done is not None:
+            return done
+        state = self.schedule(uri, target).result()
         self._states[uri] = state
         return state
 
@@ -105,3 +186,7 @@ class Documents:
         self._states.pop(uri, None)
         self._lines.pop(uri, None)
         self.compiled.pop(uri, None)
+        job = self._jobs.pop(uri, None)
+        if job is not None:
+            job.future.cancel()
+        self._blocks.pop(uri, None)

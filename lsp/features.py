@@ -93,6 +93,20 @@ COMMANDS: dict[str, Callable[..., Any]] = {
 }
 
 
+_DOCUMENT_REQUESTS = {
+    types.TEXT_DOCUMENT_INLAY_HINT,
+    types.TEXT_DOCUMENT_HOVER,
+    types.TEXT_DOCUMENT_COMPLETION,
+    types.TEXT_DOCUMENT_SIGNATURE_HELP,
+    types.TEXT_DOCUMENT_DEFINITION,
+    types.TEXT_DOCUMENT_REFERENCES,
+    types.TEXT_DOCUMENT_DOCUMENT_SYMBOL,
+    types.TEXT_DOCUMENT_CODE_LENS,
+    types.TEXT_DOCUMENT_CODE_ACTION,
+}
+"""Requests about one document, answered from its static analysis."""
+
+
 def _failed(ls: TilescopeServer, feature: Feature) -> Any:
     log.exception("%s failed", feature.method)
     message = f"Tilescope: {feature.method} failed: {traceback.format_exc(limit=-4)}"
@@ -101,8 +115,24 @@ def _failed(ls: TilescopeServer, feature: Feature) -> Any:
 
 
 def guarded(feature: Feature) -> Callable[..., Any]:
-    """``feature.handler`` answering ``feature.empty()`` instead of failing."""
+    """``feature.handler`` answering ``feature.empty()`` instead of failing; a request about a
+    document first waits, off the event loop, for that document's static analysis, and answers
+    empty if the document changed meanwhile (the request is stale)."""
     handler = feature.handler
+    if feature.method in _DOCUMENT_REQUESTS and not asyncio.iscoroutinefunction(handler):
+        plain = handler
+
+        async def when_ready(ls: TilescopeServer, params: Any) -> Any:
+            try:
+                if not await ls.documents.ready(params.text_document.uri, ls.settings.target):
+                    return feature.empty()
+            except DocumentNotOpen:
+                return feature.empty()
+            except Exception:
+                return _failed(ls, feature)
+            return plain(ls, params)
+
+        handler = when_ready
     if asyncio.iscoroutinefunction(handler):
 
         async def run_async(ls: TilescopeServer, params: Any) -> Any:

@@ -41,6 +41,12 @@ class LspTextDocument(TextDocument):
 
 
 class LspWorkspace(Workspace):
+    def update_text_document(self, text_doc: Any, change: Any) -> None:
+        """A change of a document never opened (or already closed) is dropped, not an error."""
+        if text_doc.uri not in self.text_documents:
+            return
+        super().update_text_document(text_doc, change)
+
     def _create_text_document(
         self,
         doc_uri: str,
@@ -60,7 +66,13 @@ class LspWorkspace(Workspace):
 
 class TilescopeProtocol(LanguageServerProtocol):
     """pygls's protocol, with the workspace it builds at ``initialize`` replaced by an ``LspWorkspace``
-    (same root, folders and negotiated encoding) before any document is opened."""
+    (same root, folders and negotiated encoding) before any document is opened, and negative
+    positions (which a client should never send) read as 0 rather than refused with an error."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        if isinstance(data.get("params"), dict):
+            _clamp_positions(data["params"])
+        return super().structure_message(data)
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, types.InitializeResult]:
@@ -80,6 +92,21 @@ class TilescopeProtocol(LanguageServerProtocol):
         if built is not None and not isinstance(built, LspWorkspace):
             folders = list(built.folders.values())
             self._workspace = LspWorkspace(built.root_uri, SYNC_KIND, folders, built.position_encoding)
+
+
+def _clamp_positions(value: Any) -> None:
+    """Negative ``line``/``character`` numbers inside ``value`` (JSON params) set to 0, in place."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if {"line", "character"} <= item.keys():
+                for key in ("line", "character"):
+                    if isinstance(item[key], int) and item[key] < 0:
+                        item[key] = 0
+            stack.extend(v for v in item.values() if isinstance(v, dict | list))
+        elif isinstance(item, list):
+            stack.extend(v for v in item if isinstance(v, dict | list))
 
 
 @dataclass(frozen=True)

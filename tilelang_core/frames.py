@@ -10,6 +10,7 @@ report it at the file being analysed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -18,12 +19,20 @@ from typing import Any
 MARKER = b"\x1etilescope "
 CHANNEL_DAMAGED_EXIT = 70
 """The worker's exit code when user code closed or replaced its protocol descriptors."""
-_HEADER_MAX = 64
+_HEADER_MAX = 128
+UNCONFIRMED = "-"
+"""The tag of an answer frame before its confirmation."""
 
 
-def encode(request_id: int | None, payload: dict[str, Any]) -> bytes:
+def encode(request_id: int | None, payload: dict[str, Any], tag: str = UNCONFIRMED) -> bytes:
     body = json.dumps(payload).encode()
-    return MARKER + f"{request_id if request_id is not None else '-'} {len(body)}\n".encode() + body + b"\n"
+    ident = request_id if request_id is not None else "-"
+    return MARKER + f"{ident} {len(body)} {tag}\n".encode() + body + b"\n"
+
+
+def digest(body: bytes) -> str:
+    """What a confirmation names: the answer frame's body."""
+    return hashlib.sha256(body).hexdigest()
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -41,7 +50,9 @@ class FrameReader:
     foreign_bytes: int = 0
     foreign_sample: bytes = b""
     stray_frames: list[str] = field(default_factory=list)
-    """Ids of well-formed frames that answered some other request than the one awaited."""
+    """Ids of well-formed frames that answered some other request (or carried another tag) than awaited."""
+    body: bytes = b""
+    """The body of the last frame ``next`` returned (what a confirmation's digest names)."""
 
     def feed(self, chunk: bytes) -> None:
         self.buffer += chunk
@@ -51,8 +62,9 @@ class FrameReader:
         if len(self.foreign_sample) < 80:
             self.foreign_sample += data[: 80 - len(self.foreign_sample)]
 
-    def next(self, expected: int | None) -> dict[str, Any] | None:
-        """The frame answering ``expected`` if the buffer holds it; anything before it is set aside."""
+    def next(self, expected: int | None, tag: str = UNCONFIRMED) -> dict[str, Any] | None:
+        """The frame answering ``expected`` with ``tag`` if the buffer holds it; anything before it is
+        set aside."""
         while True:
             start = self.buffer.find(MARKER)
             if start < 0:
@@ -70,13 +82,16 @@ class FrameReader:
                     continue
                 return None
             header = self.buffer[len(MARKER) : end].split()
-            if len(header) != 2 or not header[1].isdigit():
+            if len(header) != 3 or not header[1].isdigit():
                 self._skip_marker()
                 continue
             length = int(header[1])
             body_end = end + 1 + length
+            if MARKER in self.buffer[end + 1 : body_end]:
+                self._skip_marker()  # a body never holds a raw marker (JSON escapes it): a forged length
+                continue
             if len(self.buffer) < body_end + 1:
-                return None
+                return None  # the rest of the frame is still to come (``pending`` says how much is held)
             body = self.buffer[end + 1 : body_end]
             try:
                 payload = json.loads(body)
@@ -87,10 +102,15 @@ class FrameReader:
                 continue
             self.buffer = self.buffer[body_end + 1 :]
             ident = header[0].decode(errors="replace")
-            if ident != (str(expected) if expected is not None else "-"):
+            if ident != (str(expected) if expected is not None else "-") or header[2].decode(errors="replace") != tag:
                 self.stray_frames.append(ident)
                 continue
+            self.body = body
             return payload
+
+    def pending(self) -> int:
+        """Bytes held that are not yet a whole frame (an unfinished frame, or its start)."""
+        return len(self.buffer)
 
     def _skip_marker(self) -> None:
         self._foreign(self.buffer[:1])
@@ -102,7 +122,7 @@ class FrameReader:
         if self.foreign_bytes:
             parts.append(f"{self.foreign_bytes} foreign bytes ({self.foreign_sample[:40]!r})")
         if self.stray_frames:
-            parts.append(f"{len(self.stray_frames)} reply frame(s) for other requests")
+            parts.append(f"{len(self.stray_frames)} reply frame(s) not from the worker's answer")
         self.foreign_bytes, self.foreign_sample, self.stray_frames = 0, b"", []
         return " and ".join(parts) if parts else None
 

@@ -39,10 +39,10 @@ def lone_surrogate(text: str) -> tuple[int, int, str] | None:
     return len(source_lines(before + "x")), column, f"U+{ord(found.group()):04X}"
 
 
-def without_surrogates(text: str) -> str:
-    """``text`` with lone surrogates replaced by U+FFFD: the same code points and UTF-8 widths
-    (three bytes each), so every position stays where it was."""
-    return _SURROGATE.sub("\ufffd", text)
+def without_surrogates(text: str, replacement: str = "\ufffd") -> str:
+    """``text`` with lone surrogates replaced by U+FFFD (or ``replacement``, another character of
+    three UTF-8 bytes): the same code points and widths, so every position stays where it was."""
+    return _SURROGATE.sub(replacement, text)
 
 
 class SourceError(Exception):

@@ -402,7 +402,7 @@ def _worker_diagnostic(err: WorkerError, ref: KernelRef | None, timeout: float) 
     if err.code == "worker-crash" and gpu_message(str(err)):
         what = f"Building kernel '{name}' ended the compiler worker because it asked for a GPU ({err})"
         return replace(needs_gpu(what, span.line, ref.name if ref else None), span=Span(span.line, span.column))
-    if err.code not in ("timeout", "worker-crash", "worker-channel", "supervisor-lost"):
+    if err.code not in ("timeout", "worker-crash", "worker-channel", "supervisor-lost", "worker-leftovers"):
         return Diagnostic("error", str(err), Span(span.line, span.column), err.code, kernel=ref.name if ref else None)
     if err.code == "timeout":
         message = (
@@ -411,6 +411,11 @@ def _worker_diagnostic(err: WorkerError, ref: KernelRef | None, timeout: float) 
         )
     elif err.code == "worker-channel":
         message = f"Building kernel '{name}' broke the compiler worker's protocol ({err}); the worker was restarted"
+    elif err.code == "worker-leftovers":
+        message = (
+            f"Building kernel '{name}' left the compiler worker changed ({err}); the worker and everything in it "
+            "were ended and a fresh worker started"
+        )
     elif err.code == "supervisor-lost":
         message = (
             f"Building kernel '{name}' stopped or ended the compiler worker's supervisor ({err}); the worker and "

@@ -30,7 +30,7 @@ _WORKER = _SAFE_PATH + (
     "    import json\n"
     "    error = 'the compiler tier needs Python 3.10 or newer; this interpreter is %d.%d' % sys.version_info[:2]\n"
     "    body = json.dumps({'ready': False, 'code': 'python-version', 'error': error}).encode()\n"
-    f"    sys.stdout.buffer.write({MARKER!r} + b'- %d\\n' % len(body) + body + b'\\n')\n"
+    f"    sys.stdout.buffer.write({MARKER!r} + b'- %d -\\n' % len(body) + body + b'\\n')\n"
     "    sys.exit(0)\n"
     "import importlib.util, types\n"
     "core = sys.argv.pop(1)\n"

@@ -10,7 +10,14 @@ between ``fork`` and ``exec``. So:
 - the supervisor is a child subreaper, so processes the child starts stay in its tree even after a
   double fork or ``setsid``; ``sweep()`` ends all of them but the child, and ``kill()`` ends the
   whole tree (the caller going away ends it too: the control pipe closes);
-- no ``preexec_fn`` runs in the caller, which may have threads.
+- no ``preexec_fn`` runs in the caller, which may have threads;
+- the caller is a child subreaper too, and every process of a tree carries the tree's token in its
+  environment (``TOKEN_VARIABLE``), so when user code kills the supervisor, what it started (in a
+  session of its own or not) is re-parented to the caller, not to init, and ``kill()`` still finds
+  and ends it: nothing of the tree outlives ``kill()``;
+- ``guard_signals()`` (for a long-lived caller such as the language server) makes the caller ignore
+  termination signals sent from inside its own process tree: a kernel that walks up to its
+  grandparent cannot end the server, while the editor's signals act as before.
 
 Control protocol (one line each way): the caller writes ``sweep``; the supervisor answers
 ``swept <ended> <signal names or ->``. Closing the control pipe means: end everything and exit.
@@ -25,13 +32,14 @@ import collections
 import contextlib
 import functools
 import os
+import secrets
 import select
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import IO, TYPE_CHECKING
@@ -41,6 +49,11 @@ if TYPE_CHECKING:
 
 _KILL_ROUNDS = 200
 _EXIT_GRACE_S = 3.0
+TOKEN_VARIABLE = "TILESCOPE_SUPERVISED"
+"""The environment variable naming the tree a process belongs to."""
+_GUARDED = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT")
+_live: set[int] = set()
+"""Supervisor pids of the trees running in this process (for ``guard_signals``)."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +104,8 @@ class Supervised:
         self._exit: int | None = None
         self._tail: collections.deque[str] = collections.deque(maxlen=max(stderr_lines, 1))
         self._tail_reader: threading.Thread | None = None
+        _become_subreaper()
+        self.token = secrets.token_hex(8)
         control_read, self._control = os.pipe()
         self._replies, reply_write = os.pipe()
         command = [sys.executable, "-I", __file__, "--control", str(control_read), "--reply", str(reply_write)]
@@ -100,7 +115,7 @@ class Supervised:
                 stdin=stdin,
                 stdout=stdout,
                 stderr=stderr,
-                env=None if env is None else dict(env),
+                env={**(os.environ if env is None else env), TOKEN_VARIABLE: self.token},
                 cwd=cwd,
                 pass_fds=(control_read, reply_write),
                 start_new_session=True,
@@ -114,6 +129,7 @@ class Supervised:
             self.kill()
             raise SupervisorLost(f"the supervisor did not start the command ({first or 'no answer'})")
         self.pid = int(first.split()[1])
+        _live.add(self.process.pid)
         """The supervised command's pid (also its process group and session id)."""
         if stderr_lines > 0 and stderr == subprocess.PIPE:
             self._tail_reader = threading.Thread(target=self._read_stderr, daemon=True)
@@ -198,6 +214,8 @@ class Supervised:
                 self._drain()
             os.close(self._replies)
             self._replies = -1
+        end_marked(self.token)
+        _live.discard(self.process.pid)
         return code
 
     def _drain(self) -> None:
@@ -244,6 +262,97 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _marked(token: str) -> list[int]:
+    """Live processes whose environment names the tree ``token``."""
+    needle = f"{TOKEN_VARIABLE}={token}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as handle:
+                if needle not in handle.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                if handle.read().rsplit(b")", 1)[-1][:3].strip() == b"Z":
+                    continue
+        except OSError:
+            continue
+        found.append(int(entry))
+    return found
+
+
+def end_marked(token: str) -> int:
+    """SIGKILL every process of the tree ``token`` still alive (orphans of a supervisor user code
+    killed, re-parented to this subreaper), and reap those that became this process's children."""
+    ended: set[int] = set()
+    for _ in range(_KILL_ROUNDS):
+        victims = [pid for pid in _marked(token) if pid != os.getpid()]
+        if not victims:
+            break
+        for pid in victims:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+            ended.add(pid)
+        time.sleep(0.005)
+        for pid in ended:
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, os.WNOHANG)
+    return len(ended)
+
+
+def _below(pid: int, root: int) -> bool:
+    """Whether ``pid`` descends from ``root`` (its parents read from ``/proc``)."""
+    for _ in range(64):
+        if pid == root:
+            return True
+        if pid <= 1:
+            return False
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                pid = int(handle.read().rsplit(b")", 1)[-1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+    return False
+
+
+def guard_signals(on_ignored: Callable[[str, int], None] | None = None) -> None:
+    """Ignore termination signals sent to this process by its own descendants (user code in a
+    supervised tree); from anyone else, such a signal ends the process as it would have.
+
+    Call it from the main thread early: the signals are blocked in it and in the threads started
+    after, and taken by one that asks the kernel who sent each (``sigwaitinfo``). A thread that
+    runs with them unblocked (some native libraries start one) can still take one, without its
+    sender: such a signal is ignored while a supervised tree is running, and acts otherwise."""
+    numbers = {getattr(signal, name) for name in _GUARDED}
+    signal.pthread_sigmask(signal.SIG_BLOCK, numbers)
+
+    def unattributed(number: int, _frame: object) -> None:
+        if _live:
+            if on_ignored is not None:
+                on_ignored(signal.Signals(number).name, 0)
+            return
+        signal.signal(number, signal.SIG_DFL)
+        os._exit(128 + number)
+
+    for number in numbers:
+        signal.signal(number, unattributed)
+
+    def watch() -> None:
+        while True:
+            info = signal.sigwaitinfo(numbers)
+            if info.si_pid != os.getpid() and _below(info.si_pid, os.getpid()):
+                if on_ignored is not None:
+                    on_ignored(signal.Signals(info.si_signo).name, info.si_pid)
+                continue
+            signal.signal(info.si_signo, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {info.si_signo})
+            os.kill(os.getpid(), info.si_signo)
+            os._exit(128 + info.si_signo)
+
+    threading.Thread(target=watch, name="tilescope-signals", daemon=True).start()
 
 
 # --- the supervisor process -------------------------------------------------------------------
@@ -413,6 +522,7 @@ def main(arguments: list[str]) -> int:
     supervisor = _Supervisor(int(options["--control"]), int(options["--reply"]))
     for name in _RECORDED:
         signal.signal(getattr(signal, name), supervisor.record)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {getattr(signal, n) for n in _RECORDED})  # blocked by guard_signals
     _become_subreaper()
     sandbox = _landlock().Sandbox.from_json(options["--sandbox"]) if "--sandbox" in options else None
     supervisor.start(argv, Limits(int(options.get("--memory-mb", 0)), int(options.get("--cpu-s", 0)), sandbox))

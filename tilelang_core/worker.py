@@ -5,6 +5,11 @@ arrive as JSON lines on a private copy of stdin; answers leave as frames (``tile
 on a private copy of stdout. Fd 0 is then pointed at ``/dev/null`` and fd 1 at stderr, so whatever
 user code reads, prints or closes there can never reach the protocol; if user code damages the
 private channels themselves, the answer says so (or the worker exits) before another file is blamed.
+
+After each request the answer also lists what user code left behind (``leftovers``: threads still
+running, trace hooks; and whether stdio changed); only when that list is empty does the worker wait for the
+caller's secret and confirm its answer with it (``frames``), so a leftover thread can neither read
+the secret nor make its forged frames count. The caller replaces a worker that left anything.
 """
 
 from __future__ import annotations
@@ -13,12 +18,20 @@ import hashlib
 import json
 import os
 import sys
+import threading
 import traceback
 from collections import OrderedDict
 from typing import Any, BinaryIO
 
 from tilescope.core.compat import releases
-from tilescope.core.frames import CHANNEL_DAMAGED_EXIT, channel_damage, channel_fingerprint, encode, write_all
+from tilescope.core.frames import (
+    CHANNEL_DAMAGED_EXIT,
+    channel_damage,
+    channel_fingerprint,
+    digest,
+    encode,
+    write_all,
+)
 from tilescope.core.model import from_json, to_json
 from tilescope.core.protocol import AnalyzeRequest, PassIRRequest, ProfileRequest, RunRequest, WorkerRequest
 
@@ -161,6 +174,31 @@ def _start() -> tuple[Worker | None, dict[str, Any]]:
     return worker, {"ready": True, "pid": os.getpid(), "tilelang": version}
 
 
+class Baseline:
+    """What the worker looks like between requests, to notice what a build left behind."""
+
+    def __init__(self) -> None:
+        self.threads = set(sys._current_frames())
+        self.stdio = channel_fingerprint((0, 1, 2))
+        self.streams = (sys.stdin, sys.stdout, sys.stderr)
+
+    def leftovers(self) -> list[str]:
+        """What user code left that could still act: threads still running, trace or profile hooks."""
+        found = []
+        extra = [t for t in sys._current_frames() if t not in self.threads]
+        if extra:
+            names = {t.ident: t.name for t in threading.enumerate()}
+            listed = ", ".join(names.get(t, f"thread {t}") for t in extra[:4])
+            found.append(f"{len(extra)} thread(s) still running ({listed})")
+        if sys.gettrace() is not None or sys.getprofile() is not None:
+            found.append("a trace or profile hook still set")
+        return found
+
+    def stdio_changed(self) -> bool:
+        """Whether user code closed or replaced stdin, stdout or stderr (harmless, but not as started)."""
+        return channel_fingerprint((0, 1, 2)) != self.stdio or (sys.stdin, sys.stdout, sys.stderr) != self.streams
+
+
 def main() -> None:
     requests, replies = _channels()
     channels = (requests.fileno(), replies)
@@ -169,8 +207,14 @@ def main() -> None:
     write_all(replies, encode(None, hello))
     if worker is None:
         return
+    baseline = Baseline()
     for line in requests:
-        request = json.loads(line)
+        try:
+            request = json.loads(line)
+        except ValueError:
+            continue  # a secret the caller sent for an answer this worker did not confirm
+        if not isinstance(request, dict):
+            continue
         try:
             answer = {"id": request.get("id"), "ok": True, "result": worker.handle(request)}
         except (Exception, SystemExit) as err:  # user code's sys.exit() ends a request, never the worker
@@ -184,12 +228,27 @@ def main() -> None:
         if damage is not None:
             print(f"tilescope worker: {damage}", file=sys.stderr, flush=True)
             answer["fatal"] = damage
+        answer["left"] = baseline.leftovers()
+        answer["changed"] = baseline.stdio_changed()
+        frame = encode(request.get("id"), answer)
         try:
-            write_all(replies, encode(request.get("id"), answer))
+            write_all(replies, frame)
         except OSError:
             os._exit(CHANNEL_DAMAGED_EXIT)
         if damage is not None:
             os._exit(CHANNEL_DAMAGED_EXIT)
+        if not answer["left"]:
+            _confirm(requests, replies, request.get("id"), frame)
+
+
+def _confirm(requests: BinaryIO, replies: int, request_id: int | None, frame: bytes) -> None:
+    """Read the caller's secret for this answer (sent only now) and confirm the answer with it."""
+    secret = requests.readline().decode(errors="replace").strip()
+    body = frame[frame.index(b"\n") + 1 : -1]
+    try:
+        write_all(replies, encode(request_id, {"confirm": digest(body)}, tag=secret or "?"))
+    except OSError:
+        os._exit(CHANNEL_DAMAGED_EXIT)
 
 
 if __name__ == "__main__":

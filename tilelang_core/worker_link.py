@@ -3,6 +3,12 @@
 The worker runs behind ``supervise.Supervised``; replies are read as frames (``frames``) naming the
 request they answer; after each answer the supervisor ends what the build left running and
 reports signals sent to it, which come back as notes for the caller to show at the kernel.
+
+An answer stands only once the worker confirms it with a secret sent after the build, when no
+thread of the build is left (the worker's own list, and its thread count from ``/proc``); a build
+that leaves threads is an error, its answer untrusted. After any build that left something (a
+thread, a process, stdio changed, frames or bytes not from the worker, an unfinished frame) the
+worker is retired: the next request starts a fresh one.
 """
 
 from __future__ import annotations
@@ -10,13 +16,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
+import secrets
 import selectors
 import signal
 import subprocess
 import time
 from typing import Any
 
-from tilescope.core.frames import CHANNEL_DAMAGED_EXIT, FrameReader
+from tilescope.core.frames import CHANNEL_DAMAGED_EXIT, FrameReader, digest
 from tilescope.core.landlock import Sandbox
 from tilescope.core.spawn import worker_command, worker_env
 from tilescope.core.supervise import Limits, Supervised, SupervisorLost
@@ -27,6 +35,8 @@ WALL_FACTOR = 3.0
 _BLOCKED_SHARE = 0.1
 """A worker that computed under this share of the wall time is waiting, not working."""
 _STDERR_LINES = 60
+CONFIRM_TIMEOUT_S = 10.0
+"""How long the worker may take to confirm an answer (it only reads a line and writes a frame)."""
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 NO_GPU = {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "", "ROCR_VISIBLE_DEVICES": ""}
 """Analysis lowers for a named target and never needs a device; user code that asks for one while a
@@ -69,6 +79,8 @@ class WorkerLink:
         self._selector.register(self.process.stdout, selectors.EVENT_READ)
         self._frames = FrameReader()
         self._next_id = 0
+        self._threads = 0
+        """The worker's thread count when it was ready."""
 
     def wait_ready(self) -> None:
         """Wait for the worker's first frame (it imports TileLang first: seconds)."""
@@ -84,9 +96,10 @@ class WorkerLink:
             self.kill()
             raise WorkerError(ready.get("code", "worker-start"), f"{ready.get('error')} (interpreter {self.python})")
         self._frames.take_noise()
+        self._threads = self._thread_count() or 0
 
-    def read(self, request_id: int | None, timeout: float) -> dict[str, Any]:
-        """The answer to ``request_id``, or a ``timeout`` error.
+    def read(self, request_id: int | None, timeout: float, tag: str = "-") -> dict[str, Any]:
+        """The frame answering ``request_id`` with ``tag``, or a ``timeout`` error.
 
         ``timeout`` counts the seconds the worker computes, so a machine busy with other work does
         not turn a slow build into a "loops forever" diagnostic: past ``timeout`` seconds of wall
@@ -98,7 +111,7 @@ class WorkerLink:
         cpu_start = self._cpu()
         assert self.process.stdout is not None
         fd = self.process.stdout.fileno()
-        while (answer := self._frames.next(request_id)) is None:
+        while (answer := self._frames.next(request_id, tag)) is None:
             wait = timeout - (time.monotonic() - start)
             if wait <= 0:
                 wait = self._over_time(time.monotonic() - start, cpu_start, timeout)
@@ -128,6 +141,14 @@ class WorkerLink:
         fields = stat[stat.rfind(b")") + 2 :].split()
         return sum(int(f) for f in fields[11:15]) / _CLOCK_TICKS
 
+    def _thread_count(self) -> int | None:
+        try:
+            with open(f"/proc/{self.process.pid}/status") as handle:
+                found = re.search(r"^Threads:\s+(\d+)", handle.read(), re.MULTILINE)
+        except OSError:
+            return None
+        return int(found.group(1)) if found else None
+
     def _exit_description(self) -> str:
         try:
             code = self.process.wait(timeout=5)
@@ -141,30 +162,58 @@ class WorkerLink:
         return f"exited with code {code}"
 
     def request(self, payload: dict[str, Any], timeout: float) -> tuple[dict[str, Any], list[str]]:
-        """The answer to ``payload``, and notes on what user code did to the process while answering."""
+        """The confirmed answer to ``payload``, and notes on what user code did to the process meanwhile."""
         assert self.process.stdin is not None
         self._next_id += 1
-        try:
-            self.process.stdin.write((json.dumps({**payload, "id": self._next_id}) + "\n").encode())
-            self.process.stdin.flush()
-        except (BrokenPipeError, OSError) as err:
-            raise WorkerError("worker-crash", f"the worker process is gone ({err})") from err
-        answer = self.read(self._next_id, timeout)
+        ident = self._next_id
+        self._send(json.dumps({**payload, "id": ident}))
+        answer = self.read(ident, timeout)
+        body = self._frames.body
         notes: list[str] = []
-        noise = self._frames.take_noise()
-        if noise:
-            notes.append(f"user code wrote into the compiler's private reply channel: {noise} were discarded")
         try:
-            sweep = self.process.sweep()
+            sweep = self.process.sweep()  # before the secret: a process left behind could read it
         except SupervisorLost as err:
             raise WorkerError("supervisor-lost", str(err)) from None
+        retire = bool(sweep.ended) or bool(answer.get("changed"))
         if sweep.ended:
             notes.append(f"{sweep.ended} process(es) started while building were still running and were ended")
         if sweep.signals:
             notes.append(f"user code sent {', '.join(sweep.signals)} to the process that started it (ignored)")
         if answer.get("fatal"):
             raise WorkerError("worker-channel", str(answer["fatal"]))
+        left = [str(item) for item in answer.get("left") or []]
+        threads = self._thread_count()
+        if not left and threads is not None and threads > self._threads:
+            left.append(f"{threads - self._threads} thread(s) more than the worker started with")
+        if left:
+            self.kill()
+            raise WorkerError("worker-leftovers", f"it left {'; '.join(left)}, so its answer cannot be trusted")
+        secret = secrets.token_hex(16)
+        self._send(secret)
+        confirmed = self.read(ident, CONFIRM_TIMEOUT_S, tag=secret)
+        if confirmed.get("confirm") != digest(body):
+            self.kill()
+            forged = "the answer read was not the worker's: frames on its reply channel were forged"
+            raise WorkerError("worker-channel", forged)
+        noise = self._frames.take_noise()
+        held = self._frames.pending()
+        if held:
+            noise = f"{noise} and " if noise else ""
+            noise += f"an unfinished frame ({held} bytes)"
+        if noise:
+            notes.append(f"user code wrote into the compiler's private reply channel: {noise} were discarded")
+            retire = True
+        if retire:
+            self.kill()  # the next request starts a fresh worker
         return answer, notes
+
+    def _send(self, line: str) -> None:
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write((line + "\n").encode())
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError) as err:
+            raise WorkerError("worker-crash", f"the worker process is gone ({err})") from err
 
     def last_words(self, wait_s: float = 1.0) -> list[str]:
         """End the worker and return the last three non-empty lines it wrote to stderr."""

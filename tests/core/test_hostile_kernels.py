@@ -50,6 +50,9 @@ CASES = [
     ("stops_parent.py", "supervisor-lost", "supervisor", False),
     ("kills_parent.py", "supervisor-lost", "supervisor", False),
     ("allocates.py", "build-error", "ran out of memory", False),
+    ("orphans.py", "supervisor-lost", "supervisor", False),
+    ("spins.py", "worker-leftovers", "thread(s) still running (spinner)", False),
+    ("forges.py", "worker-leftovers", "thread(s)", False),
     ("unprintable_error.py", "internal-error", "cannot be printed", False),
 ]
 

@@ -77,6 +77,18 @@ CHARACTERS = [
 Only high surrogates: a high one followed by a low one would travel as a valid pair in JSON and
 arrive as one character, so the mirror and the server would hold different texts."""
 _BREAK = re.compile(r"\r\n|\r|\n")
+EXPENSIVE = [
+    "xs = [m for m in range({n}) for n in range({n}) for k in range({n}) if m * n * k < 0]\n",
+    "def rec(n, k):\n    return 1 if n <= 0 else rec(n - 1, k) + rec(n - 1, k + 1)\n\n\nr = rec({n}, 0)\n",
+    's = ("ab" * {n}) * {n}\nls = len("x" * {n} * {n})\n',
+    "t = sum(sum(range(j)) for j in range({n}) for i in range({n}))\n",
+    'j = "".join("".join(c for c in "a" * {n}) for d in "b" * {n})\n',
+    "acc = 0\nfor i in range({n}):\n    for k in range({n}):\n        acc += i * k\n",
+    "def main():\n    ys = [a for a in range({n}) for b in range({n}) if a == -1]\n    return ys\n\n\nmain()\n",
+    'if __name__ == "__main__":\n    zs = sorted(a * b for a in range({n}) for b in range({n}) for c in range({n}))\n',
+]
+"""Valid Python that is expensive to evaluate: comprehensions whose filters pass nothing, branching
+recursion, big ranges, string multiplication, nested loops (``{n}`` is a size, up to 4096)."""
 
 
 def lsp_lines(text: str) -> list[str]:
@@ -109,8 +121,21 @@ def safe_offset(text: str, offset: int) -> int:
     return offset
 
 
-def random_edit(rng: random.Random, text: str) -> tuple[int, int, str]:
-    """(start offset, end offset, replacement) for one truncation, line edit or insertion."""
+def expensive_edit(rng: random.Random, text: str) -> tuple[int, int, str]:
+    """An insertion of one ``EXPENSIVE`` program at the start of a top-level line (or the end)."""
+    starts = [0] + [m.end() for m in _BREAK.finditer(text) if not text[m.end() : m.end() + 1].isspace()]
+    offset = rng.choice(starts) if text else 0
+    snippet = rng.choice(EXPENSIVE).format(n=rng.choice([40, 400, 4096]))
+    if offset and text[offset - 1] not in "\r\n":
+        snippet = "\n" + snippet
+    return offset, offset, snippet
+
+
+def random_edit(rng: random.Random, text: str, expensive: bool = False) -> tuple[int, int, str]:
+    """(start offset, end offset, replacement) for one truncation, line edit or insertion; with
+    ``expensive``, one edit in five inserts an ``EXPENSIVE`` program."""
+    if expensive and rng.random() < 0.2:
+        return expensive_edit(rng, text)
     kind = rng.choice(["truncate", "delete-line", "duplicate-line", "insert", "insert", "char", "char", "unbalance"])
     if kind == "truncate" or not text:
         return safe_offset(text, rng.randrange(len(text) + 1)), len(text), ""
@@ -166,8 +191,19 @@ def _positions(answer: Any) -> list[types.Position]:
 class Fuzzer:
     """Drives one client through random edits of ``sources``, checking every answer."""
 
-    def __init__(self, client: LanguageClient, sources: dict[Path, str], encoding: str, seed: int) -> None:
+    def __init__(
+        self,
+        client: LanguageClient,
+        sources: dict[Path, str],
+        encoding: str,
+        seed: int,
+        *,
+        expensive: bool = False,
+        slow_s: float = SLOW_S,
+    ) -> None:
         self.client = client
+        self.expensive = expensive
+        self.slow_s = slow_s
         self.sources = sources
         self.encoding = encoding
         self.rng = random.Random(seed)
@@ -195,7 +231,7 @@ class Fuzzer:
         finally:
             elapsed = time.perf_counter() - start
             self.report.latencies.append(elapsed)
-            if elapsed > SLOW_S:
+            if elapsed > self.slow_s:
                 self.report.slow.append((method, elapsed))
         self.report.requests += 1
         for where in _positions(answer):
@@ -251,7 +287,7 @@ class Fuzzer:
                 path = self.rng.choice(paths)
                 text = self.sources[path]
                 uri = self._open(path, text)
-            start, end, replacement = random_edit(self.rng, text)
+            start, end, replacement = random_edit(self.rng, text, self.expensive)
             change = types.TextDocumentContentChangePartial(
                 range=types.Range(
                     start=position_of(text, start, self.encoding), end=position_of(text, end, self.encoding)

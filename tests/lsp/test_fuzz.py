@@ -39,13 +39,15 @@ async def neovim(lsp_client: LanguageClient):
     await lsp_client.shutdown_session()
 
 
-async def _fuzz(client: LanguageClient, encoding: str, seed: int) -> None:
-    fuzzer = Fuzzer(client, _sources(), encoding, seed)
-    uri, text = await fuzzer.run(EDITS, BATCH, RESET_EVERY)
+async def _fuzz(
+    client: LanguageClient, encoding: str, seed: int, *, expensive: bool = False, edits: int = EDITS
+) -> None:
+    fuzzer = Fuzzer(client, _sources(), encoding, seed, expensive=expensive, slow_s=1.0 if expensive else 2.0)
+    uri, text = await fuzzer.run(edits, 1 if expensive else BATCH, RESET_EVERY)
     fuzzer.check_diagnostics(uri, text)
     report = fuzzer.report
     assert report.problems() == []
-    assert report.requests > EDITS
+    assert report.requests > edits
     assert client.error is None
     assert not [m for m in client.messages if m.type == types.MessageType.Error]
     assert not [m for m in client.log_messages if m.type == types.MessageType.Error]
@@ -58,6 +60,11 @@ async def test_random_edits_never_break_a_utf16_session(client: LanguageClient) 
 
 async def test_random_edits_never_break_a_utf8_session(neovim: LanguageClient) -> None:
     await _fuzz(neovim, "utf-8", SEED + 1)
+
+
+async def test_expensive_python_is_answered_within_a_second(client: LanguageClient) -> None:
+    """Edits that insert valid but expensive programs (``fuzzing.EXPENSIVE``): each answer within 1 s."""
+    await _fuzz(client, "utf-16", SEED + 2, expensive=True, edits=300)
 
 
 async def test_protocol_noise_is_survived(client: LanguageClient) -> None:

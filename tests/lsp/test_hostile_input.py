@@ -4,6 +4,8 @@ hints."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import time
 
 import pytest
@@ -44,3 +46,30 @@ async def test_answers_at_once_and_the_next_kernel_keeps_its_hints(client: Langu
     assert time.perf_counter() - began < 2.0
     softmax_start = GEMM.count("\n") + 2
     assert any(h.position.line > softmax_start and h.label == "64×256 · float16 · shared.dyn" for h in found)
+
+
+async def test_a_change_of_a_document_never_opened_and_negative_positions_are_no_error(
+    client: LanguageClient,
+) -> None:
+    nowhere = types.VersionedTextDocumentIdentifier(uri="file:///never/opened.py", version=3)
+    at = types.Position(line=0, character=0)
+    change = types.TextDocumentContentChangePartial(range=types.Range(start=at, end=at), text="x")
+    client.text_document_did_change(types.DidChangeTextDocumentParams(text_document=nowhere, content_changes=[change]))
+    uri = open_file(client, EXAMPLES / "negative_positions.py", text=GEMM)
+    negative = {"start": {"line": -1, "character": -5}, "end": {"line": 0, "character": 0}}
+    params = {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": negative, "text": "#"}]}
+    body = json.dumps({"jsonrpc": "2.0", "method": types.TEXT_DOCUMENT_DID_CHANGE, "params": params}).encode()
+    writer = client.protocol.writer
+    assert writer is not None
+    written = writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    if asyncio.iscoroutine(written) or isinstance(written, asyncio.Future):
+        await written
+    hover = await within(
+        client.text_document_hover_async(
+            types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=at)
+        )
+    )
+    assert hover is None or hover.contents is not None
+    assert not [m for m in client.messages if m.type == types.MessageType.Error]
+    assert not [m for m in client.log_messages if m.type == types.MessageType.Error]
+    assert client.error is None

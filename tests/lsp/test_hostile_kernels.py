@@ -97,6 +97,9 @@ CASES = [
     ("hostile/closes_channels.py", "worker-crash", "protocol descriptors"),
     ("hostile/segfaults.py", "worker-crash", "SIGSEGV"),
     ("hostile/kills_parent.py", "supervisor-lost", "supervisor"),
+    ("hostile/orphans.py", "supervisor-lost", "supervisor"),
+    ("hostile/spins.py", "worker-leftovers", "spinner"),
+    ("hostile/forges.py", "worker-leftovers", "thread(s)"),
     ("hostile/stops_parent.py", "supervisor-lost", "supervisor"),
     ("hostile/allocates.py", "build-error", "out of memory"),
     ("exits.py", "worker-crash", "exited with code 3"),
@@ -128,6 +131,20 @@ async def test_hostile_kernel_is_contained(client: LanguageClient, name: str, co
         await asyncio.sleep(0.1)
     assert _survivors() == []
     assert client.error is None
+    _close(client, uri, good)
+
+
+async def test_a_sigterm_to_the_server_from_a_kernel_is_ignored(client: LanguageClient) -> None:
+    """The kernel's grandparent is the server: its SIGTERM is ignored, the build goes on."""
+    server = client._server.pid  # type: ignore[attr-defined]
+    path = HOSTILE / "signals_grandparent.py"
+    uri = open_file(client, path)
+    await until(lambda: (uri, "analysing") in client.statuses, timeout=WAIT, what="the build")  # type: ignore[attr-defined]
+    good = open_file(client, GOOD)
+    model = await within(execute(client, "tilescope.kernelModel", good), timeout=WAIT)
+    assert model["kernels"] and not model["diagnostics"]
+    assert await _hover_param(client, path, uri) < 1.0
+    assert client._server.returncode is None and Path(f"/proc/{server}").exists()  # type: ignore[attr-defined]
     _close(client, uri, good)
 
 

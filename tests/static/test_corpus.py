@@ -83,3 +83,10 @@ def test_every_file_with_a_tilelang_kernel_yields_one() -> None:
         if not analysed()[path].kernels:
             missing.append(str(path.relative_to(CORPUS)))
     assert missing == []
+
+
+def test_no_example_runs_out_of_the_evaluation_budget() -> None:
+    found = analysed().items()
+    notes = [(p, d) for p, r in found for d in r.diagnostics if d.code == "not-evaluated"]
+    noted = [f"{p.name}:{d.span.line}" for p, d in notes if " steps)" in d.message]  # the clock depends on the load
+    assert noted == []

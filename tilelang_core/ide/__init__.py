@@ -22,7 +22,9 @@ from tilescope.core.ide.run_view import run_failed, run_text
 from tilescope.core.ide.speed import speed_lenses, speed_markdown
 from tilescope.core.ide.trace_view import PassDiff, PassView, TraceView, passes_markdown, trace_view
 from tilescope.core.lines import source_lines
+from tilescope.core.private_files import PrivateFolder
 from tilescope.core.service import Analyzer
+from tilescope.core.supervise import guard_signals
 
 __all__ = [
     "HINT_KINDS",
@@ -42,6 +44,7 @@ __all__ = [
     "Panel",
     "PassDiff",
     "PassView",
+    "PrivateFolder",
     "Row",
     "Signature",
     "TraceView",
@@ -57,6 +60,7 @@ __all__ = [
     "dims_text",
     "facts",
     "fingerprints",
+    "guard_signals",
     "hazard_hover",
     "identifier_at",
     "inlay_hints",

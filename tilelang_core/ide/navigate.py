@@ -86,7 +86,6 @@ def outline(facts: Facts) -> list[OutlineNode]:
             )
             for decl in kernel.buffers
         ]
-        start = kernel.span.column + len("def ")
-        name_span = Span(kernel.span.line, start, kernel.span.line, start + len(kernel.ref.name))
+        name_span = kernel.name_span or kernel.span  # UTF-8 columns of the name as written
         nodes.append(OutlineNode(kernel.ref.name, "kernel", kernel.ref.style, kernel.span, name_span, children))
     return nodes

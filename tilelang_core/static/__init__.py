@@ -21,10 +21,12 @@ from tilescope.core.static.records import (
     StaticKernel,
     TextEdit,
 )
+from tilescope.core.static.recover import BlockCache
 
 __all__ = [
     "SOURCE",
     "Binding",
+    "BlockCache",
     "BufferDecl",
     "LaunchDecl",
     "Occurrence",

@@ -2,7 +2,9 @@
 
 Each block's facts are computed in the block's own lines and kept with the (immutable) parsed
 block; here they are placed at the block's lines in the file, so an edit above a kernel costs a
-copy of its records, not a new reading.
+copy of its records, not a new reading. A block that only defines a kernel (and calls none) is
+read once per "world" (every other block, the module values, the kernel names, the target): an
+edit inside one kernel of a file of a thousand leaves the other kernels' readings as they were.
 """
 
 from __future__ import annotations
@@ -17,13 +19,14 @@ from tilescope.core.lines import without_surrogates
 from tilescope.core.model import Diagnostic, KernelRef, Span
 from tilescope.core.record import recorded_source_values
 from tilescope.core.static import catalog
-from tilescope.core.static.bindings import bindings
+from tilescope.core.static.bindings import bindings, block_calls, kernel_names
+from tilescope.core.static.budget import Budget, collected, report
 from tilescope.core.static.context import ModuleContext, bind_assignment, module_context
 from tilescope.core.static.discover import discover_block, returned_prim_func
 from tilescope.core.static.primitive_checks import check_primitives
 from tilescope.core.static.reader import KernelReader
 from tilescope.core.static.records import Binding, PrimitiveUse, QuickFix, StaticFile, StaticKernel, TextEdit
-from tilescope.core.static.recover import PlacedBlock, parse_tolerant
+from tilescope.core.static.recover import BlockCache, PlacedBlock, parse_tolerant
 from tilescope.core.static.shift import Placed
 from tilescope.core.static.symbolic import Sym
 from tilescope.core.static.syntax import span_of
@@ -33,22 +36,52 @@ SOURCE = "tilescope-static"
 
 
 def analyze_source(
-    source: str, path: str = "<unsaved>", *, target: str = "sm_90", table: catalog.Catalog | None = None
+    source: str,
+    path: str = "<unsaved>",
+    *,
+    target: str = "sm_90",
+    table: catalog.Catalog | None = None,
+    blocks: BlockCache | None = None,
 ) -> StaticFile:
-    """Kernels, primitive uses, diagnostics and quick fixes of ``source`` (file lines)."""
+    """Kernels, primitive uses, diagnostics and quick fixes of ``source`` (file lines), evaluated within
+    budgets of work (``budget``): what exceeds one is unknown, and a ``not-evaluated`` note says so.
+    ``blocks`` is the parsed-block cache to use (an editor's, per document; a shared one by default)."""
     table = table if table is not None else catalog.default()
+    with collected() as spent:
+        found = _analyze(source, path, target, table, blocks)
+    if spent:
+        found.diagnostics.append(replace(_not_evaluated(spent), source=SOURCE))
+        found.diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
+    return found
+
+
+def _not_evaluated(spent: list[Budget]) -> Diagnostic:
+    """One note for the analysis, at the first line the run-along ran out at (else the file's first)."""
+    line = min((b.line for b in spent if b.line is not None), default=1)
+    first = spent[0]
+    limit = f"{first.seconds:g} s" if first.by_time else f"{first.steps:,} steps"
+    message = (
+        f"not evaluated: computing the values here takes more than the static tier's budget ({limit}); "
+        "values that depend on it stay unknown"
+    )
+    return Diagnostic("information", message, Span(line, 0, line, None), "not-evaluated")
+
+
+def _analyze(source: str, path: str, target: str, table: catalog.Catalog, blocks: BlockCache | None) -> StaticFile:
+    if source.startswith("\ufeff"):
+        source = source[1:]  # a byte-order mark, which Python's decoder drops
     surrogate = surrogate_error(source)
-    source = without_surrogates(source) if surrogate is not None else source
-    parsed = parse_tolerant(source)
+    if surrogate is not None:  # one syntax error says it; the rest is read with a letter Python accepts in names
+        source = without_surrogates(source, "\u4e2d")
+    parsed = parse_tolerant(source, blocks)
     context = module_context(parsed.blocks, parsed.lines, target)
     diagnostics = list(parsed.errors) + ([surrogate] if surrogate is not None else [])
     fixes: list[QuickFix] = []
     kernels = []
     uses: list[tuple[list[PrimitiveUse], int]] = []
+    world = _world(parsed.blocks, context)
     for placed in parsed.blocks:
-        for ref, outer, body in discover_block(placed.block, context.aliases, context.tilelang):
-            recorded = recorded_source_values(path, ref.name)
-            kernel, found, fixed = read_kernel(ref, outer, body, context, placed, recorded)
+        for kernel, found, fixed in _kernels_of(placed, context, world, path):
             kernels.append(kernel)
             diagnostics.extend(found)
             fixes.extend(fixed)
@@ -56,9 +89,61 @@ def analyze_source(
         uses.append((block_uses, placed.delta))
         notes = placed.place("notes", found)
         diagnostics.extend(d for d in notes if d.span.line not in parsed.repaired_lines)  # type: ignore[attr-defined]  # place() gives back the Diagnostics it was given
+    if surrogate is not None:  # Python cannot read the file at all: no warning the compiler would confirm
+        diagnostics = [d for d in diagnostics if d.severity != "warning"]
     diagnostics = sorted((replace(d, source=SOURCE) for d in diagnostics), key=lambda d: (d.span.line, d.span.column))
     fixes = [replace(f, diagnostic=replace(f.diagnostic, source=SOURCE)) for f in fixes]
     return StaticFile(path, target, kernels, diagnostics, Placed(uses), fixes=fixes, aliases=sorted(context.aliases))
+
+
+Read = tuple[StaticKernel, list[Diagnostic], list[QuickFix]]
+
+
+def _kernels_of(placed: PlacedBlock, context: ModuleContext, world: int, path: str) -> list[Read]:
+    """The block's kernels, read again only when the block, its place, the lines above it (a
+    directive), the values recorded for them or the world changed."""
+    found = discover_block(placed.block, context.aliases, context.tilelang)
+    if not found:
+        return []
+    recorded = [recorded_source_values(path, ref.name) for ref, _, _ in found]
+    above = []
+    index = placed.offset - 1
+    while 0 <= index < len(context.lines) and context.lines[index].lstrip().startswith("#"):
+        above.append(context.lines[index])
+        index -= 1
+    key = ("read", world, placed.delta, tuple(above), repr(recorded))
+    cached = placed.block.memo.get(key)
+    if cached is not None:
+        reads, spent = cached  # type: ignore[misc]
+        report(spent)  # its not-evaluated note stands as when it was read
+        return reads  # type: ignore[no-any-return]
+    with collected() as spent:
+        reads = [
+            read_kernel(ref, outer, body, context, placed, values)
+            for (ref, outer, body), values in zip(found, recorded, strict=True)
+        ]
+    report(spent)
+    placed.block.keep(key, (reads, spent))
+    return reads
+
+
+def _world(blocks: list[PlacedBlock], context: ModuleContext) -> int:
+    """What a kernel-only block's reading depends on besides itself: every other block (by identity:
+    blocks are immutable while cached), the module values, the kernel names and the target."""
+    names = kernel_names(context)
+    others = tuple(id(p.block) for p in blocks if not _kernel_only(p, context, names))
+    return hash((others, context.env_key, context.target, names, tuple(sorted(context.tilelang.items()))))
+
+
+def _kernel_only(placed: PlacedBlock, context: ModuleContext, names: frozenset[str]) -> bool:
+    """A block that is one ``def`` of a kernel calling no kernel: the run-along records calls of
+    kernels without entering them, so what it holds changes nothing outside it."""
+    block = placed.block
+    if len(block.statements) != 1 or not isinstance(block.statements[0], ast.FunctionDef):
+        return False
+    found = discover_block(block, context.aliases, context.tilelang)
+    only = bool(found) and all(outer is block.statements[0] for _, outer, _ in found)
+    return only and not any(called in names for called in block_calls(block))
 
 
 def read_kernel(
@@ -158,7 +243,8 @@ def _read(
 def _name_span(func: ast.FunctionDef, text: str) -> Span:
     """The function's name on its ``def`` line as written (block lines), never past the line's end."""
     encoded = text.rstrip("\r\n").encode("utf-8")
-    match = re.search(rb"def\s+(" + re.escape(func.name.encode("utf-8")) + rb")\b", encoded[func.col_offset :])
+    name = re.escape(func.name.encode("utf-8"))
+    match = re.search(rb"def\s+(" + name + rb")(?![A-Za-z0-9_\x80-\xff])", encoded[func.col_offset :])  # a UTF-8 name
     if match is None:
         end = len(encoded)
         return Span(func.lineno, min(func.col_offset, end), func.lineno, end)

@@ -71,7 +71,7 @@ def call_sites(context: ModuleContext, name: str) -> list[Call]:
     found: list[Call] = []
     for placed in _calling_blocks(context).get(name, ()):
         env = _block_env(placed, context)
-        found.extend((call, env, placed.delta) for call in _block_calls(placed.block)[name])
+        found.extend((call, env, placed.delta) for call in block_calls(placed.block)[name])
     found.sort(key=lambda item: (item[2] + item[0].lineno, item[0].col_offset))
     return found
 
@@ -82,13 +82,14 @@ def _calling_blocks(context: ModuleContext) -> dict[str, list[PlacedBlock]]:
     if index is None:
         index = {}
         for placed in context.blocks:
-            for name in _block_calls(placed.block):
+            for name in block_calls(placed.block):
                 index.setdefault(name, []).append(placed)
         context.memo["calling-blocks"] = index
     return index
 
 
-def _block_calls(block: ParsedBlock) -> dict[str, list[ast.Call]]:
+def block_calls(block: ParsedBlock) -> dict[str, list[ast.Call]]:
+    """The calls in the block, by the name called (computed once per block)."""
     calls = block.memo.get("calls")
     if calls is None:
         calls = {}
@@ -146,7 +147,7 @@ def _callers(func: str, placed: PlacedBlock, context: ModuleContext) -> list[tup
         (call, _plain_env(other, context))
         for other in _calling_blocks(context).get(func, ())
         if other is not placed
-        for call in _block_calls(other.block)[func]
+        for call in block_calls(other.block)[func]
     ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections import ChainMap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,10 +50,49 @@ def module_context(blocks: list[PlacedBlock], lines: list[str], target: str) -> 
     for placed in blocks:
         env.update(argparse_defaults(placed.block, frozen_aliases))
     for placed in blocks:
-        for stmt in placed.block.statements:
-            bind_assignment(stmt, env, frozen_aliases)
+        _bind_block(placed.block, env, frozen_aliases)
     names = tilelang_names([s for p in blocks for s in p.block.statements])
     return ModuleContext(frozen_aliases, env, lines, target, blocks, names)
+
+
+_ABSENT = object()
+
+
+def _bind_block(block: ParsedBlock, env: dict[str, Value], aliases: frozenset[str]) -> None:
+    """``bind_assignment`` for each top-level statement of the block, memoised on the values of the
+    names the block reads: an edit elsewhere in a long file re-evaluates no other block."""
+    reads = block.memo.get("reads")
+    if reads is None:
+        reads = tuple(sorted(_names_read(block.statements)))
+        block.keep("reads", reads)
+    key: tuple[object, ...] | None = ("module-delta", aliases, tuple(env.get(n, _ABSENT) for n in reads))  # type: ignore[union-attr]
+    try:
+        hash(key)
+    except TypeError:
+        key = None
+    delta = block.memo.get(key) if key is not None else None
+    if delta is None:
+        scratch: ChainMap[str, Value] = ChainMap({}, env)
+        for stmt in block.statements:
+            bind_assignment(stmt, scratch, aliases)  # type: ignore[arg-type]
+        delta = scratch.maps[0]
+        if key is not None:
+            block.keep(key, delta)
+    env.update(delta)  # type: ignore[arg-type]
+
+
+def _names_read(statements: list[ast.stmt]) -> set[str]:
+    """Names (and ``a.b`` attributes) the values of the top-level assignments read."""
+    found: set[str] = set()
+    for stmt in statements:
+        if not isinstance(stmt, ast.Assign | ast.AnnAssign) or stmt.value is None:
+            continue
+        for node in ast.walk(stmt.value):
+            if isinstance(node, ast.Name):
+                found.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                found.add(f"{node.value.id}.{node.attr}")
+    return found
 
 
 def argparse_defaults(block: ParsedBlock, aliases: frozenset[str]) -> dict[str, Value]:

@@ -65,9 +65,21 @@ def _is_jit(decorator: ast.expr, names: dict[str, str]) -> bool:
     return qualified(decorator, names) in ("tilelang.jit", "tilelang.jit.jit", "tilelang.jit.lazy_jit")
 
 
+_last_names: list[tuple[dict[str, str], tuple[tuple[str, str], ...]]] = []
+
+
+def _names_key(names: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """``names`` as a memo key, sorted once per analysis (one dict serves every block of it)."""
+    if _last_names and _last_names[0][0] is names:
+        return _last_names[0][1]
+    key = tuple(sorted(names.items()))
+    _last_names[:] = [(names, key)]
+    return key
+
+
 def discover_block(block: ParsedBlock, aliases: frozenset[str], names: dict[str, str]) -> list[Found]:
     """The kernels defined at the top level of one block, computed once per block text."""
-    key = ("discover", aliases, tuple(sorted(names.items())))
+    key = ("discover", aliases, _names_key(names))
     found = block.memo.get(key)
     if found is None:
         found = list(_discover(block, aliases, names))

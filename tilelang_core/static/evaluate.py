@@ -7,7 +7,7 @@ and bounds are in ``symbolic``, what tensors made with PyTorch look like in ``te
 
 Arithmetic is bounded so that no text can stall the editor: a number beyond ``2**40``, a power or
 shift that would produce one, or an expression nested too deeply becomes unknown instead of being
-computed.
+computed; every node evaluated is a step of a budget (``budget``).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import math
 from collections.abc import Mapping
 
 from tilescope.core.dtypes import dtype_bits
+from tilescope.core.static.budget import EXPRESSION_SECONDS, EXPRESSION_STEPS, OverBudget, budgeted, charge
 from tilescope.core.static.symbolic import (
     DTYPE_ALIASES,
     Shaped,
@@ -72,13 +73,15 @@ def evaluate(node: ast.expr | None, env: Mapping[str, Value], aliases: frozenset
     """The value of ``node`` under ``env``; ``Sym`` of the source text when it cannot be known."""
     if node is None:
         return None
-    try:
-        return _eval(node, env, aliases)
-    except (ArithmeticError, ValueError, TypeError, RecursionError, MemoryError):
-        return Sym(node_text(node))
+    with budgeted(EXPRESSION_STEPS, EXPRESSION_SECONDS):
+        try:
+            return _eval(node, env, aliases)
+        except (ArithmeticError, ValueError, TypeError, RecursionError, MemoryError, OverBudget):
+            return Sym(node_text(node))
 
 
 def _eval(node: ast.expr, env: Mapping[str, Value], aliases: frozenset[str]) -> Value:
+    charge()
     if isinstance(node, ast.Constant):
         return bounded(node.value)
     if isinstance(node, ast.Name):
@@ -191,6 +194,7 @@ def _join(node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> 
     var = gen.target.id
     parts: list[str] = []
     for item in items:
+        charge()
         scope = {**env, var: item}
         if all(_str_test(test, var, item) for test in gen.ifs):
             part = _eval(arg.elt, scope, aliases)

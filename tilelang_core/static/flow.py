@@ -18,6 +18,7 @@ from collections import ChainMap
 from collections.abc import MutableMapping
 from dataclasses import dataclass
 
+from tilescope.core.static.budget import RUN_SECONDS, RUN_STEPS, OverBudget, budgeted, charge, current
 from tilescope.core.static.context import ModuleContext
 from tilescope.core.static.flow_eval import Evaluator, Stop
 from tilescope.core.static.flow_values import Ctx, Func, Klass, Output, Reached, Record, Tracked, items_of, truth
@@ -81,12 +82,13 @@ def first_config(
     runner = _runner(context, kernels)
     runner.steps, runner.helper_steps = 0, MAX_STEPS  # a search space may list hundreds of configs
     try:
-        space = runner.value(configs, runner.globals)
-        if isinstance(space, Func):
-            spec = space.node.args
-            takes = {a.arg for a in [*spec.posonlyargs, *spec.args, *spec.kwonlyargs]}
-            space = runner.invoke(space, [], {k: v for k, v in args.items() if spec.kwarg or k in takes})
-    except (Stop, _Return, _Raised, _TooLong, _Break, _Continue, RecursionError):
+        with budgeted(RUN_STEPS, RUN_SECONDS):
+            space = runner.value(configs, runner.globals)
+            if isinstance(space, Func):
+                spec = space.node.args
+                takes = {a.arg for a in [*spec.posonlyargs, *spec.args, *spec.kwonlyargs]}
+                space = runner.invoke(space, [], {k: v for k, v in args.items() if spec.kwarg or k in takes})
+    except (Stop, _Return, _Raised, _TooLong, _Break, _Continue, RecursionError, OverBudget):
         return None
     finally:
         runner.helper_steps = MAX_HELPER_STEPS
@@ -100,7 +102,8 @@ def _runner(context: ModuleContext, kernels: frozenset[str]) -> _Runner:
     runner = context.memo.get("run-along")
     if runner is None:
         runner = _Runner(context, kernels)
-        runner.run_module()
+        with budgeted(RUN_STEPS, RUN_SECONDS):
+            runner.run_module()
         context.memo["run-along"] = runner
     return runner
 
@@ -123,7 +126,7 @@ class _Runner(Evaluator):
                 for stmt in placed.block.statements:
                     if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                         self.execute([stmt], self.globals, placed.delta)
-        except (Stop, _Return, _Raised, _TooLong, _Break, _Continue, RecursionError):
+        except (Stop, _Return, _Raised, _TooLong, _Break, _Continue, RecursionError, OverBudget):
             pass  # the path depends on something unknown from here on: what was reached stands
 
     def define(self, statements: list[ast.stmt], scope: MutableMapping[str, Value], delta: int) -> None:
@@ -141,6 +144,7 @@ class _Runner(Evaluator):
         """Run a function of the file with these arguments; its return value. A function that cannot
         build a kernel is run down each way its unknown tests can go (a few at most): its value is
         known when every way that does not raise returns the same."""
+        charge()
         if len(self.stack) >= 24 or any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(func.node)):
             return Sym(f"{func.node.name}(…)")
         if func.node.name in self.reaching():
@@ -240,11 +244,18 @@ class _Runner(Evaluator):
 
     def execute(self, statements: list[ast.stmt], scope: MutableMapping[str, Value], delta: int) -> None:
         for stmt in statements:
-            self.tick()
-            self.delta = delta
-            self.statement(stmt, scope, delta)
+            try:
+                self.tick()
+                self.delta = delta
+                self.statement(stmt, scope, delta)
+            except OverBudget:
+                _ran_out_at(delta + stmt.lineno)
+                raise
+            if (budget := current()) is not None and budget.exceeded:
+                budget.at(delta + stmt.lineno)  # spent inside an expression, which became unknown
 
     def tick(self) -> None:
+        charge()
         self.steps += 1
         if self.steps > MAX_STEPS:
             raise Stop
@@ -361,6 +372,12 @@ class _Runner(Evaluator):
                 for name in ast.walk(target):
                     if isinstance(name, ast.Name):
                         scope[name.id] = Sym(name.id)
+
+
+def _ran_out_at(line: int) -> None:
+    budget = current()
+    if budget is not None:
+        budget.at(line)
 
 
 def _leaves(stmt: ast.stmt) -> bool:

@@ -13,6 +13,7 @@ import ast
 from collections import ChainMap
 from collections.abc import Mapping, MutableMapping
 
+from tilescope.core.static.budget import charge
 from tilescope.core.static.context import ModuleContext
 from tilescope.core.static.enums import enum_member
 from tilescope.core.static.evaluate import evaluate, understood
@@ -60,6 +61,7 @@ class Evaluator:
 
     def tick(self) -> None:
         """One step of work (a statement, a comprehension element), counted against the budgets."""
+        charge()
 
     def value(self, node: ast.expr, scope: Mapping[str, Value]) -> Value:
         overlay: dict[str, Value] = {}
@@ -151,6 +153,7 @@ class Evaluator:
             if items is None:
                 return False
             for item in items:
+                charge()  # every item walked, whether or not the filters let it through
                 child: ChainMap[str, Value] = ChainMap({}, env)  # type: ignore[arg-type]  # ChainMap only reads the scopes it is given
                 self.assign(gen.target, item, child)
                 tests = [truth(self.value(test, child)) for test in gen.ifs]

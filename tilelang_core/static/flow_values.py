@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tilescope.core.static.budget import charge
 from tilescope.core.static.symbolic import Shaped, Sym, Value, is_known_int
 
 MAX_ITEMS = 4096
@@ -196,4 +197,5 @@ def builtin(name: str, owner: str, args: list[Value], kwargs: dict[str, Value]) 
             total *= len(seq or ())
         if is_known_int(repeat) and 0 < repeat <= 4 and total**repeat <= MAX_ITEMS:
             result = tuple(itertools.product(*seqs, repeat=repeat))  # type: ignore[arg-type]  # the branch requires every seq to be known
+    charge(1 + sum(len(s) for s in seqs if s is not None) + (len(result) if isinstance(result, tuple) else 0))
     return result

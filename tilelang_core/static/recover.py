@@ -8,7 +8,9 @@ function leaves the others intact. A broken block is repaired by neutralising th
 
 Blocks are cached by their text, immutable, with the line numbers of the place they were first
 parsed at: a block that moves (a line inserted above it) is found again as it is, and only the
-records derived from it are moved, by ``shift.shifted``.
+records derived from it are moved, by ``shift.shifted``. A cache (``BlockCache``) holds at least
+twice the blocks of the largest document parsed with it, so a large file never thrashes it; an
+editor keeps one per open document, so documents never evict each other's blocks.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
+import zlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +30,8 @@ from tilescope.core.static.split import forget_lexed, source_lines, split_blocks
 _HEADER = re.compile(r"(async\s+)?(for|while|if|elif|else|with|def|try|except|finally|class|match|case)\b")
 _INDENTED_AFTER = re.compile(r"expected an indented block after .* on line (\d+)")
 _MAX_REPAIRS = 40
+_GROUP_LINES = 64
+"""The most one-line statements read as one block."""
 _CACHE_SIZE = 2048
 _MEMO_SIZE = 64
 
@@ -102,7 +107,36 @@ class PlacedBlock:
         return self.offset + self.block.line_count
 
 
-_cache: OrderedDict[str, ParsedBlock] = OrderedDict()
+class BlockCache:
+    """Parsed blocks by text, least recently used first out, sized by the documents parsed with it."""
+
+    def __init__(self, size: int = _CACHE_SIZE) -> None:
+        self.size = size
+        self._blocks: OrderedDict[str, ParsedBlock] = OrderedDict()
+
+    def get(self, text: str) -> ParsedBlock | None:
+        found = self._blocks.get(text)
+        if found is not None:
+            self._blocks.move_to_end(text)
+        return found
+
+    def put(self, text: str, block: ParsedBlock) -> None:
+        self._blocks[text] = block
+        while len(self._blocks) > self.size:
+            self._blocks.popitem(last=False)
+
+    def fit(self, blocks: int) -> None:
+        """Room for twice a document of ``blocks`` blocks: its blocks and those of its last edits."""
+        self.size = max(self.size, 2 * blocks + 64)
+
+    def clear(self) -> None:
+        self._blocks.clear()
+
+    def __len__(self) -> int:
+        return len(self._blocks)
+
+
+_cache = BlockCache()
 
 
 def clear_cache() -> None:
@@ -127,33 +161,40 @@ def _walk(statements: list[ast.stmt]) -> list[ast.AST]:
     return found
 
 
-def parse_block(text: str, offset: int) -> ParsedBlock:
+def parse_block(text: str, offset: int, cache: BlockCache | None = None) -> ParsedBlock:
     """The block of this text, from the cache when seen before (at any offset)."""
-    cached = _cache.get(text)
+    cache = cache if cache is not None else _cache
+    cached = cache.get(text)
     if cached is not None:
-        _cache.move_to_end(text)
         return cached
     block = _parse(text, offset)
-    _cache[text] = block
-    if len(_cache) > _CACHE_SIZE:
-        _cache.popitem(last=False)
+    cache.put(text, block)
     return block
 
 
 def _parse(text: str, base: int) -> ParsedBlock:
     block_lines = source_lines(text)
     work = [line if line.endswith(("\n", "\r")) else line + "\n" for line in block_lines]
-    padding = "\n" * base
     end = len(block_lines)
     first_error: Diagnostic | None = None
     repaired: set[int] = set()
     attempts: dict[int, int] = {}
+    for index, line in enumerate(work):
+        if "\x00" in line:  # Python refuses the whole text; say where, and read the rest without it
+            column = len(line[: line.index("\x00")].encode("utf-8", "surrogatepass"))
+            span = Span(base + 1 + index, column, base + 1 + index, column + 1)
+            first_error = first_error or Diagnostic(
+                "error", "source code cannot contain null bytes", span, "syntax-error"
+            )
+            work[index] = line.replace("\x00", " ")
+            repaired.add(base + 1 + index)
     for _ in range(_MAX_REPAIRS):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                tree = ast.parse(padding + "".join(work))
+                tree = ast.parse("".join(work))
         except SyntaxError as err:
+            _to_file_lines(err, base)
             if first_error is None:
                 first_error = _diagnostic(err, base, block_lines)
             index = _repair(work, err, base, attempts)
@@ -169,8 +210,25 @@ def _parse(text: str, base: int) -> ParsedBlock:
                 "not-analysed",
             )
             return ParsedBlock(base, end, [], first_error or note, frozenset(range(base + 1, base + end + 1)))
+        if base:
+            ast.increment_lineno(tree, base)  # parsed alone (padding with ``base`` lines costs a file per block)
         return ParsedBlock(base, end, tree.body, first_error, frozenset(repaired))
     return ParsedBlock(base, end, [], first_error, frozenset(range(base + 1, base + end + 1)))
+
+
+_ON_LINE = re.compile(r"(on line )(\d+)")
+
+
+def _to_file_lines(err: SyntaxError, base: int) -> None:
+    """A syntax error of the block parsed alone, in file lines (its line numbers and its message's)."""
+    if not base:
+        return
+    if err.lineno is not None:
+        err.lineno += base
+    if getattr(err, "end_lineno", None) is not None:
+        err.end_lineno += base  # type: ignore[operator]
+    if err.msg:
+        err.msg = _ON_LINE.sub(lambda m: f"{m.group(1)}{int(m.group(2)) + base}", err.msg)
 
 
 def _repair(work: list[str], err: SyntaxError, base: int, attempts: dict[int, int]) -> int | None:
@@ -231,17 +289,49 @@ class ParsedFile:
     lines: list[str]
 
 
-def parse_tolerant(source: str) -> ParsedFile:
+def parse_tolerant(source: str, cache: BlockCache | None = None) -> ParsedFile:
     """Every top-level block that could be recovered, plus the syntax errors as written."""
+    cache = cache if cache is not None else _cache
     lines = source_lines(source)
     blocks: list[PlacedBlock] = []
     errors: list[Diagnostic] = []
     repaired: set[int] = set()
-    for start, end in split_blocks(lines):
-        block = parse_block("".join(lines[start - 1 : end]), start - 1)
-        placed = PlacedBlock(start - 1, block)
-        blocks.append(placed)
-        if block.error is not None:
-            errors.append(shifted(block.error, placed.delta))
-        repaired.update(line + placed.delta for line in block.repaired_lines)
+    spans = split_blocks(lines)
+    cache.fit(len(spans))
+    for group in _grouped(lines, spans):
+        block = parse_block("".join(lines[group[0][0] - 1 : group[-1][1]]), group[0][0] - 1, cache)
+        parts = [(group[0][0], group[-1][1], block)]
+        if block.error is not None and len(group) > 1:  # each statement alone, so each error is reported
+            parts = [(s, e, parse_block("".join(lines[s - 1 : e]), s - 1, cache)) for s, e in group]
+        for start, _, part in parts:
+            placed = PlacedBlock(start - 1, part)
+            blocks.append(placed)
+            if part.error is not None:
+                errors.append(shifted(part.error, placed.delta))
+            repaired.update(line + placed.delta for line in part.repaired_lines)
     return ParsedFile(blocks, errors, frozenset(repaired), lines)
+
+
+def _grouped(lines: list[str], spans: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
+    """The blocks to parse: runs of one-line simple statements (``value_1 = 2``) together, up to
+    ``_GROUP_LINES``, cut after a line whose text's checksum says so, so that an edit moves no cut
+    but its own line's; everything else one block each. A file of 100,000 assignments is then a
+    few thousand blocks, not 100,000."""
+    groups: list[list[tuple[int, int]]] = []
+    run: list[tuple[int, int]] = []
+    for start, end in spans:
+        text = lines[start - 1]
+        simple = end == start and text[:1].isalpha() and not _HEADER.match(text)
+        if not simple:
+            if run:
+                groups.append(run)
+                run = []
+            groups.append([(start, end)])
+            continue
+        run.append((start, end))
+        if len(run) >= _GROUP_LINES or zlib.crc32(text.encode("utf-8", "surrogatepass")) % 16 == 0:
+            groups.append(run)
+            run = []
+    if run:
+        groups.append(run)
+    return groups
