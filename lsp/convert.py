@@ -35,10 +35,13 @@ def core_position(text: Text, pos: types.Position) -> tuple[int, int]:
 
 def diagnostic(text: Text, found: Diagnostic, uri: str | None = None) -> types.Diagnostic:
     """The LSP form; with the document's ``uri``, the other lines it names as ``relatedInformation``."""
-    related = [
-        types.DiagnosticRelatedInformation(location=types.Location(uri, span_range(text, r.span)), message=r.message)
-        for r in found.related
-    ]
+    related: list[types.DiagnosticRelatedInformation] = []
+    if uri is not None:
+        document: str = uri
+        related = [
+            types.DiagnosticRelatedInformation(types.Location(document, span_range(text, r.span)), r.message)
+            for r in found.related
+        ]
     return types.Diagnostic(
         range=span_range(text, found.span),
         message=found.message,

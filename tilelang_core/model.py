@@ -56,7 +56,7 @@ class Diagnostic:
     kernel: str | None = None
     detail: str | None = None
     """The raw compiler text (traceback tail, ptxas output) behind the plain-words message."""
-    related: list[Related] = field(default_factory=list)
+    related: list[Related] = field(default_factory=list[Related])
     """The other lines it names: the second access of a race, the write a read overlaps."""
     witness: str | None = None
     """How the interpreter reproduced it: blocks, threads, indices (hover shows it)."""
@@ -511,10 +511,10 @@ class RunReport:
     """Why the kernel could not be interpreted or stopped (with its line), else ``None``."""
     line: int | None = None
     schema_version: int = SCHEMA_VERSION
-    hazards: list[Hazard] = field(default_factory=list)
+    hazards: list[Hazard] = field(default_factory=list[Hazard])
     reference: str | None = None
     """Where the expected outputs came from: ``--compare``'s function or the file's ``ref_program``."""
-    culprits: list[str] = field(default_factory=list)
+    culprits: list[str] = field(default_factory=list[str])
     """Per wrong output, the first wrong element and the block and thread that last wrote it."""
 
 

@@ -109,6 +109,7 @@ class Worker:
                     "instantiations": request["instantiations"],
                     "args": request["args"],
                     "ptxas": False,
+                    "hazards_s": 0.0,
                 }
             )
             runs = self._runs.get(self.key(request), {})

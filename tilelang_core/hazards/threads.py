@@ -33,8 +33,12 @@ def loop_layouts(layout_module: Any, path: str | None) -> dict[LoopKey, list[Lay
         if not isinstance(node, tvm.tirx.For) or "parallel_loop_layout" not in node.annotations:
             return
         span = get_stmt_span(node)
-        elsewhere = span is not None and path is not None and span.source_name is not None
-        if elsewhere and str(span.source_name.name) != path:
+        if (
+            span is not None
+            and path is not None
+            and span.source_name is not None
+            and str(span.source_name.name) != path
+        ):
             return
         line = int(span.line) if span is not None else 0
         name = str(node.loop_var.name)

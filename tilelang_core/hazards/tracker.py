@@ -190,7 +190,7 @@ class Tracker:
             return
         threads = self.threads.of(self.frame.loops)
         confirmed = threads is not None and threads.shape == full
-        thread = threads if confirmed else np.arange(flat.size).reshape(full)
+        thread = threads if confirmed and threads is not None else np.arange(flat.size).reshape(full)
         lanes = np.flatnonzero(mask)
         if lanes.size < 2 and not self._reads:
             return
