@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol
@@ -94,19 +94,25 @@ class TilescopeProtocol(LanguageServerProtocol):
             self._workspace = LspWorkspace(built.root_uri, SYNC_KIND, folders, built.position_encoding)
 
 
+def _nested(value: object) -> bool:
+    return isinstance(value, dict | list)
+
+
 def _clamp_positions(value: Any) -> None:
     """Negative ``line``/``character`` numbers inside ``value`` (JSON params) set to 0, in place."""
-    stack = [value]
+    stack: list[object] = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
-            if {"line", "character"} <= item.keys():
+            params = cast(dict[str, object], item)  # JSON: string keys
+            if {"line", "character"} <= params.keys():
                 for key in ("line", "character"):
-                    if isinstance(item[key], int) and item[key] < 0:
-                        item[key] = 0
-            stack.extend(v for v in item.values() if isinstance(v, dict | list))
+                    position = params[key]
+                    if isinstance(position, int) and position < 0:
+                        params[key] = 0
+            stack.extend(filter(_nested, params.values()))
         elif isinstance(item, list):
-            stack.extend(v for v in item if isinstance(v, dict | list))
+            stack.extend(filter(_nested, cast(list[object], item)))
 
 
 @dataclass(frozen=True)

@@ -175,7 +175,7 @@ def _warm_interpreter() -> None:
     from tilescope.core.interpret import compile_kernel
 
     @T.prim_func
-    def copy(A: T.Tensor((32,), "float32"), B: T.Tensor((32,), "float32")):
+    def copy(A: T.Tensor[(32,), T.float32], B: T.Tensor[(32,), T.float32]):
         with T.Kernel(1, threads=32):
             for i in T.Parallel(32):
                 B[i] = A[i]

@@ -332,9 +332,11 @@ def render_kernel(k: KernelModel) -> list[str]:
         out.append(f"  pipeline loop {p.loop_var} at line {p.line}: {stages_text(p.num_stages)}")
     if k.hazard_check is not None:
         h = k.hazard_check
-        ran = ", ".join(str(tuple(b)) for b in h.blocks) or "no blocks"
+        blocks_ran = ", ".join(str(tuple(b)) for b in h.blocks) or "no blocks"
         stopped = f"; {h.stopped}" if h.stopped else ""
-        out.append(f"  hazards  interpreted {ran} of grid {dims_text(h.grid)} on the CPU in {h.seconds:.2f} s{stopped}")
+        out.append(
+            f"  hazards  interpreted {blocks_ran} of grid {dims_text(h.grid)} on the CPU in {h.seconds:.2f} s{stopped}"
+        )
     if k.resources:
         r = k.resources
         out.append(

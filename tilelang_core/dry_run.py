@@ -310,7 +310,7 @@ def _run(
     for line in lines:
         name = line.get("kernel")
         own = line.get("file") and os.path.realpath(line["file"]) == str(file)
-        if line.get("event") == "instance" and own and name not in instances and name not in tuned:
+        if line.get("event") == "instance" and own and name is not None and name not in instances and name not in tuned:
             instances[name] = {k: v for k, v in line.items() if k not in ("pid", "event")}
     return DryRun(str(file), digest, command, instances, error or stop, round(time.monotonic() - start, 1))
 

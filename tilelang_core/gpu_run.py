@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import statistics
 import sys
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -33,7 +34,7 @@ def instantiate(inst: Instantiation, args: dict[str, Any] | None) -> Instantiati
     return replace(inst, args={**inst.args, **overrides}, missing=[m for m in inst.missing if m not in overrides])
 
 
-def build(request: dict[str, Any]) -> tuple[Any, list[Any]]:
+def build(request: Mapping[str, Any]) -> tuple[Any, list[Any]]:
     """The compiled kernel and its argument tensors, on the GPU."""
     import tilelang
     import torch
@@ -44,7 +45,8 @@ def build(request: dict[str, Any]) -> tuple[Any, list[Any]]:
         raise ValueError(f"kernel '{inst.kernel.name}' needs values for {', '.join(inst.missing)}")
     namespace = load_module(request["source"], request["path"])
     tuned = namespace.get(inst.kernel.name)
-    if autotune.is_tuned(tuned):  # the config the caller chose (its values in ``args``), never a search
+    # The config the caller chose (its values in ``args``), never a search.
+    if tuned is not None and autotune.is_tuned(tuned):
         namespace = {**namespace, inst.kernel.name: tuned.jit_impl}
     prim_func = build_prim_func(namespace, inst)
     configs, _target, _out_idx = jit_options(namespace, inst, prim_func)
@@ -73,7 +75,7 @@ def _inputs(kernel: Any, tensors: list[Any]) -> list[Any]:
     return [t for i, t in enumerate(tensors) if i not in outputs]
 
 
-def profile(request: dict[str, Any]) -> Timing:
+def profile(request: Mapping[str, Any]) -> Timing:
     """Time the kernel: median of ``runs`` launches after ``warmup``, each after an L2 flush."""
     import torch
     from tilescope.core.gpu_timing import time_cuda_runs

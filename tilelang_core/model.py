@@ -208,7 +208,7 @@ class SharedAccess:
     tile_op: str | None = None
     requests_per_block: int = 0
     """Warp requests one block issues (loop trip counts times active warps)."""
-    lane_banks: list[int] = field(default_factory=list)
+    lane_banks: list[int] = field(default_factory=list[int])
     """The bank each lane of the first request starts at (-1: the lane takes no part)."""
 
 
@@ -228,7 +228,7 @@ class Occupancy:
     limits: dict[str, int]
     """Blocks per SM each resource alone allows: ``blocks``, ``threads``, ``registers``, ``shared``."""
     limited_by: list[str]
-    what_if: list[str] = field(default_factory=list)
+    what_if: list[str] = field(default_factory=list[str])
 
 
 @dataclass(frozen=True)
@@ -323,7 +323,7 @@ class KernelModel:
     hazard_check: HazardCheck | None = None
     """The interpreted blocks behind its ``data-race``, ``missing-barrier``, ``out-of-bounds`` and
     ``uninitialised-read`` diagnostics; ``None`` when the check did not run."""
-    shared_accesses: list[SharedAccess] = field(default_factory=list)
+    shared_accesses: list[SharedAccess] = field(default_factory=list[SharedAccess])
     occupancy: Occupancy | None = None
     roofline: Roofline | None = None
 

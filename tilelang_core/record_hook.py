@@ -36,7 +36,8 @@ from collections.abc import Callable
 from typing import Any
 
 try:
-    import tilescope_record_values as _values
+    # Written beside this hook (as ``sitecustomize``) at run time, so the checker cannot resolve it.
+    import tilescope_record_values as _values  # pyright: ignore[reportMissingImports]
 except ImportError:  # imported from the package rather than beside ``sitecustomize``
     from tilescope.core import record_values as _values
 

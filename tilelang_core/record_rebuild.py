@@ -20,7 +20,9 @@ def decode(value: Any, namespace: dict[str, Any] | None = None, path: str | None
     if kind == "tilelang.dtype":
         import tilelang.language as T
 
-        return T.dtype(value["name"])
+        # TileLang types ``dtype`` with a stand-in class that declares no constructor; at run time it is
+        # ``tvm.DataType``, built from the dtype's name.
+        return T.dtype(value["name"])  # pyright: ignore[reportCallIssue]
     if kind == "torch.dtype":
         import torch
 

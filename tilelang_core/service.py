@@ -13,7 +13,7 @@ import json
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,7 @@ from tilescope.core.model import (
     from_json,
     to_json,
 )
-from tilescope.core.protocol import AnalyzeRequest, PassIRRequest, RunRequest, WorkerRequest
+from tilescope.core.protocol import AnalyzeRequest, PassIRRequest, ProfileRequest, RunRequest, WorkerRequest
 from tilescope.core.supervise import Supervised
 from tilescope.core.targets import target_error
 from tilescope.core.worker_link import WorkerError, WorkerLink
@@ -333,8 +333,17 @@ class Analyzer:
 
     def profile(self, payload: dict[str, Any], timeout_s: float | None = None) -> Timing:
         """Time one kernel on this machine's GPU in the worker (``tilescope.core.gpu_run``)."""
+        request: ProfileRequest = {
+            "op": "profile",
+            "path": payload["path"],
+            "source": payload["source"],
+            "instantiation": payload["instantiation"],
+            "args": payload["args"],
+            "warmup": payload["warmup"],
+            "runs": payload["runs"],
+        }
         try:
-            data, _ = self._call({"op": "profile", **payload}, timeout_s or self.timeout_s)
+            data, _ = self._call(request, timeout_s or self.timeout_s)
         except (WorkerError, RuntimeError) as err:
             return Timing(gpu="", arch="", time_us=0.0, times_us=[], warmup=0, error=str(err))
         return from_json(Timing, data)
@@ -386,7 +395,7 @@ def _file_only(path: str, target: str, discovered: list[KernelRef], diagnostic: 
 
 
 def _failed(
-    payload: dict[str, Any], ref: KernelRef | None, discovered: list[KernelRef], failure: Diagnostic
+    payload: Mapping[str, Any], ref: KernelRef | None, discovered: list[KernelRef], failure: Diagnostic
 ) -> FileAnalysis:
     """The worker could not answer for a kernel: the kernel still appears in ``kernels``, with why."""
     path, target = payload["path"], payload["target"]

@@ -112,7 +112,7 @@ class LayoutView:
     """The default first."""
     conflicts: list[Conflict]
     facts: list[Fact]
-    accesses: list[BankRow] = field(default_factory=list)
+    accesses: list[BankRow] = field(default_factory=list[BankRow])
     """The kernel's own accesses of this buffer (``KernelModel.shared_accesses``), in line order."""
 
     def panel(self, panel_id: str) -> Panel | None:
@@ -189,7 +189,7 @@ def choose(model: KernelModel, buffer: str | None = None) -> KernelLayout:
 
 def bank_rows(model: KernelModel, buffer: str) -> list[BankRow]:
     """Each shared access of ``buffer`` in ``model``, with the lanes that start in each of the 32 banks."""
-    rows = []
+    rows: list[BankRow] = []
     for access in model.shared_accesses:
         if access.buffer != buffer:
             continue

@@ -13,7 +13,7 @@ from tilescope.core.profile_store import last_profile, profile_summary
 
 
 def speed_lenses(model: KernelModel, path: str) -> list[str]:
-    titles = []
+    titles: list[str] = []
     if model.roofline is not None:
         bound = roofline_summary(model.roofline)
         if bound:
