@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from tilescope.core import Analyzer
 from tilescope.core.model import VariantsReport, from_json, to_json
+from tilescope.core.terminal import display_path
 from tilescope.core.variant_diff import diff
 from tilescope.core.variants import DEFAULT_TARGETS, Pool, pool, run_variants
 from tilescope.core.variants_cmd import render
@@ -56,7 +57,7 @@ def test_every_config_is_listed_and_the_oversized_one_says_why_at_its_line(worke
     assert oversized.line == 22 and "166912 bytes sm_80 allows" in (oversized.reason or "")
     assert oversized.config == {"block_M": 256, "block_N": 256, "block_K": 128, "num_stages": 4}
     text = render(report)
-    assert f"{FIXTURE}:22: sm_80:0: exceeds-shared-memory: Kernel 'tuned_gemm' needs 524288 bytes" in text
+    assert f"{display_path(FIXTURE)}:22: sm_80:0: exceeds-shared-memory: Kernel 'tuned_gemm' needs 524288 bytes" in text
     assert text.splitlines()[-1] == "3 variants: 2 can run, 1 cannot"
 
 
