@@ -13,30 +13,20 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import ray
 from ray.cluster_utils import Cluster
 from tilescope.core import cluster
-from tilescope.core.model import to_json
+from tilescope.core.model import to_json, untimed
 from tilescope.core.service import Analyzer
 
 FIXTURES = Path(__file__).parent / "fixtures_cluster"
-UNSTABLE = {"duration_ms", "lower_ms"}
-
-
-def stable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: stable(v) for k, v in value.items() if k not in UNSTABLE}
-    if isinstance(value, list):
-        return [stable(v) for v in value]
-    return value
 
 
 def main() -> None:
     files = sorted(FIXTURES.glob("sleeps_*.py"))
     with Analyzer() as analyzer:
-        expected = [stable(to_json(analyzer.analyze(str(f)))) for f in files]
+        expected = [untimed(to_json(analyzer.analyze(str(f)))) for f in files]
     node = {"num_cpus": 1, "object_store_memory": 128 << 20, "node_ip_address": "127.0.0.1"}
     nodes = Cluster(initialize_head=True, head_node_args=node)
     second = nodes.add_node(**node)
@@ -51,7 +41,7 @@ def main() -> None:
         kill.cancel()
         ray.shutdown()
         nodes.shutdown()
-    equal = [stable(to_json(r)) for r in got] == expected
+    equal = [untimed(to_json(r)) for r in got] == expected
     print(f"{len(files)} files, 2 slots on 2 nodes, the second killed at 6 s: {time.perf_counter() - started:.1f} s")
     for line in said:
         print(f"  said: {line}")

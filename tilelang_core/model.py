@@ -629,6 +629,20 @@ def to_json(obj: Any) -> Any:
     return obj
 
 
+TIMINGS = frozenset({"duration_ms", "lower_ms", "seconds"})
+"""The fields measured anew by every run: two analyses of the same kernel agree on all but these."""
+
+
+def untimed(data: Any) -> Any:
+    """A record's JSON form (``to_json``) without its wall-clock timings, to compare two runs."""
+    if isinstance(data, dict):
+        items = typing.cast(dict[str, Any], data).items()
+        return {k: untimed(v) for k, v in items if k not in TIMINGS}
+    if isinstance(data, list):
+        return [untimed(v) for v in typing.cast(list[Any], data)]
+    return data
+
+
 def dumps(obj: Any, indent: int | None = None) -> str:
     return json.dumps(to_json(obj), indent=indent)
 

@@ -7,11 +7,10 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from tilescope.core import Analyzer
-from tilescope.core.model import VariantsReport, from_json, to_json
+from tilescope.core.model import VariantsReport, from_json, to_json, untimed
 from tilescope.core.terminal import display_path
 from tilescope.core.variant_diff import diff
 from tilescope.core.variants import DEFAULT_TARGETS, Pool, pool, run_variants
@@ -28,21 +27,12 @@ def workers() -> Iterator[Pool]:
         yield instance
 
 
-def _untimed(data: Any) -> Any:
-    """A model's JSON without wall-clock timings, which differ between any two runs."""
-    if isinstance(data, dict):
-        return {k: _untimed(v) for k, v in data.items() if k not in ("lower_ms", "duration_ms", "seconds")}
-    if isinstance(data, list):
-        return [_untimed(x) for x in data]
-    return data
-
-
 def test_each_target_of_the_gemm_equals_check_for_that_target(workers: Pool, analyzer: Analyzer) -> None:
     report = run_variants(workers, str(EXAMPLES / "gemm.py"))
     assert [v.target for v in report.variants] == list(DEFAULT_TARGETS)
     for variant in report.variants:
         check = analyzer.analyze(str(EXAMPLES / "gemm.py"), target=variant.target)
-        assert _untimed(to_json(variant.kernels)) == _untimed(to_json(check.kernels)), variant.target
+        assert untimed(to_json(variant.kernels)) == untimed(to_json(check.kernels)), variant.target
         assert variant.diagnostics == check.diagnostics
         assert variant.status == "fits" and variant.kernels[0].passes
     threads = {v.target: v.kernels[0].launch.threads_after_ws for v in report.variants if v.kernels[0].launch}
