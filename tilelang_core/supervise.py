@@ -287,9 +287,21 @@ def _marked(token: str) -> list[int]:
 def end_marked(token: str) -> int:
     """SIGKILL every process of the tree ``token`` still alive (orphans of a supervisor user code
     killed, re-parented to this subreaper), and reap those that became this process's children."""
+
+    def reap(ended: set[int]) -> None:
+        for pid in ended:
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, os.WNOHANG)
+
+    return _kill_until_gone(lambda: [pid for pid in _marked(token) if pid != os.getpid()], reap)
+
+
+def _kill_until_gone(alive: Callable[[], list[int]], reap: Callable[[set[int]], None]) -> int:
+    """SIGKILL what ``alive()`` lists, round after round, reaping after each, until it lists nothing;
+    returns how many processes were ended."""
     ended: set[int] = set()
     for _ in range(_KILL_ROUNDS):
-        victims = [pid for pid in _marked(token) if pid != os.getpid()]
+        victims = alive()
         if not victims:
             break
         for pid in victims:
@@ -297,9 +309,7 @@ def end_marked(token: str) -> int:
                 os.kill(pid, signal.SIGKILL)
             ended.add(pid)
         time.sleep(0.005)
-        for pid in ended:
-            with contextlib.suppress(ChildProcessError, OSError):
-                os.waitpid(pid, os.WNOHANG)
+        reap(ended)
     return len(ended)
 
 
@@ -475,18 +485,7 @@ class _Supervisor:
 
     def end(self, keep: int | None) -> int:
         """SIGKILL the tree (but ``keep``) until nothing of it is left; returns how many were ended."""
-        ended: set[int] = set()
-        for _ in range(_KILL_ROUNDS):
-            victims = [pid for pid in _tree(os.getpid()) if pid != keep]
-            if not victims:
-                break
-            for pid in victims:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-                ended.add(pid)
-            time.sleep(0.005)
-            self.reap()
-        return len(ended)
+        return _kill_until_gone(lambda: [pid for pid in _tree(os.getpid()) if pid != keep], lambda _: self.reap())
 
     def run(self) -> int:
         waiter = os.pidfd_open(self.child) if hasattr(os, "pidfd_open") else None

@@ -344,32 +344,49 @@ class Tracker:
         threads = self.threads.of(self.frame.loops)
         return self._lane(int(hit[0]), full, threads if threads is not None and threads.shape == full else None)
 
-    def _global_read(self, memory: Any, arrays: list[Any], live: np.ndarray | None, line: int) -> None:
+    def _touched(self, memory: Any, arrays: list[Any], live: np.ndarray | None) -> tuple[_Shadow, np.ndarray] | None:
+        """The shadow of a global buffer and the elements this access touches (``None``: not tracked)."""
         shadow = self._shadow(memory)
         if shadow is None:
-            return
+            return None
         try:
-            flat = self._elements(memory, arrays, live)
+            return shadow, self._elements(memory, arrays, live)
         except ValueError:
+            return None
+
+    def _report_first(
+        self,
+        memory: Any,
+        flat: np.ndarray,
+        codes: np.ndarray,
+        clash: np.ndarray,
+        write: bool,
+        line: int,
+        now: bool,
+        access: tuple[list[Any], np.ndarray | None],
+    ) -> None:
+        """Report the first clashing element of ``flat`` against the access ``codes`` names there."""
+        k = int(np.flatnonzero(clash)[0])
+        self._report(memory, int(flat[k]), int(codes[k]), write, line, now, int(clash.sum()), access)
+
+    def _global_read(self, memory: Any, arrays: list[Any], live: np.ndarray | None, line: int) -> None:
+        touched = self._touched(memory, arrays, live)
+        if touched is None:
             return
+        shadow, flat = touched
         writers = shadow.writer.reshape(-1)[flat]
         clash = self._other(writers, self._block())
         if clash.any():
-            k = int(np.flatnonzero(clash)[0])
-            count = int(clash.sum())
-            self._report(memory, int(flat[k]), int(writers[k]), True, line, False, count, (arrays, live))
+            self._report_first(memory, flat, writers, clash, True, line, False, (arrays, live))
         shadow.reader.reshape(-1)[flat] = self._code(line, False)
 
     def _global_write(
         self, memory: Any, arrays: list[Any], values: Any, live: np.ndarray | None, line: int, *, atomic: bool
     ) -> None:
-        shadow = self._shadow(memory)
-        if shadow is None:
+        touched = self._touched(memory, arrays, live)
+        if touched is None:
             return
-        try:
-            flat = self._elements(memory, arrays, live)
-        except ValueError:
-            return
+        shadow, flat = touched
         block = self._block()
         writers = shadow.writer.reshape(-1)[flat]
         clash = self._other(writers, block)
@@ -380,16 +397,12 @@ class Tracker:
         if atomic and clash.any():
             clash &= np.array([not self._who[c][2] for c in writers])
         if clash.any():
-            k = int(np.flatnonzero(clash)[0])
-            count = int(clash.sum())
-            self._report(memory, int(flat[k]), int(writers[k]), True, line, True, count, (arrays, live))
+            self._report_first(memory, flat, writers, clash, True, line, True, (arrays, live))
         else:
             readers = shadow.reader.reshape(-1)[flat]
             clash = self._other(readers, block)
             if clash.any():
-                k = int(np.flatnonzero(clash)[0])
-                count = int(clash.sum())
-                self._report(memory, int(flat[k]), int(readers[k]), False, line, True, count, (arrays, live))
+                self._report_first(memory, flat, readers, clash, False, line, True, (arrays, live))
         shadow.writer.reshape(-1)[flat] = self._code(line, atomic)
         if shadow.thread is not None:
             shadow.thread.reshape(-1)[flat] = _NONE

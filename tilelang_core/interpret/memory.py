@@ -150,17 +150,32 @@ class Memory:
             bad &= live
         return (bad if bad is not None and bad.any() else None), live
 
+    def _check_rank(self, indices: int, line: int) -> None:
+        if indices != len(self.shape):
+            raise NotInterpretable(f"{self.name} indexed with {indices} indices, has {len(self.shape)} dims", line)
+
+    def _in_bounds(
+        self,
+        kind: FindingKind,
+        arrays: list[np.ndarray],
+        live: np.ndarray | None,
+        guard: tuple[bool, ...] | None,
+        line: int,
+    ) -> np.ndarray | None:
+        """The lanes left live once out-of-bounds ones are reported as ``kind`` (and guarded ones dropped)."""
+        bad, live = self._out_of_bounds(arrays, live, guard)
+        if bad is not None:
+            self.findings.add(kind, self, _first(arrays, bad), line, int(bad.sum()), _lane(bad))
+            live = ~bad if live is None else live & ~bad
+        return live
+
     def load(self, index: tuple[Any, ...], mask: Any, line: int, guard: tuple[bool, ...] | None = None) -> Any:
         """Values at ``index`` for the live lanes (zero elsewhere), checked."""
         if mask is None and all(type(i) is not np.ndarray for i in index):
             return self._load_scalar(index, line, guard)
         arrays, live = self._lanes(index, [], mask)
-        if len(arrays) != len(self.shape):
-            raise NotInterpretable(f"{self.name} indexed with {len(arrays)} indices, has {len(self.shape)} dims", line)
-        bad, live = self._out_of_bounds(arrays, live, guard)
-        if bad is not None:
-            self.findings.add("out-of-bounds-read", self, _first(arrays, bad), line, int(bad.sum()), _lane(bad))
-            live = ~bad if live is None else live & ~bad
+        self._check_rank(len(arrays), line)
+        live = self._in_bounds("out-of-bounds-read", arrays, live, guard, line)
         if live is not None:
             arrays = [np.where(live, a, 0) for a in arrays]
         where = tuple(arrays)
@@ -177,8 +192,7 @@ class Memory:
         return values
 
     def _load_scalar(self, index: tuple[Any, ...], line: int, guard: tuple[bool, ...] | None) -> Any:
-        if len(index) != len(self.shape):
-            raise NotInterpretable(f"{self.name} indexed with {len(index)} indices, has {len(self.shape)} dims", line)
+        self._check_rank(len(index), line)
         for axis, (i, extent) in enumerate(zip(index, self.shape, strict=True)):
             if not 0 <= i < extent:
                 if guard is None or not guard[axis]:
@@ -198,12 +212,8 @@ class Memory:
         """Write ``value`` at ``index`` for the live lanes, in this buffer's dtype, checked."""
         arrays, live = self._lanes(index, [value], mask)
         values = arrays.pop()
-        if len(arrays) != len(self.shape):
-            raise NotInterpretable(f"{self.name} indexed with {len(arrays)} indices, has {len(self.shape)} dims", line)
-        bad, live = self._out_of_bounds(arrays, live, guard)
-        if bad is not None:
-            self.findings.add("out-of-bounds-write", self, _first(arrays, bad), line, int(bad.sum()), _lane(bad))
-            live = ~bad if live is None else live & ~bad
+        self._check_rank(len(arrays), line)
+        live = self._in_bounds("out-of-bounds-write", arrays, live, guard, line)
         tracker = self.findings.tracker
         if tracker is not None:
             tracker.write(self, arrays, values, live, line)
@@ -225,10 +235,7 @@ class Memory:
         indices included (``ufunc.at``), in lane order."""
         arrays, live = self._lanes(index, [value], mask)
         values = arrays.pop()
-        bad, live = self._out_of_bounds(arrays, live, guard)
-        if bad is not None:
-            self.findings.add("out-of-bounds-write", self, _first(arrays, bad), line, int(bad.sum()), _lane(bad))
-            live = ~bad if live is None else live & ~bad
+        live = self._in_bounds("out-of-bounds-write", arrays, live, guard, line)
         tracker = self.findings.tracker
         if tracker is not None:
             tracker.atomic(self, arrays, live, line)
