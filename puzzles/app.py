@@ -34,18 +34,14 @@ def _row(p: catalog.Puzzle, s: PuzzleStatus) -> str:
     return f"{mark} {p.id} {p.title[:32]:<32} {stars}"
 
 
+KEYS = {"e": "edit", "c": "check", "w": "watch", "h": "hint", "r": "reset", "v": "reveal", "q": "quit"}
+"""Each key and its action; the footer names the action."""
+
+
 class PuzzlesApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "TileLang puzzles"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("e", "edit", "Edit"),
-        Binding("c", "check", "Check"),
-        Binding("w", "watch", "Watch"),
-        Binding("h", "hint", "Hint"),
-        Binding("r", "reset", "Reset"),
-        Binding("v", "reveal", "Reveal"),
-        Binding("q", "quit", "Quit"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding(key, action, action.capitalize()) for key, action in KEYS.items()]
 
     def __init__(self, store: ProgressStore | None = None, device: str | None = None) -> None:
         super().__init__()

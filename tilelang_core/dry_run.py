@@ -223,18 +223,20 @@ def pending(planned: Planned) -> DryRun:
     return DryRun(str(planned.file), planned.digest, planned.runner.command, pending=True)
 
 
-def execute(
-    planned: Planned,
-    *,
-    python: str,
-    memory_mb: int,
-    target: str = "sm_90",
-    wall_s: float = WALL_S,
-    idle_s: float = IDLE_S,
-    children: set[Supervised] | None = None,
-) -> DryRun:
+@dataclass(frozen=True)
+class RunSettings:
+    """How a dry run runs: the user's interpreter, its memory limit, the target TileLang detects, its time limits."""
+
+    python: str
+    memory_mb: int
+    target: str = "sm_90"
+    wall_s: float = WALL_S
+    idle_s: float = IDLE_S
+
+
+def execute(planned: Planned, settings: RunSettings, children: set[Supervised] | None = None) -> DryRun:
     """Run it (``store`` keeps the result); ``children`` holds the supervised child while it runs (to end it early)."""
-    return _run(planned, python, memory_mb, target, wall_s, idle_s, children if children is not None else set())
+    return _run(planned, settings, children if children is not None else set())
 
 
 def dry_run(
@@ -253,31 +255,23 @@ def dry_run(
     found = cached(planned)
     if found is not None:
         return found
-    result = execute(planned, python=python, memory_mb=memory_mb, target=target, wall_s=wall_s, idle_s=idle_s)
+    result = execute(planned, RunSettings(python, memory_mb, target, wall_s, idle_s))
     store(planned, result)
     return result
 
 
-def _run(
-    planned: Planned,
-    python: str,
-    memory_mb: int,
-    target: str,
-    wall_s: float,
-    idle_s: float,
-    children: set[Supervised],
-) -> DryRun:
+def _run(planned: Planned, settings: RunSettings, children: set[Supervised]) -> DryRun:
     start = time.monotonic()
     file, how, digest = planned.file, planned.runner, planned.digest
-    argv, command = [python, "-O", *how.argv], how.command
+    argv, command = [settings.python, "-O", *how.argv], how.command
     with tempfile.TemporaryDirectory(prefix="tilescope-dry-run-") as folder:
         hooks, scratch = Path(folder) / "hook", Path(folder) / "cwd"
         hooks.mkdir()
         scratch.mkdir()
         out = hooks / "instances.jsonl"
         env = {**worker_env(os.environ), **_STAND_IN, **_NO_GPU}
-        if target.startswith("sm_"):  # what TileLang detects on such a GPU, for kernels that ask at build time
-            env["TILELANG_DEFAULT_TARGET"] = json.dumps({"kind": "cuda", "arch": target})
+        if settings.target.startswith("sm_"):  # what TileLang detects on such a GPU, for kernels that ask at build time
+            env["TILELANG_DEFAULT_TARGET"] = json.dumps({"kind": "cuda", "arch": settings.target})
         env = hook_env(hooks, out, env)
         roots = dict.fromkeys(str(import_root(f)) for f in (file, how.path))
         env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], *roots])
@@ -285,7 +279,7 @@ def _run(
         try:
             child = Supervised(
                 argv,
-                limits=Limits(memory_mb=memory_mb, cpu_s=int(wall_s) + 1),
+                limits=Limits(memory_mb=settings.memory_mb, cpu_s=int(settings.wall_s) + 1),
                 env=env,
                 cwd=str(scratch),
                 stdin=subprocess.DEVNULL,
@@ -296,10 +290,10 @@ def _run(
             return DryRun(str(file), digest, command, stop=f"could not start ({err})")
         children.add(child)
         try:
-            code = wait_for_hook(child.process, out, wall_s, idle_s)
+            code = wait_for_hook(child.process, out, settings.wall_s, settings.idle_s)
             stop = f"exit status {code}" if code else None
         except subprocess.TimeoutExpired as stopped:
-            stop = "idle" if stopped.timeout == idle_s else "timeout"
+            stop = "idle" if stopped.timeout == settings.idle_s else "timeout"
         finally:
             child.kill()
             children.discard(child)

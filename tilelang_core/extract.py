@@ -236,33 +236,28 @@ def layout_record(name: str, layout: Any) -> Layout:
     variables = [str(v) for v in layout.get_forward_vars()]
     index = [str(e) for e in layout.get_forward_index()]
     text = str(layout._DebugOutput()) if hasattr(layout, "_DebugOutput") else repr(layout)
-    if hasattr(layout, "forward_thread"):
-        replicate = int(layout.replicate_size)
-        rep_var = variables[0] if len(variables) > len(input_shape) else None
-        return Layout(
-            buffer=name,
-            kind="fragment",
-            input_shape=input_shape,
-            output_shape=output_shape,
-            input_vars=variables[1:] if rep_var else variables,
-            index=index,
-            thread=str(layout.forward_thread),
-            replicate_var=rep_var,
-            replicate=replicate,
-            thread_extent=int(layout.get_thread_size()),
-            thread_begin=_thread_begin(layout),
-            elements_per_thread=math.prod(output_shape),
-            text=text,
-        )
-    return Layout(
+    shared = Layout(
         buffer=name,
         kind="layout",
         input_shape=input_shape,
         output_shape=output_shape,
         input_vars=variables,
         index=index,
-        swizzle=None,
         text=text,
+    )
+    if not hasattr(layout, "forward_thread"):
+        return shared
+    rep_var = variables[0] if len(variables) > len(input_shape) else None
+    return dataclasses.replace(
+        shared,
+        kind="fragment",
+        input_vars=variables[1:] if rep_var else variables,
+        thread=str(layout.forward_thread),
+        replicate_var=rep_var,
+        replicate=int(layout.replicate_size),
+        thread_extent=int(layout.get_thread_size()),
+        thread_begin=_thread_begin(layout),
+        elements_per_thread=math.prod(output_shape),
     )
 
 

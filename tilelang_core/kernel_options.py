@@ -16,14 +16,16 @@ import argparse
 import ast
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tilescope.core.discovery import discover
 from tilescope.core.lines import SourceError, read_source
 from tilescope.core.targets import target_error
+
+_N = TypeVar("_N", int, float)
 
 DEFAULT_TARGET = "sm_90"
 DEFAULT_TIMEOUT_S = 120.0
@@ -88,21 +90,22 @@ def target_name(text: str) -> str:
     return text
 
 
-def positive_seconds(text: str) -> float:
+def _number(text: str, convert: Callable[[str], _N], expected: str) -> _N:
     try:
-        value = float(text)
+        return convert(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+
+
+def positive_seconds(text: str) -> float:
+    value = _number(text, float, "seconds")
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
     return value
 
 
 def memory_mib(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected MiB, got {text!r}") from None
+    value = _number(text, int, "MiB")
     if value < MIN_MEMORY_MB:
         raise argparse.ArgumentTypeError(
             f"{value} MiB is too little for the compiler worker to import TileLang (at least {MIN_MEMORY_MB})"
@@ -111,10 +114,7 @@ def memory_mib(text: str) -> int:
 
 
 def job_count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of workers, got {text!r}") from None
+    value = _number(text, int, "a number of workers")
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
@@ -139,6 +139,21 @@ def add_python_option(parser: argparse.ArgumentParser, dest: str = "python") -> 
         metavar="PATH",
         help="run the compiler in this interpreter (one with TileLang 0.1.10-0.1.15; Tilescope not needed there)",
     )
+
+
+def add_timeout_option(parser: argparse.ArgumentParser, default: float | None, what: str) -> None:
+    """``--timeout S``: ``what`` the seconds limit, with ``default`` (``None``: no limit)."""
+    parser.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=default,
+        metavar="S",
+        help=what if default is None else f"{what} (default {default:g})",
+    )
+
+
+def add_json_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the result as JSON (schema in SCHEMA.md)")
 
 
 def add_kernel_options(
@@ -182,13 +197,7 @@ def add_kernel_options(
     if python:
         add_python_option(parser)
     if timeout:
-        parser.add_argument(
-            "--timeout",
-            type=positive_seconds,
-            default=timeout_default,
-            metavar="S",
-            help=timeout_help if timeout_default is None else f"{timeout_help} (default {timeout_default:g})",
-        )
+        add_timeout_option(parser, timeout_default, timeout_help)
     if memory:
         parser.add_argument(
             "--memory",
@@ -198,7 +207,7 @@ def add_kernel_options(
             help=f"the compiler worker's memory limit (default {DEFAULT_MEMORY_MB})",
         )
     if json:
-        parser.add_argument("--json", action="store_true", help="print the result as JSON (schema in SCHEMA.md)")
+        add_json_option(parser)
     if jobs is not None:
         parser.add_argument(
             "-j",

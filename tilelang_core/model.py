@@ -566,8 +566,8 @@ class ProfileReport:
 
 
 @dataclass(frozen=True)
-class Variant:
-    """One kernel lowered for one target and one autotune config: a row of ``tilescope variants``."""
+class VariantFit:
+    """Which variant (kernel, target, autotune config) and whether it can run: what each view of one starts with."""
 
     kernel: str
     target: str
@@ -576,6 +576,12 @@ class Variant:
     config: dict[str, Any] | None
     status: FitStatus
     reason: str | None
+
+
+@dataclass(frozen=True)
+class Variant(VariantFit):
+    """One kernel lowered for one target and one autotune config: a row of ``tilescope variants``."""
+
     line: int | None
     kernels: list[KernelModel]
     """As ``check --json`` for this target and config: the one kernel, or none when it did not build."""

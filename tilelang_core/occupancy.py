@@ -94,10 +94,10 @@ def occupancy(arch: str, threads: int, registers: int | None, shared_bytes: int)
     blocks = min(limits.values())
     warps = blocks * -(-threads // WARP)
     return Occupancy(
-        arch=arch,
-        threads=threads,
-        registers=registers,
-        shared_bytes=shared_bytes,
+        arch,
+        threads,
+        registers,
+        shared_bytes,
         blocks_per_sm=blocks,
         warps_per_sm=warps,
         occupancy=round(warps / (sm.max_threads // WARP), 4),

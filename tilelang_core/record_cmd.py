@@ -11,7 +11,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from tilescope.core.kernel_options import add_kernel_options
+from tilescope.core.kernel_options import add_json_option, add_timeout_option
 from tilescope.core.record import INSTANCES, merge, record
 
 _GPU_STOP = re.compile(r"CUDA|NVIDIA driver|No registered target detector|GPU|nvcc", re.IGNORECASE)
@@ -19,16 +19,8 @@ _GPU_STOP = re.compile(r"CUDA|NVIDIA driver|No registered target detector|GPU|nv
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workspace", default=".", help="where .tilescope/instances.json lives (default .)")
-    add_kernel_options(
-        parser,
-        kernel=False,
-        arg=False,
-        target=False,
-        python=False,
-        memory=False,
-        timeout_default=None,
-        timeout_help="stop the program after this many seconds (default: no limit)",
-    )
+    add_timeout_option(parser, None, "stop the program after this many seconds (default: no limit)")
+    add_json_option(parser)
     parser.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND ...", help="the program to run")
     parser.set_defaults(func=run)
 

@@ -32,7 +32,7 @@ import sys
 import textwrap
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 try:
@@ -250,11 +250,36 @@ def _record_factory() -> None:
 _TILELANG = os.path.join(os.sep, "nonexistent", "")
 
 
+def _recorded(function: Any) -> bool:
+    """Whether this hook wrapped ``function`` already (a module imported again keeps its wrapper)."""
+    return getattr(function, "__tilescope_recorded__", False)
+
+
+def _install(owner: Any, name: str, wrapper: Any) -> None:
+    wrapper.__tilescope_recorded__ = True
+    setattr(owner, name, wrapper)
+
+
+@contextlib.contextmanager
+def _jit_call(jit: Any, args: Any, kwargs: Any) -> Iterator[None]:
+    """Inside a ``JITImpl`` call: what builds is this instance's; when the call raises (a build that
+    needs a GPU, or a function whose first call fails), its arguments are still recorded."""
+    _state.in_jit = True
+    try:
+        yield
+    except Exception as err:
+        with contextlib.suppress(Exception):
+            _record_jit(jit, args, kwargs, None, f"{type(err).__name__}: {err}"[:300])
+        raise
+    finally:
+        _state.in_jit = False
+
+
 def _patch_language(module: Any) -> None:
     global _TILELANG
     _TILELANG = os.path.dirname(os.path.dirname(os.path.abspath(module.__file__)))
     original = module.prim_func
-    if getattr(original, "__tilescope_recorded__", False):
+    if _recorded(original):
         return
 
     def prim_func(*args: Any, **kwargs: Any) -> Any:
@@ -262,53 +287,37 @@ def _patch_language(module: Any) -> None:
             _record_factory()
         return original(*args, **kwargs)
 
-    prim_func.__tilescope_recorded__ = True
     prim_func.__wrapped__ = original
-    module.prim_func = prim_func
+    _install(module, "prim_func", prim_func)
 
 
 def _patch_jit(module: Any) -> None:
     impl = getattr(module, "JITImpl", None)
-    if impl is None or getattr(impl.get_tir, "__tilescope_recorded__", False):
+    if impl is None or _recorded(impl.get_tir):
         return
     original = impl.get_tir
 
     def get_tir(self: Any, *args: Any, **kwargs: Any) -> Any:
-        _state.in_jit = True
-        try:
+        with _jit_call(self, args, kwargs):
             prim_func = original(self, *args, **kwargs)
-        except Exception as err:  # a build that needs a GPU: the arguments are still this instance's
-            with contextlib.suppress(Exception):
-                _record_jit(self, args, kwargs, None, f"{type(err).__name__}: {err}"[:300])
-            raise
-        finally:
-            _state.in_jit = False
         with contextlib.suppress(Exception):
             _record_jit(self, args, kwargs, prim_func)
         return prim_func
 
-    get_tir.__tilescope_recorded__ = True
-    impl.get_tir = get_tir
+    _install(impl, "get_tir", get_tir)
     infer = getattr(impl, "_infer_jit_mode", None)
     if infer is not None:  # it calls the function once to see whether it returns a PrimFunc: not an instance
 
         def infer_mode(self: Any, *args: Any, **kwargs: Any) -> Any:
-            _state.in_jit = True
-            try:
+            with _jit_call(self, args, kwargs):
                 return infer(self, *args, **kwargs)
-            except Exception as err:  # the first call of the function raised: still this instance's arguments
-                with contextlib.suppress(Exception):
-                    _record_jit(self, args, kwargs, None, f"{type(err).__name__}: {err}"[:300])
-                raise
-            finally:
-                _state.in_jit = False
 
         impl._infer_jit_mode = infer_mode
 
 
 def _patch_autotuner(module: Any) -> None:
     tuner = getattr(module, "AutoTuner", None)
-    if tuner is None or getattr(tuner.run, "__tilescope_recorded__", False):
+    if tuner is None or _recorded(tuner.run):
         return
     original = tuner.run
 
@@ -330,8 +339,7 @@ def _patch_autotuner(module: Any) -> None:
             )
         return result
 
-    run.__tilescope_recorded__ = True
-    tuner.run = run
+    _install(tuner, "run", run)
 
 
 def _on_cpu(value: Any) -> bool:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tilescope.core.discovery import Instantiation, discover, instantiations, syntax_diagnostic
-from tilescope.core.dry_run import DryRun, Planned, cached, dry_run, execute, pending, plan, store
+from tilescope.core.dry_run import DryRun, Planned, RunSettings, cached, dry_run, execute, pending, plan, store
 from tilescope.core.environment import gpu_message, needs_gpu
 from tilescope.core.landlock import Sandbox
 from tilescope.core.lines import SourceError, read_source
@@ -251,9 +251,7 @@ class Analyzer:
 
     def _dry_run_then_tell(self, planned: Planned, target: str) -> None:
         try:
-            result = execute(
-                planned, python=self.python, memory_mb=self.memory_mb, target=target, children=self._dry_children
-            )
+            result = execute(planned, RunSettings(self.python, self.memory_mb, target), self._dry_children)
         finally:
             with self._state_lock:
                 self._dry_runs.discard(str(planned.cached))

@@ -80,6 +80,10 @@ class TraceApp(App[None]):
 
     def on_mount(self) -> None:
         self._mounted = True
+        for shown_pass in ("current", "split", "full_ir"):
+            self.watch(self, shown_pass, self.refresh_view, init=False)
+        for listed in ("show_unchanged", "name_filter"):
+            self.watch(self, listed, self.rebuild_list, init=False)
         self.rebuild_list()
         first = next((p.index for p in self.session.passes if p.changed), 0)
         self.select(first)
@@ -146,23 +150,6 @@ class TraceApp(App[None]):
         self._highlight_current()
 
     # ----- the right pane ------------------------------------------------------------------
-
-    def watch_current(self) -> None:
-        self.refresh_view()
-
-    def watch_split(self) -> None:
-        self.refresh_view()
-
-    def watch_full_ir(self) -> None:
-        self.refresh_view()
-
-    def watch_show_unchanged(self) -> None:
-        if self._mounted:
-            self.rebuild_list()
-
-    def watch_name_filter(self) -> None:
-        if self._mounted:
-            self.rebuild_list()
 
     def refresh_view(self) -> None:
         if self.current is None or not self._mounted:

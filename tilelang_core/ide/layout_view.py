@@ -242,10 +242,8 @@ def _facts(layout: Layout) -> list[Fact]:
 def _fragment(layout: Layout, dtype: str) -> LayoutView:
     fmap = layout_eval.fragment_map(layout)
     shape = list(fmap.shape)
-    stages, fold = _fold_text(shape)
     replicas = np.stack([folded(t) for t in fmap.thread])
     threads, registers = replicas[0], folded(fmap.local)
-    rows, cols = threads.shape
     corner = np.sort(replicas[:, :LABELLED, :LABELLED], axis=0)
     others = (np.diff(corner, axis=0) != 0).sum(axis=0)
     labels = [
@@ -285,31 +283,13 @@ def _fragment(layout: Layout, dtype: str) -> LayoutView:
             ],
         ),
     ]
-    return LayoutView(
-        buffer=layout.buffer,
-        kind="fragment",
-        dtype=dtype,
-        title=(
-            f"{layout.buffer}: {dims_text(shape)} {dtype} fragment → "
-            f"{fmap.thread_extent} threads × {fmap.elements_per_thread} registers{rep}"
-        ),
-        subtitle=f"thread = {layout.thread}" + (f"   ·   {fold}" if fold else ""),
-        shape=shape,
-        rows=int(rows),
-        cols=int(cols),
-        stages=stages,
-        fold=fold,
-        labels=labels,
-        panels=panels,
-        conflicts=[],
-        facts=_facts(layout),
-    )
+    mapping = f"{fmap.thread_extent} threads × {fmap.elements_per_thread} registers{rep}"
+    return _view(layout, "fragment", dtype, shape, threads, mapping, f"thread = {layout.thread}", labels, panels, [])
 
 
 def _shared(layout: Layout, dtype: str) -> LayoutView:
     smap = layout_eval.shared_map(layout)
     shape = list(smap.shape)
-    stages, fold = _fold_text(shape)
     offsets = folded(smap.offset)
     rows, cols = offsets.shape
     bits = require_bits(dtype)
@@ -346,14 +326,32 @@ def _shared(layout: Layout, dtype: str) -> LayoutView:
             Conflict(report.pattern, report.description, worst, report.wavefronts, report.ideal, slowdown, panel_id)
         )
     swizzle = f" ({layout.swizzle})" if layout.swizzle else ""
+    mapping = f"physical {dims_text(layout.output_shape)}{swizzle}"
+    vector = f"{max(1, 128 // bits)} elements per 16-byte vector"
+    return _view(layout, "shared", dtype, shape, offsets, mapping, vector, labels, panels, conflicts)
+
+
+def _view(
+    layout: Layout,
+    kind: Literal["fragment", "shared"],
+    dtype: str,
+    shape: list[int],
+    grid: NDArray[Any],
+    mapping: str,
+    detail: str,
+    labels: list[list[list[str]]],
+    panels: list[Panel],
+    conflicts: list[Conflict],
+) -> LayoutView:
+    """The view of ``layout`` drawn as ``grid`` (the folded tile): ``mapping`` says where elements go."""
+    stages, fold = _fold_text(shape)
+    rows, cols = grid.shape
     return LayoutView(
         buffer=layout.buffer,
-        kind="shared",
+        kind=kind,
         dtype=dtype,
-        title=(
-            f"{layout.buffer}: {dims_text(shape)} {dtype} shared → physical {dims_text(layout.output_shape)}{swizzle}"
-        ),
-        subtitle=f"{max(1, 128 // bits)} elements per 16-byte vector" + (f"   ·   {fold}" if fold else ""),
+        title=f"{layout.buffer}: {dims_text(shape)} {dtype} {kind} → {mapping}",
+        subtitle=detail + (f"   ·   {fold}" if fold else ""),
         shape=shape,
         rows=int(rows),
         cols=int(cols),

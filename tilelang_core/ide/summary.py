@@ -8,22 +8,27 @@ that answer, computed here once so every client that wants the short form gets t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tilescope.core.model import (
     Buffer,
     Diagnostic,
     FileAnalysis,
-    FitStatus,
     KernelModel,
     Launch,
     Layout,
     Pipeline,
     Resources,
     Variant,
+    VariantFit,
     VariantsReport,
 )
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_Summary = TypeVar("_Summary", bound="DataclassInstance")
 
 
 @dataclass(frozen=True)
@@ -66,33 +71,19 @@ class FileSummary:
     diagnostics: list[Diagnostic] = field(default_factory=list[Diagnostic])
 
 
+def _kept(summary: type[_Summary], record: object, **computed: object) -> _Summary:
+    """A ``summary`` record of ``record``: its fields of the same name, but those ``computed`` here."""
+    kept = {f.name: getattr(record, f.name) for f in fields(summary) if f.name not in computed}
+    return summary(**kept, **computed)
+
+
 def layout_summary(layout: Layout) -> LayoutSummary:
-    return LayoutSummary(
-        buffer=layout.buffer,
-        kind=layout.kind,
-        swizzle=layout.swizzle,
-        thread_extent=layout.thread_extent,
-        elements_per_thread=layout.elements_per_thread,
-        replicate=layout.replicate,
-    )
+    return _kept(LayoutSummary, layout)
 
 
 def kernel_summary(model: KernelModel) -> KernelSummary:
-    return KernelSummary(
-        kernel=model.kernel,
-        args=model.args,
-        target=model.target,
-        arg_sources=model.arg_sources,
-        launch=model.launch,
-        buffers=model.buffers,
-        layouts=[layout_summary(layout) for layout in model.layouts],
-        pipelines=model.pipelines,
-        warp_specialized=model.warp_specialized,
-        shared_bytes=model.shared_bytes,
-        resources=model.resources,
-        passes=len(model.passes),
-        diagnostics=model.diagnostics,
-    )
+    layouts = [layout_summary(layout) for layout in model.layouts]
+    return _kept(KernelSummary, model, layouts=layouts, passes=len(model.passes))
 
 
 def file_summary(analysis: FileAnalysis, display_path: str | None = None) -> FileSummary:
@@ -108,13 +99,7 @@ def file_summary(analysis: FileAnalysis, display_path: str | None = None) -> Fil
 
 
 @dataclass(frozen=True)
-class VariantSummary:
-    kernel: str
-    target: str
-    config_index: int | None
-    config: dict[str, Any] | None
-    status: FitStatus
-    reason: str | None
+class VariantSummary(VariantFit):
     threads: int | None
     shared_bytes: int | None
     registers: int | None
@@ -132,13 +117,9 @@ def variant_summary(variant: Variant) -> VariantSummary:
     errors = [d for d in variant.diagnostics if d.severity == "error"]
     if model is not None:
         errors += [d for d in model.diagnostics if d.severity == "error"]
-    return VariantSummary(
-        kernel=variant.kernel,
-        target=variant.target,
-        config_index=variant.config_index,
-        config=variant.config,
-        status=variant.status,
-        reason=variant.reason,
+    return _kept(
+        VariantSummary,
+        variant,
         threads=model.launch.threads if model and model.launch else None,
         shared_bytes=model.shared_bytes if model else None,
         registers=model.resources.registers if model and model.resources else None,
