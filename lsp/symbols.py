@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from lsprotocol import types
-from tilescope.core.ide import OutlineNode, outline
+from tilescope.core.ide import OutlineKind, OutlineNode, outline
 from tilescope.lsp.convert import span_range
 from tilescope.lsp.server import TilescopeServer
 from tilescope.lsp.text import Text
 
-_KIND = {"kernel": types.SymbolKind.Function, "buffer": types.SymbolKind.Variable}
+_KIND: dict[OutlineKind, types.SymbolKind] = {"kernel": types.SymbolKind.Function, "buffer": types.SymbolKind.Variable}
 
 
 def _symbol(text: Text, node: OutlineNode) -> types.DocumentSymbol:

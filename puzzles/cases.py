@@ -9,18 +9,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 from tilescope.puzzles.catalog import HiddenSpec, Puzzle
+from tilescope.puzzles.report import CaseId
 
 CaseKind = Literal["fixed", "hidden", "timed"]
 TIMED = "timed"
 
 
 @dataclass(frozen=True)
-class PlannedCase:
-    name: str
-    args: dict[str, int]
-    values: str
-    seed: int
-    """The label shown to the learner (0, 1 for fixed cases; the check's seed for hidden ones)."""
+class PlannedCase(CaseId):
     data_seed: int
     """The generator seed for the inputs."""
     kind: CaseKind

@@ -37,11 +37,18 @@ class OutputCheck:
 
 
 @dataclass(frozen=True)
-class CaseResult:
+class CaseId:
+    """Which case: its name, sizes and value pattern, and the seed label shown to the learner."""
+
     name: str
     args: dict[str, int]
     values: str
     seed: int
+    """0, 1 for fixed cases; the check's seed for hidden ones."""
+
+
+@dataclass(frozen=True)
+class CaseResult(CaseId):
     passed: bool
     outputs: list[OutputCheck] = field(default_factory=list)
     failure: FailureKind | None = None

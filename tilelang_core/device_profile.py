@@ -147,7 +147,7 @@ def answering(profile: Profile) -> Iterator[None]:
             _note(profile, "determine_target()")
         return current(allow_none)
 
-    tvm.target.Target.current = staticmethod(asked_for_target)  # type: ignore[method-assign]
+    tvm.target.Target.current = staticmethod(asked_for_target)
     try:
         if target is None:
             with cuda_target(profile.target):
@@ -155,6 +155,6 @@ def answering(profile: Profile) -> Iterator[None]:
         else:
             yield
     finally:
-        tvm.target.Target.current = staticmethod(current)  # type: ignore[method-assign]
+        tvm.target.Target.current = staticmethod(current)
         for owner, name, original in reversed(patches):
             setattr(owner, name, original)

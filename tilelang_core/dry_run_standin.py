@@ -95,7 +95,7 @@ def patch_compile(module: Any) -> None:
     def compile(func: Any = None, out_idx: Any = None, *args: Any, **kwargs: Any) -> StandIn:
         return StandIn(func, out_idx)
 
-    compile.__tilescope_standin__ = True  # type: ignore[attr-defined]
+    compile.__tilescope_standin__ = True
     module.compile = compile
 
 

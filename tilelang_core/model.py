@@ -231,12 +231,15 @@ class Occupancy:
     what_if: list[str] = field(default_factory=list[str])
 
 
+Bottleneck = Literal["memory", "compute"]
+
+
 @dataclass(frozen=True)
 class RooflineBound:
     """The best time one GPU's datasheet peaks allow."""
 
     gpu: str
-    bound: Literal["memory", "compute"]
+    bound: Bottleneck
     best_us: float
     memory_us: float
     compute_us: float

@@ -291,12 +291,29 @@ def _patch_language(module: Any) -> None:
     _install(module, "prim_func", prim_func)
 
 
-def _patch_jit(module: Any) -> None:
-    impl = getattr(module, "JITImpl", None)
-    if impl is None or _recorded(impl.get_tir):
-        return
-    original = impl.get_tir
+def _wrap_method(owner: str, method: str, wrapper: Callable[[Any], Any]) -> Callable[[Any], None]:
+    """The patch of a module that replaces ``<owner>.<method>`` by ``wrapper(original)``, once."""
 
+    def patch(module: Any) -> None:
+        cls = getattr(module, owner, None)
+        original = getattr(cls, method, None)
+        if original is None or _recorded(original):
+            return
+        _install(cls, method, wrapper(original))
+
+    return patch
+
+
+def _both(*patches: Any) -> Any:
+    def patch(module: Any) -> None:
+        for each in patches:
+            with contextlib.suppress(Exception):
+                each(module)
+
+    return patch
+
+
+def _jit_get_tir(original: Any) -> Any:
     def get_tir(self: Any, *args: Any, **kwargs: Any) -> Any:
         with _jit_call(self, args, kwargs):
             prim_func = original(self, *args, **kwargs)
@@ -304,23 +321,20 @@ def _patch_jit(module: Any) -> None:
             _record_jit(self, args, kwargs, prim_func)
         return prim_func
 
-    _install(impl, "get_tir", get_tir)
-    infer = getattr(impl, "_infer_jit_mode", None)
-    if infer is not None:  # it calls the function once to see whether it returns a PrimFunc: not an instance
-
-        def infer_mode(self: Any, *args: Any, **kwargs: Any) -> Any:
-            with _jit_call(self, args, kwargs):
-                return infer(self, *args, **kwargs)
-
-        impl._infer_jit_mode = infer_mode
+    return get_tir
 
 
-def _patch_autotuner(module: Any) -> None:
-    tuner = getattr(module, "AutoTuner", None)
-    if tuner is None or _recorded(tuner.run):
-        return
-    original = tuner.run
+def _jit_infer_mode(original: Any) -> Any:
+    """It calls the function once to see whether it returns a PrimFunc: not an instance."""
 
+    def infer_mode(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with _jit_call(self, args, kwargs):
+            return original(self, *args, **kwargs)
+
+    return infer_mode
+
+
+def _tuner_run(original: Any) -> Any:
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
         result = original(self, *args, **kwargs)
         with contextlib.suppress(Exception):
@@ -339,7 +353,7 @@ def _patch_autotuner(module: Any) -> None:
             )
         return result
 
-    _install(tuner, "run", run)
+    return run
 
 
 def _on_cpu(value: Any) -> bool:
@@ -374,23 +388,17 @@ def _patch_torch(torch: Any) -> None:
 
 _PATCHES: dict[str, Callable[[Any], None]] = {
     "tilelang.language": _patch_language,
-    "tilelang.jit": _patch_jit,
-    "tilelang.autotuner.tuner": _patch_autotuner,
+    "tilelang.jit": _both(
+        _wrap_method("JITImpl", "get_tir", _jit_get_tir), _wrap_method("JITImpl", "_infer_jit_mode", _jit_infer_mode)
+    ),
+    "tilelang.autotuner.tuner": _wrap_method("AutoTuner", "run", _tuner_run),
 }
 if os.environ.get("TILESCOPE_RECORD_CPU_TENSORS") == "1":
     _PATCHES["torch"] = _patch_torch
 if os.environ.get("TILESCOPE_RECORD_STAND_IN") == "1":  # the dry run only: see that module
     import tilescope_dry_run_standin as _standin  # pyright: ignore[reportMissingImports]  # put on the path by record.py
 
-    def _both(*patches: Any) -> Any:
-        def patch(module: Any) -> None:
-            for each in patches:
-                with contextlib.suppress(Exception):
-                    each(module)
-
-        return patch
-
-    _PATCHES["tilelang.jit"] = _both(_patch_jit, _standin.patch_compile)
+    _PATCHES["tilelang.jit"] = _both(_PATCHES["tilelang.jit"], _standin.patch_compile)
     _PATCHES["tilelang.profiler"] = _standin.patch_profiler
     _PATCHES["torch"] = _both(_patch_torch, _standin.patch_torch)
 

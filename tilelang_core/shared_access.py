@@ -540,7 +540,7 @@ def shared_accesses(module: Any | None, path: str, tile_ops: list[Access]) -> li
         record = SharedAccess(
             buffer=buffer,
             line=line,
-            op=op,  # type: ignore[arg-type]
+            op=op,  # type: ignore[arg-type]  # _groups keys each access by its op, "load" or "store"
             ways=tally.ways,
             wavefronts=round(tally.wavefronts / tally.requests, 2),
             ideal_wavefronts=round(tally.ideal / tally.requests, 2),

@@ -7,8 +7,15 @@ Each ``register_*`` adds its subcommand to the ``tilescope`` dispatcher; the hea
 from __future__ import annotations
 
 import argparse
+from typing import Protocol
 
 from tilescope.core.kernel_options import add_kernel_options
+
+
+class Subcommands(Protocol):
+    """What ``ArgumentParser.add_subparsers()`` returns, as far as a command is added to it."""
+
+    def add_parser(self, name: str, *, help: str) -> argparse.ArgumentParser: ...
 
 
 def _kernel_arguments(parser: argparse.ArgumentParser, json: bool = False) -> None:
@@ -16,7 +23,7 @@ def _kernel_arguments(parser: argparse.ArgumentParser, json: bool = False) -> No
     add_kernel_options(parser, json=json)
 
 
-def register_trace(subparsers: argparse._SubParsersAction) -> None:
+def register_trace(subparsers: Subcommands) -> None:
     parser = subparsers.add_parser("trace", help="browse the compiler's passes and the IR diff of each")
     _kernel_arguments(parser)
     parser.add_argument(
@@ -35,7 +42,7 @@ def register_trace(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def register_layout(subparsers: argparse._SubParsersAction) -> None:
+def register_layout(subparsers: Subcommands) -> None:
     parser = subparsers.add_parser("layout", help="draw a buffer's inferred layout and its bank conflicts")
     _kernel_arguments(parser, json=True)
     parser.add_argument("--buffer", help="the fragment or shared buffer to draw (default: the first, fragments first)")
@@ -51,7 +58,7 @@ def register_layout(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def register_graph(subparsers: argparse._SubParsersAction) -> None:
+def register_graph(subparsers: Subcommands) -> None:
     parser = subparsers.add_parser("graph", help="draw the kernel's tile dataflow with Graphviz")
     _kernel_arguments(parser)
     parser.add_argument("-o", "--output", help="file to write: .svg, .png, .pdf or .dot (default <kernel>.svg)")

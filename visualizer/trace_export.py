@@ -14,7 +14,7 @@ from tilescope.visualizer.trace_session import TraceSession
 
 def to_patch(session: TraceSession) -> str:
     """Every changing pass as one unified diff, in pipeline order (``git apply``-style headers)."""
-    chunks = []
+    chunks: list[str] = []
     kernel = session.kernel.kernel
     for record in session.passes:
         if not session.diff(record.index).changed:
@@ -43,7 +43,7 @@ pre { font: 12px/1.35 ui-monospace, monospace; background: #fafafa; padding: 6px
 
 
 def _diff_html(session: TraceSession, index: int) -> str:
-    out = []
+    out: list[str] = []
     for row in session.diff(index).rows:
         sign = {"add": "+", "del": "-", "hunk": "", "same": " "}[row.kind]
         src = f'<span class="src">py:{row.source:<4}</span> ' if row.source else " " * 9
@@ -54,7 +54,8 @@ def _diff_html(session: TraceSession, index: int) -> str:
 
 def to_html(session: TraceSession) -> str:
     """One self-contained page: pass index on the left, each changing pass's diff and explanation."""
-    nav, body = [], []
+    nav: list[str] = []
+    body: list[str] = []
     phase = None
     for record in session.passes:
         if record.phase != phase:

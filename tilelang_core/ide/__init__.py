@@ -17,7 +17,7 @@ from tilescope.core.ide.ir_diff import Diff, Pair, Row, listing, patch, side_by_
 from tilescope.core.ide.layout_text import buffer_stages, thread_map_text
 from tilescope.core.ide.layout_view import KernelLayout, LayoutView, NoLayout, Panel, choose, layout_buffers, plot_order
 from tilescope.core.ide.merge import CompiledSnapshot, Facts, facts, fingerprints, merged_diagnostics
-from tilescope.core.ide.navigate import OutlineNode, definition, outline, references
+from tilescope.core.ide.navigate import OutlineKind, OutlineNode, definition, outline, references
 from tilescope.core.ide.run_view import run_failed, run_text
 from tilescope.core.ide.speed import speed_lenses, speed_markdown
 from tilescope.core.ide.trace_view import PassDiff, PassView, TraceView, passes_markdown, trace_view
@@ -39,6 +39,7 @@ __all__ = [
     "KernelLayout",
     "LayoutView",
     "NoLayout",
+    "OutlineKind",
     "OutlineNode",
     "Pair",
     "Panel",

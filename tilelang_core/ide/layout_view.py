@@ -91,10 +91,13 @@ class Fact:
     value: str
 
 
+ViewKind = Literal["fragment", "shared"]
+
+
 @dataclass(frozen=True)
 class LayoutView:
     buffer: str
-    kind: Literal["fragment", "shared"]
+    kind: ViewKind
     dtype: str
     title: str
     subtitle: str
@@ -333,7 +336,7 @@ def _shared(layout: Layout, dtype: str) -> LayoutView:
 
 def _view(
     layout: Layout,
-    kind: Literal["fragment", "shared"],
+    kind: ViewKind,
     dtype: str,
     shape: list[int],
     grid: NDArray[Any],

@@ -61,10 +61,13 @@ def references(static: StaticFile, line: int, column: int, include_declaration: 
     ]
 
 
+OutlineKind = Literal["kernel", "buffer"]
+
+
 @dataclass(frozen=True)
 class OutlineNode:
     name: str
-    kind: Literal["kernel", "buffer"]
+    kind: OutlineKind
     detail: str
     span: Span
     selection: Span

@@ -114,9 +114,9 @@ def _kernels_of(placed: PlacedBlock, context: ModuleContext, world: int, path: s
     key = ("read", world, placed.delta, tuple(above), repr(recorded))
     cached = placed.block.memo.get(key)
     if cached is not None:
-        reads, spent = cached  # type: ignore[misc]
+        reads, spent = cached
         report(spent)  # its not-evaluated note stands as when it was read
-        return reads  # type: ignore[no-any-return]
+        return reads
     with collected() as spent:
         reads = [
             read_kernel(ref, outer, body, context, placed, values)

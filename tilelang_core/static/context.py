@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import functools
 from collections import ChainMap
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,7 +66,7 @@ def _bind_block(block: ParsedBlock, env: dict[str, Value], aliases: frozenset[st
     if reads is None:
         reads = tuple(sorted(_names_read(block.statements)))
         block.keep("reads", reads)
-    key: tuple[object, ...] | None = ("module-delta", aliases, tuple(env.get(n, _ABSENT) for n in reads))  # type: ignore[union-attr]
+    key: tuple[object, ...] | None = ("module-delta", aliases, tuple(env.get(n, _ABSENT) for n in reads))
     try:
         hash(key)
     except TypeError:
@@ -74,11 +75,11 @@ def _bind_block(block: ParsedBlock, env: dict[str, Value], aliases: frozenset[st
     if delta is None:
         scratch: ChainMap[str, Value] = ChainMap({}, env)
         for stmt in block.statements:
-            bind_assignment(stmt, scratch, aliases)  # type: ignore[arg-type]
+            bind_assignment(stmt, scratch, aliases)
         delta = scratch.maps[0]
         if key is not None:
             block.keep(key, delta)
-    env.update(delta)  # type: ignore[arg-type]
+    env.update(delta)
 
 
 def _names_read(statements: list[ast.stmt]) -> set[str]:
@@ -123,7 +124,7 @@ def argparse_defaults(block: ParsedBlock, aliases: frozenset[str]) -> dict[str, 
     return found
 
 
-def bind_assignment(stmt: ast.stmt, env: dict[str, Value], aliases: frozenset[str]) -> None:
+def bind_assignment(stmt: ast.stmt, env: MutableMapping[str, Value], aliases: frozenset[str]) -> None:
     """Record ``NAME = value`` (and tuple unpacking) when the value is known."""
     if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
         env[stmt.target.id] = evaluate(stmt.value, env, aliases)

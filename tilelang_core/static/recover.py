@@ -225,8 +225,8 @@ def _to_file_lines(err: SyntaxError, base: int) -> None:
         return
     if err.lineno is not None:
         err.lineno += base
-    if getattr(err, "end_lineno", None) is not None:
-        err.end_lineno += base  # type: ignore[operator]
+    if err.end_lineno is not None:
+        err.end_lineno += base
     if err.msg:
         err.msg = _ON_LINE.sub(lambda m: f"{m.group(1)}{int(m.group(2)) + base}", err.msg)
 
