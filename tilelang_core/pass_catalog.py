@@ -19,14 +19,12 @@ ANONYMOUS = "pass_fn"
 _LEADING_CHECKS = ("tl.NestedLoopChecker", "tl.ParallelLocalIndexChecker", "tl.FragmentLoopChecker")
 _LEADING_EXTRA = "tl.ASTPrinter"
 _TRAILING = "tl.HoistBroadcastValues"
-PassKind = Literal["transform", "check"]
-"""A ``check`` pass only validates the IR; a ``transform`` rewrites it."""
 
 
 @dataclass(frozen=True)
 class PassInfo:
     name: str
-    kind: PassKind
+    kind: Literal["transform", "check"]
     what: str
     """What the pass does, for someone who writes kernels rather than compilers."""
     look_for: str

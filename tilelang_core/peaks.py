@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tilescope.core.model import RooflineBound
+from tilescope.core.model import Bottleneck, RooflineBound
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def bounds(vector_flops: int, tensor_flops: int, compulsory_bytes: int, dtype: s
     for gpu, peaks in PEAKS.items():
         memory_us = compulsory_bytes / peaks.bandwidth * 1e6
         compute_us = (tensor_flops / tensor_peak(peaks, dtype) + vector_flops / peaks.vector) * 1e6
-        bound = "memory" if memory_us >= compute_us else "compute"
+        bound: Bottleneck = "memory" if memory_us >= compute_us else "compute"
         found.append(
             RooflineBound(gpu, bound, round(max(memory_us, compute_us), 3), round(memory_us, 3), round(compute_us, 3))
         )

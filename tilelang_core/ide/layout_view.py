@@ -33,6 +33,7 @@ LABELLED = 32
 """Cell labels are given for the top-left ``LABELLED × LABELLED`` cells; past that the pattern repeats."""
 PLOT_ORDER = ("local.fragment", "shared.dyn", "shared")
 """Scopes that have a layout view, in the order a kernel's buffers are offered."""
+ViewKind = Literal["fragment", "shared"]
 
 
 @dataclass(frozen=True)
@@ -89,9 +90,6 @@ class BankRow:
 class Fact:
     name: str
     value: str
-
-
-ViewKind = Literal["fragment", "shared"]
 
 
 @dataclass(frozen=True)

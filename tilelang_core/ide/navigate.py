@@ -11,6 +11,8 @@ from tilescope.core.ide.merge import Facts
 from tilescope.core.model import Span
 from tilescope.core.static.records import StaticFile, StaticKernel
 
+OutlineKind = Literal["kernel", "buffer"]
+
 
 @dataclass(frozen=True)
 class SymbolAt:
@@ -59,9 +61,6 @@ def references(static: StaticFile, line: int, column: int, include_declaration: 
         for o in symbol.kernel.occurrences
         if o.name == symbol.name and (include_declaration or o.role != "definition")
     ]
-
-
-OutlineKind = Literal["kernel", "buffer"]
 
 
 @dataclass(frozen=True)
