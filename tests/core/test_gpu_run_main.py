@@ -1,4 +1,4 @@
-"""``python -m tilescope.core.gpu_run BATCH``, the process Nsight Compute profiles, runs its batch and says what launched.
+"""``python -m tilescope.core.gpu_run BATCH``, the process Nsight Compute profiles, runs its batch.
 
 Without a GPU the kernel cannot run: the child must still read the batch, say why on stderr and write
 an empty manifest (a module that does nothing when run leaves ncu with "No kernels were profiled").
@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from tilescope.core.profile_cmd import run_payload
 
 ROOT = Path(__file__).resolve().parents[2]
