@@ -38,8 +38,11 @@ from tilescope.core.supervise import Supervised
 
 LOAD_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
 STORE_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
-LOAD_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_shared_op_ld.sum"
-STORE_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_shared_op_st.sum"
+LOAD_REQUESTS = "smsp__sass_inst_executed_op_shared_ld.sum"
+STORE_REQUESTS = "smsp__sass_inst_executed_op_shared_st.sum"
+"""A request is one warp's shared-memory instruction: ncu's conflicts count the wavefronts beyond each
+instruction's fewest, so conflicts per instruction is the static figure's ``ways - 1``. (The L1TEX
+``t_requests`` counters for the shared pipe read ``n/a`` on sm_90: measured on the H200.)"""
 ACHIEVED = "sm__warps_active.avg.pct_of_peak_sustained_active"
 OCCUPANCY_LIMITS = (
     "launch__occupancy_limit_blocks",
