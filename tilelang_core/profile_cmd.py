@@ -41,9 +41,42 @@ LOAD_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
 STORE_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
 LOAD_REQUESTS = "smsp__sass_inst_executed_op_shared_ld.sum"
 STORE_REQUESTS = "smsp__sass_inst_executed_op_shared_st.sum"
-"""A request is one warp's shared-memory instruction: ncu's conflicts count the wavefronts beyond each
-instruction's fewest, so conflicts per instruction is the static figure's ``ways - 1``. (The L1TEX
-``t_requests`` counters for the shared pipe read ``n/a`` on sm_90: measured on the H200.)"""
+"""A request is one warp's shared-memory instruction. (The L1TEX ``t_requests`` counters for the shared
+pipe read ``n/a`` on sm_90: measured on the H200.)"""
+WAVEFRONT_BYTES = 128
+"""What shared memory serves in one wavefront: an instruction needs at least its bytes over this."""
+SHARED_OPS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "load": (
+        (
+            LOAD_REQUESTS,
+            "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+            "smsp__sass_data_bytes_mem_shared_op_ld.sum",
+        ),
+        (
+            "smsp__sass_inst_executed_op_ldsm.sum",
+            "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
+            "smsp__sass_data_bytes_mem_shared_op_ldsm.sum",
+        ),
+    ),
+    "store": (
+        (
+            STORE_REQUESTS,
+            "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+            "smsp__sass_data_bytes_mem_shared_op_st.sum",
+        ),
+        (
+            "smsp__sass_inst_executed_op_shared_stsm.sum",
+            "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum",
+            "smsp__sass_data_bytes_mem_shared_op_stsm.sum",
+        ),
+    ),
+}
+"""Per direction, (instructions, wavefronts, bytes) of LDS/STS and of LDSM/STSM, as ncu attributes them to
+each SASS instruction from its addresses. Conflicts per request are the wavefronts beyond each instruction's
+fewest, over the instructions: the static figure's ``ways - 1``. The L1TEX bank-conflict counters
+(``LOAD_CONFLICTS``) also count data-bank contention with other traffic sharing the banks (L1 fills of
+global loads), which no address pattern predicts; they are kept, and used only where the SASS figures are
+missing."""
 ACHIEVED = "sm__warps_active.avg.pct_of_peak_sustained_active"
 OCCUPANCY_LIMITS = (
     "launch__occupancy_limit_blocks",
@@ -54,8 +87,7 @@ OCCUPANCY_LIMITS = (
 METRICS = (
     LOAD_CONFLICTS,
     STORE_CONFLICTS,
-    LOAD_REQUESTS,
-    STORE_REQUESTS,
+    *(name for kinds in SHARED_OPS.values() for kind in kinds for name in kind),
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
     ACHIEVED,
@@ -111,18 +143,39 @@ def device_kernel_names(kernel: KernelModel) -> list[str]:
     return list(dict.fromkeys(_KERNEL_NAME.findall(kernel.device_source or "")))
 
 
-def ncu_figures(values: dict[str, float]) -> NcuFigures:
-    def ratio(conflicts: str, requests: str) -> float | None:
-        if conflicts not in values or not values.get(requests):
-            return None
-        return round(values[conflicts] / values[requests], 3)
+def shared_requests(values: dict[str, float], op: str) -> float | None:
+    """Warp instructions of one direction (``"load"`` or ``"store"``) through shared memory, LDSM/STSM included."""
+    counts = [values[kind[0]] for kind in SHARED_OPS[op] if kind[0] in values]
+    return sum(counts) if counts else None
 
+
+def measured_conflicts_per_request(values: dict[str, float], op: str) -> float | None:
+    """Extra wavefronts per shared-memory instruction of one direction, from ncu's per-instruction figures
+    (``SHARED_OPS``); else from the L1TEX counter, which contention with other traffic inflates."""
+    instructions = extra = 0.0
+    complete = True
+    for inst, waves, data in SHARED_OPS[op]:
+        if inst not in values or waves not in values:
+            complete = False
+            continue
+        fewest = max(values[inst], values.get(data, 0.0) / WAVEFRONT_BYTES)
+        instructions += values[inst]
+        extra += max(values[waves] - fewest, 0.0)
+    if complete and instructions:
+        return round(extra / instructions, 3)
+    counter, requests = (LOAD_CONFLICTS, LOAD_REQUESTS) if op == "load" else (STORE_CONFLICTS, STORE_REQUESTS)
+    if counter not in values or not values.get(requests):
+        return None
+    return round(values[counter] / values[requests], 3)
+
+
+def ncu_figures(values: dict[str, float]) -> NcuFigures:
     limits = [int(values[k]) for k in OCCUPANCY_LIMITS if k in values]
     achieved = values.get(ACHIEVED)
     return NcuFigures(
         metrics=values,
-        load_conflicts_per_request=ratio(LOAD_CONFLICTS, LOAD_REQUESTS),
-        store_conflicts_per_request=ratio(STORE_CONFLICTS, STORE_REQUESTS),
+        load_conflicts_per_request=measured_conflicts_per_request(values, "load"),
+        store_conflicts_per_request=measured_conflicts_per_request(values, "store"),
         achieved_occupancy=round(achieved / 100, 4) if achieved is not None else None,
         blocks_per_sm=min(limits) if limits else None,
         error=None if values else "ncu reported no metrics for the kernel",
