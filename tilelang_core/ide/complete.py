@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from tilescope.core.static import catalog
 
 _MEMBER = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\.([A-Za-z_0-9]*)$")
-_IDENTIFIER_TAIL = re.compile(r"[A-Za-z_][A-Za-z_0-9]*$")
 _CALLEE = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\.([A-Za-z_][A-Za-z_0-9]*)\s*$")
 _LOOKBACK = 4000
 
