@@ -236,3 +236,38 @@ def recorded_source_values(path: str, kernel: str) -> dict[str, Any]:
     """The most recent recorded values of a kernel as the static tier reads values (``source_value``)."""
     values = recorded_arguments(path, kernel) or {}
     return {k: v for k, v in ((k, source_value(v)) for k, v in values.items()) if v is not None}
+
+
+class RecordedValues:
+    """``recorded_source_values`` for every kernel of one file, the instances found and read once (an
+    analysis asks for each of a thousand kernels); ``stamp`` says which instances file it read."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        instances = find_instances(path)
+        self.stamp = _stamp(instances)
+        self._file = _relative(path, instances.parent.parent) if instances is not None else ""
+        self._entries = load(instances) if instances is not None else []
+
+    def __call__(self, kernel: str) -> dict[str, Any]:
+        entry = next((e for e in self._entries if e["file"] == self._file and e["kernel"] == kernel), None)
+        if entry is None:
+            return {}
+        values = {**(entry.get("args") or {}), **(entry.get("consts") or {})}
+        plain = {k: v for k, v in values.items() if is_encoded(v)}
+        return {k: v for k, v in ((k, source_value(v)) for k, v in plain.items()) if v is not None}
+
+
+def recorded_stamp(path: str) -> tuple[object, ...] | None:
+    """Which instances file ``path``'s recorded values come from, and its state on disk."""
+    return _stamp(find_instances(path))
+
+
+def _stamp(instances: Path | None) -> tuple[object, ...] | None:
+    if instances is None:
+        return None
+    try:
+        stat = instances.stat()
+    except OSError:
+        return (str(instances),)
+    return (str(instances), stat.st_mtime_ns, stat.st_size)

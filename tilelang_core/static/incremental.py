@@ -1,0 +1,149 @@
+"""The static analysis of a document being edited: each text's analysis patched from the previous one.
+
+``analyze_source`` reads every block of the file on each call (from the blocks' memos, but still a
+walk of the whole file in Python); an editor typing in one kernel of a file of a thousand needs
+only that kernel read again. ``IncrementalAnalysis`` keeps the last analysis, re-parses only the
+lines around the edit (``splice``), and when every block the edit replaced or made is a kernel
+that calls no kernel (``kernel_only``), defining the same kernel names and no ``argparse``
+defaults, nothing another block reads has changed: the module values, the kernel names and the
+world are the old ones, every other block's part is reused (moved by the lines the edit added),
+and only the new blocks are read. Any other edit (an import, a module constant, a call site, a
+renamed kernel, ``__main__``) analyses every block again, reusing what each block's memo holds.
+Either way the result is the one ``analyze_source`` gives for the text
+(``tests/static/test_incremental.py`` compares them over random edits).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilescope.core.errors import surrogate_error
+from tilescope.core.record import RecordedValues, recorded_stamp
+from tilescope.core.static import catalog
+from tilescope.core.static.analyze import (
+    FileAnalysis,
+    Part,
+    analysis_of,
+    assemble,
+    block_part,
+    kernel_only,
+    prepared,
+)
+from tilescope.core.static.bindings import kernel_names
+from tilescope.core.static.context import ModuleContext, argparse_defaults
+from tilescope.core.static.discover import discover_block
+from tilescope.core.static.records import StaticFile
+from tilescope.core.static.recover import BlockCache, ParsedFile, PlacedBlock, parse_tolerant
+from tilescope.core.static.splice import splice
+
+
+@dataclass(frozen=True)
+class _Last:
+    source: str
+    target: str
+    table: str
+    stamp: tuple[object, ...] | None
+    analysis: FileAnalysis
+    last_active: int
+    """The index of the last block that is not ``kernel_only`` (-1 when none)."""
+
+
+class IncrementalAnalysis:
+    """One document's analyses: a block cache sized by the document and the last analysis."""
+
+    def __init__(self, path: str = "<unsaved>") -> None:
+        self.path = path
+        self.blocks = BlockCache()
+        self._last: _Last | None = None
+        self.patched = False
+        """Whether the last ``analyze`` reused the previous analysis's parts (for tests and benchmarks)."""
+
+    def __len__(self) -> int:
+        return len(self.blocks)
+
+    def analyze(self, source: str, *, target: str = "sm_90", table: catalog.Catalog | None = None) -> StaticFile:
+        """What ``analyze_source(source, path, target=target, table=table)`` says."""
+        table = table if table is not None else catalog.default()
+        stamp = recorded_stamp(self.path)
+        last = self._last
+        self.patched = False
+        analysis: FileAnalysis | None = None
+        parsed: ParsedFile | None = None
+        if last is not None and last.target == target and last.table == table.version and _plain(source, last):
+            parsed = splice(last.analysis.parsed, last.source, source, self.blocks)
+            if parsed is not None and last.stamp == stamp:
+                analysis = self._patch(last, parsed, table)
+                self.patched = analysis is not None
+        if analysis is None:
+            if parsed is None:
+                text, surrogate = prepared(source)
+                parsed = parse_tolerant(text, self.blocks)
+            else:
+                surrogate = None
+            analysis = analysis_of(parsed, surrogate, self.path, target, table)
+        context = analysis.context
+        names = kernel_names(context)
+        active = [i for i, p in enumerate(analysis.parsed.blocks) if not kernel_only(p, context, names)]
+        self._last = _Last(source, target, table.version, stamp, analysis, active[-1] if active else -1)
+        return analysis.static
+
+    def _patch(self, last: _Last, parsed: ParsedFile, table: catalog.Catalog) -> FileAnalysis | None:
+        """The analysis of ``parsed`` from ``last``'s, when the edit changed only kernel-only blocks."""
+        old = last.analysis
+        before, after = old.parsed.blocks, parsed.blocks
+        shift = len(parsed.lines) - len(old.parsed.lines)
+        head = 0
+        limit = min(len(before), len(after))
+        while head < limit and before[head].block is after[head].block and before[head].offset == after[head].offset:
+            head += 1
+        tail = 0
+        while (
+            tail < limit - head
+            and before[-1 - tail].block is after[-1 - tail].block
+            and after[-1 - tail].offset - before[-1 - tail].offset == shift
+        ):
+            tail += 1
+        removed, added = before[head : len(before) - tail], after[head : len(after) - tail]
+        context = old.context
+        names = kernel_names(context)
+        if shift and last.last_active >= len(before) - tail:
+            return None  # a block the world holds moved
+        if not all(_inert(p, context, names) for p in [*removed, *added]):
+            return None
+        if _defined(removed, context) != _defined(added, context):
+            return None
+        fresh = ModuleContext(context.aliases, context.env, parsed.lines, context.target, after, context.tilelang)
+        if "env_key" in context.__dict__:
+            fresh.__dict__["env_key"] = context.env_key
+        fresh.memo["kernel-names"] = names
+        recorded = RecordedValues(self.path)
+        repaired = parsed.repaired_lines
+
+        def read(placed: PlacedBlock) -> Part:
+            return block_part(placed, fresh, old.world, table, recorded, repaired)
+
+        parts = old.parts[:head] + [read(p) for p in added]
+        for offset, part in enumerate(old.parts[len(before) - tail :]):
+            placed = after[len(after) - tail + offset]
+            moves_alone = not any(b.origin == "call" and b.line is not None for k in part.kernels for b in k.bindings)
+            parts.append(part.moved(shift) if offset and (moves_alone or not shift) else read(placed))
+        static = assemble(self.path, context.target, parsed, None, fresh, parts, old.module_spent)
+        return FileAnalysis(static, parsed, fresh, old.world, parts, old.module_spent, None)
+
+
+def _plain(source: str, last: _Last) -> bool:
+    """Neither text needs ``prepared``'s changes (a byte-order mark, a lone surrogate)."""
+    if source.startswith("\ufeff") or last.source.startswith("\ufeff") or last.analysis.surrogate is not None:
+        return False
+    return surrogate_error(source) is None
+
+
+def _inert(placed: PlacedBlock, context: ModuleContext, names: frozenset[str]) -> bool:
+    """A kernel that calls no kernel and declares no ``argparse`` default: nothing another block reads."""
+    return kernel_only(placed, context, names) and not argparse_defaults(placed.block, context.aliases)
+
+
+def _defined(blocks: list[PlacedBlock], context: ModuleContext) -> frozenset[str]:
+    return frozenset(
+        ref.name for p in blocks for ref, _, _ in discover_block(p.block, context.aliases, context.tilelang)
+    )
