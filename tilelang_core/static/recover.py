@@ -216,7 +216,7 @@ def _parse(text: str, base: int) -> ParsedBlock:
     return ParsedBlock(base, end, [], first_error, frozenset(range(base + 1, base + end + 1)))
 
 
-_ON_LINE = re.compile(r"(on line )(\d+)")
+_ON_LINE = re.compile(r"(\bline )(\d+)\b")
 
 
 def _to_file_lines(err: SyntaxError, base: int) -> None:
