@@ -2,8 +2,9 @@
 compiler-tier snapshot, joined into the ``Facts`` every feature reads.
 
 Static analyses run off the event loop, on one analysis thread (``schedule``), each document with
-a parsed-block cache of its own, sized by the document (``recover.BlockCache``), so a large file
-neither evicts another's blocks nor holds up requests about other files. An analysis still
+an incremental analysis of its own (``static.incremental``: a parsed-block cache sized by the
+document, and the last analysis, patched for each edit), so a large file neither evicts another's
+blocks nor holds up requests about other files, and a keystroke in it costs the blocks it changed. An analysis still
 waiting when a newer version arrives is cancelled; a request waits (``ready``) only for the
 analysis of its own document. After the first analysis of a large document its parsed blocks are
 moved out of the garbage collector's sight (``gc.freeze``): they are freed by reference counting
@@ -22,7 +23,8 @@ from urllib.parse import unquote
 
 from pygls.workspace import TextDocument, Workspace
 from tilescope.core.ide import CompiledSnapshot, Facts, facts, fingerprints
-from tilescope.core.static import BlockCache, StaticFile, analyze_source
+from tilescope.core.static import StaticFile
+from tilescope.core.static.incremental import IncrementalAnalysis
 
 
 class DocumentNotOpen(KeyError):
@@ -66,7 +68,7 @@ class Documents:
         self.compiled: dict[str, CompiledSnapshot] = {}
         self._lines: dict[str, tuple[str, Sequence[str]]] = {}
         self._jobs: dict[str, _Job] = {}
-        self._blocks: dict[str, BlockCache] = {}
+        self._analyses: dict[str, IncrementalAnalysis] = {}
         self._analyser = ThreadPoolExecutor(1, thread_name_prefix="tilescope-static")
         self._guard = threading.Lock()
 
@@ -101,19 +103,20 @@ class Documents:
             return job.future
         if job is not None:
             job.future.cancel()
-        path = document.path or uri
-        blocks = self._blocks.setdefault(uri, BlockCache())
-        future = self._analyser.submit(self._analyse, uri, document.version, source, target, path, blocks)
+        analysis = self._analyses.get(uri)
+        if analysis is None:
+            analysis = self._analyses[uri] = IncrementalAnalysis(document.path or uri)
+        future = self._analyser.submit(self._analyse, uri, document.version, source, target, analysis)
         self._jobs[uri] = _Job(document.version, source, target, future)
         return future
 
     def _analyse(
-        self, uri: str, version: int | None, source: str, target: str, path: str, blocks: BlockCache
+        self, uri: str, version: int | None, source: str, target: str, analysis: IncrementalAnalysis
     ) -> DocumentState:
         with self._guard:
-            first = len(blocks) == 0
-            static = analyze_source(source, path, target=target, blocks=blocks)
-            if first and len(blocks) >= FREEZE_BLOCKS:
+            first = len(analysis) == 0
+            static = analysis.analyze(source, target=target)
+            if first and len(analysis) >= FREEZE_BLOCKS:
                 gc.collect()  # what is garbage now is collected, not frozen
                 gc.freeze()
         return DocumentState(uri, version, source, target, static)
@@ -189,4 +192,4 @@ class Documents:
         job = self._jobs.pop(uri, None)
         if job is not None:
             job.future.cancel()
-        self._blocks.pop(uri, None)
+        self._analyses.pop(uri, None)
