@@ -164,3 +164,21 @@ def test_an_edit_inside_a_kernel_is_patched_not_reanalysed() -> None:
     got = analysis.analyze(edited)
     assert not analysis.patched
     assert _same(got, _fresh(edited, "/tmp/large.py")) is None
+
+
+def test_retyped_assignments_are_patched_changed_ones_reanalysed() -> None:
+    text = many_lines(2000)
+    analysis = IncrementalAnalysis("/tmp/large.py")
+    analysis.analyze(text)
+    lines = text.splitlines(keepends=True)
+    middle = next(i for i in range(len(lines) // 2, len(lines)) if lines[i].startswith("value_"))
+    lines[middle] = lines[middle].rstrip("\n") + "  \n"  # the same assignment, retyped
+    edited = "".join(lines)
+    got = analysis.analyze(edited)
+    assert analysis.patched
+    assert _same(got, _fresh(edited, "/tmp/large.py")) is None
+    lines[middle] = lines[middle].replace("* 2", "* 3")  # another value: the module's values change
+    edited = "".join(lines)
+    got = analysis.analyze(edited)
+    assert not analysis.patched
+    assert _same(got, _fresh(edited, "/tmp/large.py")) is None

@@ -26,7 +26,7 @@ from tilescope.core.static.discover import discover_block, returned_prim_func
 from tilescope.core.static.primitive_checks import check_primitives
 from tilescope.core.static.reader import KernelReader
 from tilescope.core.static.records import Binding, PrimitiveUse, QuickFix, StaticFile, StaticKernel, TextEdit
-from tilescope.core.static.recover import BlockCache, ParsedFile, PlacedBlock, parse_tolerant
+from tilescope.core.static.recover import BlockCache, ParsedBlock, ParsedFile, PlacedBlock, parse_tolerant
 from tilescope.core.static.shift import Placed, shifted
 from tilescope.core.static.symbolic import Sym
 from tilescope.core.static.syntax import span_of
@@ -213,12 +213,38 @@ def _kernels_of(placed: PlacedBlock, context: ModuleContext, world: int, recorde
 
 
 def _world(blocks: list[PlacedBlock], context: ModuleContext) -> int:
-    """What a kernel-only block's reading depends on besides itself: every other block (by identity,
-    as blocks are immutable while cached, and by place, as the values found there carry its lines),
+    """What a kernel-only block's reading depends on besides itself: every other block (``world_entry``),
     the module values, the kernel names and the target."""
     names = kernel_names(context)
-    others = tuple((id(p.block), p.offset) for p in blocks if not kernel_only(p, context, names))
+    others = tuple(e for e in (world_entry(p, context, names) for p in blocks) if e is not None)
     return hash((others, context.env_key, context.target, names, tuple(sorted(context.tilelang.items()))))
+
+
+def world_entry(placed: PlacedBlock, context: ModuleContext, names: frozenset[str]) -> tuple[object, int] | None:
+    """What a block is to the other blocks' readings: nothing for a kernel-only block; for one of
+    plain assignments, what they say (``passive``), else the block itself (by identity: blocks are
+    immutable while cached); and its place, as the values found there carry its lines."""
+    if kernel_only(placed, context, names):
+        return None
+    said = passive(placed.block)
+    return (said if said is not None else id(placed.block), placed.offset)
+
+
+_ACTIVE = (ast.Call, ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.comprehension)
+
+
+def passive(block: ParsedBlock) -> tuple[tuple[str, int], ...] | None:
+    """For a block of assignments that call nothing (``value_7 = 7 * 2``), each statement's syntax
+    tree (without positions) and line in the block: two such blocks that say the same bind the
+    same values, and the run-along steps through them alike. ``None`` for any other block."""
+    found = block.memo.get("passive", False)
+    if found is False:
+        plain = all(isinstance(s, ast.Assign | ast.AnnAssign) for s in block.statements) and not any(
+            isinstance(n, _ACTIVE) for n in block.nodes
+        )
+        found = tuple((ast.dump(s), s.lineno - block.base) for s in block.statements) if plain else None
+        block.keep("passive", found)
+    return found  # type: ignore[no-any-return]  # the memo holds what this function put there
 
 
 def kernel_only(placed: PlacedBlock, context: ModuleContext, names: frozenset[str]) -> bool:

@@ -4,7 +4,8 @@
 walk of the whole file in Python); an editor typing in one kernel of a file of a thousand needs
 only that kernel read again. ``IncrementalAnalysis`` keeps the last analysis, re-parses only the
 lines around the edit (``splice``), and when every block the edit replaced or made is a kernel
-that calls no kernel (``kernel_only``), defining the same kernel names and no ``argparse``
+that calls no kernel (``kernel_only``) or assignments that say what the replaced ones said
+(``passive``: ``value_7 = 7 * 2`` retyped), defining the same kernel names and no ``argparse``
 defaults, nothing another block reads has changed: the module values, the kernel names and the
 world are the old ones, every other block's part is reused (moved by the lines the edit added),
 and only the new blocks are read. Any other edit (an import, a module constant, a call site, a
@@ -26,8 +27,8 @@ from tilescope.core.static.analyze import (
     analysis_of,
     assemble,
     block_part,
-    kernel_only,
     prepared,
+    world_entry,
 )
 from tilescope.core.static.bindings import kernel_names
 from tilescope.core.static.context import ModuleContext, argparse_defaults
@@ -44,8 +45,8 @@ class _Last:
     table: str
     stamp: tuple[object, ...] | None
     analysis: FileAnalysis
-    last_active: int
-    """The index of the last block that is not ``kernel_only`` (-1 when none)."""
+    active: list[bool]
+    """For each block, whether other blocks' readings depend on it (it is not ``kernel_only``)."""
 
 
 class IncrementalAnalysis:
@@ -67,28 +68,30 @@ class IncrementalAnalysis:
         stamp = recorded_stamp(self.path)
         last = self._last
         self.patched = False
-        analysis: FileAnalysis | None = None
+        patched: tuple[FileAnalysis, list[bool]] | None = None
         parsed: ParsedFile | None = None
         if last is not None and last.target == target and last.table == table.version and _plain(source, last):
             parsed = splice(last.analysis.parsed, last.source, source, self.blocks)
             if parsed is not None and last.stamp == stamp:
-                analysis = self._patch(last, parsed, table)
-                self.patched = analysis is not None
-        if analysis is None:
+                patched = self._patch(last, parsed, table)
+        self.patched = patched is not None
+        if patched is None:
             if parsed is None:
                 text, surrogate = prepared(source)
                 parsed = parse_tolerant(text, self.blocks)
             else:
                 surrogate = None
             analysis = analysis_of(parsed, surrogate, self.path, target, table)
-        context = analysis.context
-        names = kernel_names(context)
-        active = [i for i, p in enumerate(analysis.parsed.blocks) if not kernel_only(p, context, names)]
-        self._last = _Last(source, target, table.version, stamp, analysis, active[-1] if active else -1)
+            context = analysis.context
+            names = kernel_names(context)
+            patched = (analysis, [world_entry(p, context, names) is not None for p in parsed.blocks])
+        analysis, active = patched
+        self._last = _Last(source, target, table.version, stamp, analysis, active)
         return analysis.static
 
-    def _patch(self, last: _Last, parsed: ParsedFile, table: catalog.Catalog) -> FileAnalysis | None:
-        """The analysis of ``parsed`` from ``last``'s, when the edit changed only kernel-only blocks."""
+    def _patch(self, last: _Last, parsed: ParsedFile, table: catalog.Catalog) -> tuple[FileAnalysis, list[bool]] | None:
+        """The analysis of ``parsed`` from ``last``'s, when the blocks the edit replaced and made are
+        kernel-only or say what they said (``passive``); with the new ``active``."""
         old = last.analysis
         before, after = old.parsed.blocks, parsed.blocks
         shift = len(parsed.lines) - len(old.parsed.lines)
@@ -106,9 +109,15 @@ class IncrementalAnalysis:
         removed, added = before[head : len(before) - tail], after[head : len(after) - tail]
         context = old.context
         names = kernel_names(context)
-        if shift and last.last_active >= len(before) - tail:
+        if shift and any(last.active[len(before) - tail :]):
             return None  # a block the world holds moved
-        if not all(_inert(p, context, names) for p in [*removed, *added]):
+        gone = [world_entry(p, context, names) for p in removed]
+        made = [world_entry(p, context, names) for p in added]
+        if any(e is not None and not isinstance(e[0], tuple) for e in [*gone, *made]):
+            return None  # a block other readings depend on changed
+        if [e for e in gone if e is not None] != [e for e in made if e is not None]:
+            return None  # the assignments say something else
+        if any(argparse_defaults(p.block, context.aliases) for p in [*removed, *added]):
             return None
         if _defined(removed, context) != _defined(added, context):
             return None
@@ -128,7 +137,8 @@ class IncrementalAnalysis:
             moves_alone = not any(b.origin == "call" and b.line is not None for k in part.kernels for b in k.bindings)
             parts.append(part.moved(shift) if offset and (moves_alone or not shift) else read(placed))
         static = assemble(self.path, context.target, parsed, None, fresh, parts, old.module_spent)
-        return FileAnalysis(static, parsed, fresh, old.world, parts, old.module_spent, None)
+        active = last.active[:head] + [e is not None for e in made] + last.active[len(before) - tail :]
+        return FileAnalysis(static, parsed, fresh, old.world, parts, old.module_spent, None), active
 
 
 def _plain(source: str, last: _Last) -> bool:
@@ -136,11 +146,6 @@ def _plain(source: str, last: _Last) -> bool:
     if source.startswith("\ufeff") or last.source.startswith("\ufeff") or last.analysis.surrogate is not None:
         return False
     return surrogate_error(source) is None
-
-
-def _inert(placed: PlacedBlock, context: ModuleContext, names: frozenset[str]) -> bool:
-    """A kernel that calls no kernel and declares no ``argparse`` default: nothing another block reads."""
-    return kernel_only(placed, context, names) and not argparse_defaults(placed.block, context.aliases)
 
 
 def _defined(blocks: list[PlacedBlock], context: ModuleContext) -> frozenset[str]:
