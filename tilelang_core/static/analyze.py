@@ -213,21 +213,24 @@ def _kernels_of(placed: PlacedBlock, context: ModuleContext, world: int, recorde
 
 
 def _world(blocks: list[PlacedBlock], context: ModuleContext) -> int:
-    """What a kernel-only block's reading depends on besides itself: every other block (``world_entry``),
+    """What a kernel-only block's reading depends on besides itself: every other block (``world_entries``),
     the module values, the kernel names and the target."""
     names = kernel_names(context)
-    others = tuple(e for e in (world_entry(p, context, names) for p in blocks) if e is not None)
+    others = tuple(e for p in blocks for e in world_entries(p, context, names))
     return hash((others, context.env_key, context.target, names, tuple(sorted(context.tilelang.items()))))
 
 
-def world_entry(placed: PlacedBlock, context: ModuleContext, names: frozenset[str]) -> tuple[object, int] | None:
+def world_entries(placed: PlacedBlock, context: ModuleContext, names: frozenset[str]) -> tuple[tuple[object, int], ...]:
     """What a block is to the other blocks' readings: nothing for a kernel-only block; for one of
-    plain assignments, what they say (``passive``), else the block itself (by identity: blocks are
-    immutable while cached); and its place, as the values found there carry its lines."""
+    plain assignments, what each says and its line (``passive``: however the lines are grouped into
+    blocks); for any other, the block itself (by identity: blocks are immutable while cached) and its
+    place, as the values found there carry its lines."""
     if kernel_only(placed, context, names):
-        return None
+        return ()
     said = passive(placed.block)
-    return (said if said is not None else id(placed.block), placed.offset)
+    if said is None:
+        return ((id(placed.block), placed.offset),)
+    return tuple((text, line + placed.offset) for text, line in said)
 
 
 _ACTIVE = (ast.Call, ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.comprehension)

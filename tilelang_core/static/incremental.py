@@ -28,7 +28,7 @@ from tilescope.core.static.analyze import (
     assemble,
     block_part,
     prepared,
-    world_entry,
+    world_entries,
 )
 from tilescope.core.static.bindings import kernel_names
 from tilescope.core.static.context import ModuleContext, argparse_defaults
@@ -70,9 +70,9 @@ class IncrementalAnalysis:
         self.patched = False
         patched: tuple[FileAnalysis, list[bool]] | None = None
         parsed: ParsedFile | None = None
-        if last is not None and last.target == target and last.table == table.version and _plain(source, last):
+        if last is not None and last.target == target and last.table == table.version and _readable(source, last):
             parsed = splice(last.analysis.parsed, last.source, source, self.blocks)
-            if parsed is not None and last.stamp == stamp:
+            if parsed is not None and last.stamp == stamp and _plain(parsed):
                 patched = self._patch(last, parsed, table)
         self.patched = patched is not None
         if patched is None:
@@ -84,7 +84,7 @@ class IncrementalAnalysis:
             analysis = analysis_of(parsed, surrogate, self.path, target, table)
             context = analysis.context
             names = kernel_names(context)
-            patched = (analysis, [world_entry(p, context, names) is not None for p in parsed.blocks])
+            patched = (analysis, [bool(world_entries(p, context, names)) for p in parsed.blocks])
         analysis, active = patched
         self._last = _Last(source, target, table.version, stamp, analysis, active)
         return analysis.static
@@ -95,11 +95,10 @@ class IncrementalAnalysis:
         old = last.analysis
         before, after = old.parsed.blocks, parsed.blocks
         shift = len(parsed.lines) - len(old.parsed.lines)
-        head = 0
+        head, tail = parsed.kept
         limit = min(len(before), len(after))
         while head < limit and before[head].block is after[head].block and before[head].offset == after[head].offset:
             head += 1
-        tail = 0
         while (
             tail < limit - head
             and before[-1 - tail].block is after[-1 - tail].block
@@ -111,11 +110,11 @@ class IncrementalAnalysis:
         names = kernel_names(context)
         if shift and any(last.active[len(before) - tail :]):
             return None  # a block the world holds moved
-        gone = [world_entry(p, context, names) for p in removed]
-        made = [world_entry(p, context, names) for p in added]
-        if any(e is not None and not isinstance(e[0], tuple) for e in [*gone, *made]):
+        gone = [world_entries(p, context, names) for p in removed]
+        made = [world_entries(p, context, names) for p in added]
+        if any(isinstance(e[0], int) for entries in [*gone, *made] for e in entries):
             return None  # a block other readings depend on changed
-        if [e for e in gone if e is not None] != [e for e in made if e is not None]:
+        if [e for entries in gone for e in entries] != [e for entries in made for e in entries]:
             return None  # the assignments say something else
         if any(argparse_defaults(p.block, context.aliases) for p in [*removed, *added]):
             return None
@@ -137,15 +136,20 @@ class IncrementalAnalysis:
             moves_alone = not any(b.origin == "call" and b.line is not None for k in part.kernels for b in k.bindings)
             parts.append(part.moved(shift) if offset and (moves_alone or not shift) else read(placed))
         static = assemble(self.path, context.target, parsed, None, fresh, parts, old.module_spent)
-        active = last.active[:head] + [e is not None for e in made] + last.active[len(before) - tail :]
+        active = last.active[:head] + [bool(entries) for entries in made] + last.active[len(before) - tail :]
         return FileAnalysis(static, parsed, fresh, old.world, parts, old.module_spent, None), active
 
 
-def _plain(source: str, last: _Last) -> bool:
-    """Neither text needs ``prepared``'s changes (a byte-order mark, a lone surrogate)."""
-    if source.startswith("\ufeff") or last.source.startswith("\ufeff") or last.analysis.surrogate is not None:
-        return False
-    return surrogate_error(source) is None
+def _readable(source: str, last: _Last) -> bool:
+    """Neither text needs ``prepared``'s first change (dropping a byte-order mark), and the last had
+    no lone surrogate (``prepared`` replaces them)."""
+    return not source.startswith("\ufeff") and not last.source.startswith("\ufeff") and last.analysis.surrogate is None
+
+
+def _plain(parsed: ParsedFile) -> bool:
+    """No lone surrogate in the lines the edit made (the rest are the last text's, which had none)."""
+    first, end = parsed.edited
+    return surrogate_error("".join(parsed.lines[first:end])) is None
 
 
 def _defined(blocks: list[PlacedBlock], context: ModuleContext) -> frozenset[str]:

@@ -305,6 +305,11 @@ class ParsedFile:
     lines: list[str]
     lexed: Lexed | None = None
     groups: list[Group] = field(default_factory=list[Group])
+    kept: tuple[int, int] = (0, 0)
+    """Made from an older parse (``splice``): how many of the first and of the last blocks are the
+    older parse's (the last ones moved by the lines the edit added)."""
+    edited: tuple[int, int] = (0, 0)
+    """Made from an older parse: the lines (0-based, end excluded) that replaced the older ones."""
 
 
 def parse_tolerant(source: str, cache: BlockCache | None = None) -> ParsedFile:
@@ -317,12 +322,18 @@ def parse_tolerant(source: str, cache: BlockCache | None = None) -> ParsedFile:
     return parsed_file(lines, lexed, [place_group(lines, group, cache) for group in grouped(lines, spans)])
 
 
-def parsed_file(lines: list[str], lexed: Lexed, groups: list[Group]) -> ParsedFile:
+def parsed_file(
+    lines: list[str],
+    lexed: Lexed,
+    groups: list[Group],
+    kept: tuple[int, int] = (0, 0),
+    edited: tuple[int, int] = (0, 0),
+) -> ParsedFile:
     """The file of these groups: its blocks in order, their syntax errors and repaired lines."""
     blocks = [placed for group in groups for placed in group.blocks]
     errors = [shifted(p.block.error, p.delta) for p in blocks if p.block.error is not None]
     repaired = {line + p.delta for p in blocks if p.block.repaired_lines for line in p.block.repaired_lines}
-    return ParsedFile(blocks, errors, frozenset(repaired), lines, lexed, groups)
+    return ParsedFile(blocks, errors, frozenset(repaired), lines, lexed, groups, kept, edited)
 
 
 def place_group(lines: list[str], group: list[tuple[int, int]], cache: BlockCache) -> Group:

@@ -53,7 +53,8 @@ def splice(old: ParsedFile, old_source: str, source: str, cache: BlockCache) -> 
         made.extend(grouper.flush())
     cache.fit(len(old.blocks))
     fresh = [place_group(lines, group, cache) for group in made]
-    return parsed_file(lines, lexed, groups[:redo] + fresh + tail)
+    kept = (sum(len(g.blocks) for g in groups[:redo]), sum(len(g.blocks) for g in tail))
+    return parsed_file(lines, lexed, groups[:redo] + fresh + tail, kept, (first, new_end))
 
 
 def _edit(old_source: str, old_lines: list[str], source: str) -> tuple[int, int, list[str]] | None:
