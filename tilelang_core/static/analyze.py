@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, replace
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 from tilescope.core.errors import surrogate_error
@@ -151,17 +153,16 @@ def assemble(
 ) -> StaticFile:
     """The file's analysis from its blocks' parts."""
     diagnostics = [replace(d, source=SOURCE) for d in [*parsed.errors, *([surrogate] if surrogate else [])]]
-    for part in parts:
-        diagnostics.extend(part.diagnostics)
+    diagnostics.extend(chain.from_iterable(map(attrgetter("diagnostics"), parts)))
     if surrogate is not None:  # Python cannot read the file at all: no warning the compiler would confirm
         diagnostics = [d for d in diagnostics if d.severity != "warning"]
-    spent = [*module_spent, *(b for part in parts for b in part.spent)]
+    spent = [*module_spent, *chain.from_iterable(map(attrgetter("spent"), parts))]
     if spent:
         diagnostics.append(replace(_not_evaluated(spent), source=SOURCE))
     diagnostics.sort(key=_position)
-    kernels = [kernel for part in parts for kernel in part.kernels]
-    fixes = [fix for part in parts for fix in part.fixes]
-    uses = Placed((part.uses, part.delta) for part in parts)
+    kernels = list(chain.from_iterable(map(attrgetter("kernels"), parts)))
+    fixes = list(chain.from_iterable(map(attrgetter("fixes"), parts)))
+    uses = Placed(zip(map(attrgetter("uses"), parts), map(attrgetter("delta"), parts), strict=True))
     return StaticFile(path, target, kernels, diagnostics, uses, fixes=fixes, aliases=sorted(context.aliases))
 
 

@@ -131,10 +131,14 @@ class IncrementalAnalysis:
             return block_part(placed, fresh, old.world, table, recorded, repaired)
 
         parts = old.parts[:head] + [read(p) for p in added]
-        for offset, part in enumerate(old.parts[len(before) - tail :]):
-            placed = after[len(after) - tail + offset]
-            moves_alone = not any(b.origin == "call" and b.line is not None for k in part.kernels for b in k.bindings)
-            parts.append(part.moved(shift) if offset and (moves_alone or not shift) else read(placed))
+        kept = old.parts[len(before) - tail :]
+        if kept:
+            parts.append(read(after[len(after) - tail]))  # the lines above it (a directive) may be the edit's
+        if not shift:
+            parts.extend(kept[1:])
+        for offset, part in enumerate(kept[1:] if shift else (), start=len(after) - tail + 1):
+            calls = any(b.origin == "call" and b.line is not None for k in part.kernels for b in k.bindings)
+            parts.append(read(after[offset]) if calls else part.moved(shift))  # a call's line stays where it is
         static = assemble(self.path, context.target, parsed, None, fresh, parts, old.module_spent)
         active = last.active[:head] + [bool(entries) for entries in made] + last.active[len(before) - tail :]
         return FileAnalysis(static, parsed, fresh, old.world, parts, old.module_spent, None), active

@@ -289,12 +289,6 @@ class Group:
     last: int
     blocks: list[PlacedBlock]
 
-    def moved(self, delta: int) -> Group:
-        if not delta:
-            return self
-        moved = [PlacedBlock(p.offset + delta, p.block) for p in self.blocks]
-        return Group(self.first + delta, self.last + delta, moved)
-
 
 @dataclass(frozen=True)
 class ParsedFile:
@@ -304,7 +298,9 @@ class ParsedFile:
     repaired_lines: frozenset[int]
     lines: list[str]
     lexed: Lexed | None = None
-    groups: list[Group] = field(default_factory=list[Group])
+    """The lexer's states over ``lines``."""
+    starts: list[bool] = field(default_factory=list[bool])
+    """For each block, whether it starts a group (``grouped``): where a new split may start."""
     kept: tuple[int, int] = (0, 0)
     """Made from an older parse (``splice``): how many of the first and of the last blocks are the
     older parse's (the last ones moved by the lines the edit added)."""
@@ -319,21 +315,12 @@ def parse_tolerant(source: str, cache: BlockCache | None = None) -> ParsedFile:
     spans = block_spans(lexed)
     cache = cache if cache is not None else _cache
     cache.fit(len(spans))
-    return parsed_file(lines, lexed, [place_group(lines, group, cache) for group in grouped(lines, spans)])
-
-
-def parsed_file(
-    lines: list[str],
-    lexed: Lexed,
-    groups: list[Group],
-    kept: tuple[int, int] = (0, 0),
-    edited: tuple[int, int] = (0, 0),
-) -> ParsedFile:
-    """The file of these groups: its blocks in order, their syntax errors and repaired lines."""
+    groups = [place_group(lines, group, cache) for group in grouped(lines, spans)]
     blocks = [placed for group in groups for placed in group.blocks]
+    starts = [index == 0 for group in groups for index in range(len(group.blocks))]
     errors = [shifted(p.block.error, p.delta) for p in blocks if p.block.error is not None]
     repaired = {line + p.delta for p in blocks if p.block.repaired_lines for line in p.block.repaired_lines}
-    return ParsedFile(blocks, errors, frozenset(repaired), lines, lexed, groups, kept, edited)
+    return ParsedFile(blocks, errors, frozenset(repaired), lines, lexed, starts)
 
 
 def place_group(lines: list[str], group: list[tuple[int, int]], cache: BlockCache) -> Group:

@@ -9,17 +9,18 @@ thousand costs the lines and blocks around it, not the file.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from itertools import accumulate
 
-from tilescope.core.static.recover import BlockCache, Group, Grouper, ParsedFile, parsed_file, place_group
+from tilescope.core.static.recover import BlockCache, Grouper, ParsedFile, PlacedBlock, place_group
+from tilescope.core.static.shift import shifted
 from tilescope.core.static.split import lex_edit, source_lines
 
 
 def splice(old: ParsedFile, old_source: str, source: str, cache: BlockCache) -> ParsedFile | None:
     """``source`` parsed as ``parse_tolerant`` would, reusing ``old`` (the parse of ``old_source``);
     ``None`` when there is nothing to reuse (an empty text, or no lexer state kept)."""
-    if old.lexed is None or not old.lines or not source:
+    if old.lexed is None or not old.lines or not old.blocks or not source:
         return None
     edit = _edit(old_source, old.lines, source)
     if edit is None:
@@ -28,22 +29,21 @@ def splice(old: ParsedFile, old_source: str, source: str, cache: BlockCache) -> 
     lines = old.lines[:first] + middle + old.lines[old_end:]
     new_end = first + len(middle)
     lexed = lex_edit(old.lexed, lines, first, old_end, new_end)
-    groups = old.groups
-    firsts = [g.first for g in groups]
-    redo = max(0, bisect_right(firsts, max(first, 1)) - 2)  # from the group before the one holding the line above
+    blocks, group_starts = old.blocks, old.starts
     shift = new_end - old_end
-    index = {line: i for i, line in enumerate(firsts[redo:], start=redo)}
+    redo = _group_before(blocks, group_starts, max(first, 1))
     starts, old_states, states = lexed.starts, old.lexed.states, lexed.states
     count = len(lines)
     grouper = Grouper(lines)
     made: list[list[tuple[int, int]]] = []
-    tail: list[Group] = []
-    start = firsts[redo]
+    same = len(blocks)
+    start = blocks[redo].offset + 1
     while start <= count:
-        same = index.get(start - shift) if start - 1 >= new_end and not grouper.run else None
-        if same is not None and states[start - 1] == old_states[start - 1 - shift]:
-            tail = [g.moved(shift) for g in groups[same:]]
-            break
+        if start - 1 >= new_end and not grouper.run and states[start - 1] == old_states[start - 1 - shift]:
+            found = _group_at(blocks, group_starts, start - shift)
+            if found is not None:
+                same = found
+                break
         end = start
         while end < count and not starts[end]:
             end += 1
@@ -51,10 +51,55 @@ def splice(old: ParsedFile, old_source: str, source: str, cache: BlockCache) -> 
         start = end + 1
     else:
         made.extend(grouper.flush())
-    cache.fit(len(old.blocks))
+    cache.fit(len(blocks))
     fresh = [place_group(lines, group, cache) for group in made]
-    kept = (sum(len(g.blocks) for g in groups[:redo]), sum(len(g.blocks) for g in tail))
-    return parsed_file(lines, lexed, groups[:redo] + fresh + tail, kept, (first, new_end))
+    made_blocks = [placed for group in fresh for placed in group.blocks]
+    tail = blocks[same:]
+    if shift:
+        tail = [PlacedBlock(p.offset + shift, p.block) for p in tail]
+    head_end = blocks[redo].offset  # the last line of the blocks kept in front
+    tail_start = blocks[same].offset + 1 if same < len(blocks) else count + abs(shift) + 1
+    errors = [e for e in old.errors if e.span.line <= head_end]
+    errors.extend(shifted(p.block.error, p.delta) for p in made_blocks if p.block.error is not None)
+    errors.extend(shifted(e, shift) for e in old.errors if e.span.line >= tail_start)
+    repaired = {line for line in old.repaired_lines if line <= head_end or line >= tail_start}
+    repaired = {line + shift if line >= tail_start else line for line in repaired}
+    repaired.update(line + p.delta for p in made_blocks for line in p.block.repaired_lines)
+    return ParsedFile(
+        blocks[:redo] + made_blocks + tail,
+        errors,
+        frozenset(repaired),
+        lines,
+        lexed,
+        group_starts[:redo] + [i == 0 for group in fresh for i in range(len(group.blocks))] + group_starts[same:],
+        (redo, len(blocks) - same),
+        (first, new_end),
+    )
+
+
+def _offset(placed: PlacedBlock) -> int:
+    return placed.offset
+
+
+def _group_before(blocks: list[PlacedBlock], starts: list[bool], line: int) -> int:
+    """The first block of the group before the one holding ``line``: the split starts there, since
+    whether a group starts at a block depends on the block's end, which the next line decides."""
+    index = max(0, bisect_right(blocks, line - 1, key=_offset) - 1)
+    while index > 0 and not starts[index]:
+        index -= 1
+    if index > 0:
+        index -= 1
+    while index > 0 and not starts[index]:
+        index -= 1
+    return index
+
+
+def _group_at(blocks: list[PlacedBlock], starts: list[bool], line: int) -> int | None:
+    """The index of the block starting a group at ``line``, if one does."""
+    index = bisect_left(blocks, line - 1, key=_offset)
+    if index < len(blocks) and blocks[index].offset == line - 1 and starts[index]:
+        return index
+    return None
 
 
 def _edit(old_source: str, old_lines: list[str], source: str) -> tuple[int, int, list[str]] | None:
