@@ -4,11 +4,16 @@ compiler-tier snapshot, joined into the ``Facts`` every feature reads.
 Static analyses run off the event loop, on one analysis thread (``schedule``), each document with
 an incremental analysis of its own (``static.incremental``: a parsed-block cache sized by the
 document, and the last analysis, patched for each edit), so a large file neither evicts another's
-blocks nor holds up requests about other files, and a keystroke in it costs the blocks it changed. An analysis still
-waiting when a newer version arrives is cancelled; a request waits (``ready``) only for the
-analysis of its own document. After the first analysis of a large document its parsed blocks are
-moved out of the garbage collector's sight (``gc.freeze``): they are freed by reference counting
-when no longer used, and a full collection no longer walks millions of syntax nodes per keystroke.
+blocks nor holds up requests about other files, and a keystroke in it costs the blocks it
+changed. An analysis still waiting when a newer version arrives is cancelled; a request waits
+(``ready``) only for the analysis of its own document. After the first analysis of a large
+document its parsed blocks are moved out of the garbage collector's sight (``gc.freeze``): they
+are freed by reference counting when no longer used, and a full collection no longer walks
+millions of syntax nodes (stalling the event loop too) every few keystrokes.
+
+The analysis stays a thread, not a process: a keystroke's analysis holds the GIL for a few
+milliseconds, and a hover on another file answers in about as long as with no large file open
+(``benchmarks/bench_large_files.py``).
 """
 
 from __future__ import annotations
@@ -55,8 +60,9 @@ class _Job:
     future: Future[DocumentState]
 
 
-FREEZE_BLOCKS = 2000
-"""Blocks from which a document's first analysis is followed by ``gc.freeze``."""
+FREEZE_CHARACTERS = 200_000
+"""Text from which a document's first analysis is followed by ``gc.freeze``: some 5,000 lines, half a
+million syntax nodes, whose every full collection would stall both threads for a tenth of a second."""
 
 
 class Documents:
@@ -116,7 +122,7 @@ class Documents:
         with self._guard:
             first = len(analysis) == 0
             static = analysis.analyze(source, target=target)
-            if first and len(analysis) >= FREEZE_BLOCKS:
+            if first and len(source) >= FREEZE_CHARACTERS:
                 gc.collect()  # what is garbage now is collected, not frozen
                 gc.freeze()
         return DocumentState(uri, version, source, target, static)
