@@ -1,10 +1,11 @@
 """The incremental analysis an editor runs says exactly what a fresh full analysis says.
 
 Random edits (characters, line breaks, deleted and duplicated lines, brackets, quotes, imports,
-module constants, renamed kernels, undo) to files of TileLang's examples and to the generated
-large files; after each, ``IncrementalAnalysis.analyze`` is compared with ``analyze_source`` on a
-fresh block cache and lexer, as JSON (every kernel, binding, buffer, diagnostic, fix and ``T.*``
-use: everything the language server publishes or answers from).
+module constants, renamed kernels, lone surrogates, NUL bytes, a byte-order mark, undo) to files
+of TileLang's examples and to the generated large files; after each, ``IncrementalAnalysis.analyze``
+is compared with ``analyze_source`` on a fresh block cache and lexer, as JSON (every kernel,
+binding, buffer, diagnostic, fix and ``T.*`` use: everything the language server publishes or
+answers from).
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ _SNIPPETS = (
     "x",
     "1",
     "\r",
+    "\ud800",
+    "\x00",
+    "\x0c",
     "\ndef helper(n):\n    return n * 2\n",
     "\nimport tilelang.language as T\n",
     "\nblock_M = 64\n",
@@ -52,6 +56,8 @@ def _edit(rng: random.Random, text: str, history: list[str]) -> str:
     """One random edit of ``text``; some keep the syntax, many break it, a few undo."""
     if history and rng.random() < 0.08:
         return rng.choice(history)
+    if rng.random() < 0.03:
+        return text[1:] if text.startswith("\ufeff") else "\ufeff" + text
     lines = text.splitlines(keepends=True) or [""]
     kind = rng.randrange(7)
     at = rng.randrange(len(text) + 1)

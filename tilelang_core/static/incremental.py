@@ -72,7 +72,9 @@ class IncrementalAnalysis:
         parsed: ParsedFile | None = None
         if last is not None and last.target == target and last.table == table.version and _readable(source, last):
             parsed = splice(last.analysis.parsed, last.source, source, self.blocks)
-            if parsed is not None and last.stamp == stamp and _plain(parsed):
+            if parsed is not None and not _plain(parsed):
+                parsed = None  # a lone surrogate: ``prepared`` replaces it before parsing
+            if parsed is not None and last.stamp == stamp:
                 patched = self._patch(last, parsed, table)
         self.patched = patched is not None
         if patched is None:
