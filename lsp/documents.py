@@ -28,8 +28,7 @@ from urllib.parse import unquote
 
 from pygls.workspace import TextDocument, Workspace
 from tilescope.core.ide import CompiledSnapshot, Facts, facts, fingerprints
-from tilescope.core.static import StaticFile
-from tilescope.core.static.incremental import IncrementalAnalysis
+from tilescope.core.static import IncrementalAnalysis, StaticFile
 
 
 class DocumentNotOpen(KeyError):
