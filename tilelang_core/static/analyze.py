@@ -28,7 +28,7 @@ from tilescope.core.static.discover import discover_block, returned_prim_func
 from tilescope.core.static.primitive_checks import check_primitives
 from tilescope.core.static.reader import KernelReader
 from tilescope.core.static.records import Binding, PrimitiveUse, QuickFix, StaticFile, StaticKernel, TextEdit
-from tilescope.core.static.recover import BlockCache, ParsedBlock, ParsedFile, PlacedBlock, parse_tolerant
+from tilescope.core.static.recover import BlockCache, ParsedFile, PlacedBlock, parse_tolerant
 from tilescope.core.static.shift import Placed, shifted
 from tilescope.core.static.symbolic import Sym
 from tilescope.core.static.syntax import span_of
@@ -217,36 +217,41 @@ def _world(blocks: list[PlacedBlock], context: ModuleContext) -> int:
     """What a kernel-only block's reading depends on besides itself: every other block (``world_entries``),
     the module values, the kernel names and the target."""
     names = kernel_names(context)
-    others = tuple(e for p in blocks for e in world_entries(p, context, names))
+    others = tuple(e for p in blocks for e in world_entries(p, context, names, context.lines))
     return hash((others, context.env_key, context.target, names, tuple(sorted(context.tilelang.items()))))
 
 
-def world_entries(placed: PlacedBlock, context: ModuleContext, names: frozenset[str]) -> tuple[tuple[object, int], ...]:
+def world_entries(
+    placed: PlacedBlock, context: ModuleContext, names: frozenset[str], lines: list[str]
+) -> tuple[tuple[object, int], ...]:
     """What a block is to the other blocks' readings: nothing for a kernel-only block; for one of
     plain assignments, what each says and its line (``passive``: however the lines are grouped into
     blocks); for any other, the block itself (by identity: blocks are immutable while cached) and its
-    place, as the values found there carry its lines."""
+    place, as the values found there carry its lines. ``lines`` are the file's the block is placed in."""
     if kernel_only(placed, context, names):
         return ()
-    said = passive(placed.block)
+    said = passive(placed, lines)
     if said is None:
         return ((id(placed.block), placed.offset),)
     return tuple((text, line + placed.offset) for text, line in said)
 
 
-_ACTIVE = (ast.Call, ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.comprehension)
+_ACTIVE = frozenset({ast.Call, ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.comprehension})
 
 
-def passive(block: ParsedBlock) -> tuple[tuple[str, int], ...] | None:
-    """For a block of assignments that call nothing (``value_7 = 7 * 2``), each statement's syntax
-    tree (without positions) and line in the block: two such blocks that say the same bind the
-    same values, and the run-along steps through them alike. ``None`` for any other block."""
+def passive(placed: PlacedBlock, lines: list[str]) -> tuple[tuple[str, int], ...] | None:
+    """For a block of one-line assignments that call nothing (``value_7 = 7 * 2``), each one's text
+    (without the blanks it ends in) and line in the block: two such blocks that say the same bind
+    the same values, and the run-along steps through them alike. ``None`` for any other block."""
+    block = placed.block
     found = block.memo.get("passive", False)
     if found is False:
-        plain = all(isinstance(s, ast.Assign | ast.AnnAssign) for s in block.statements) and not any(
-            isinstance(n, _ACTIVE) for n in block.nodes
-        )
-        found = tuple((ast.dump(s), s.lineno - block.base) for s in block.statements) if plain else None
+        statements = block.statements
+        plain = all(isinstance(s, ast.Assign | ast.AnnAssign) and s.end_lineno == s.lineno for s in statements)
+        if plain and _ACTIVE.isdisjoint(map(type, block.nodes)):
+            found = tuple((lines[s.lineno + placed.delta - 1].rstrip(), s.lineno - block.base) for s in statements)
+        else:
+            found = None
         block.keep("passive", found)
     return found  # type: ignore[no-any-return]  # the memo holds what this function put there
 

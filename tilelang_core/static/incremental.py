@@ -86,7 +86,7 @@ class IncrementalAnalysis:
             analysis = analysis_of(parsed, surrogate, self.path, target, table)
             context = analysis.context
             names = kernel_names(context)
-            patched = (analysis, [bool(world_entries(p, context, names)) for p in parsed.blocks])
+            patched = (analysis, [bool(world_entries(p, context, names, parsed.lines)) for p in parsed.blocks])
         analysis, active = patched
         self._last = _Last(source, target, table.version, stamp, analysis, active)
         return analysis.static
@@ -112,8 +112,8 @@ class IncrementalAnalysis:
         names = kernel_names(context)
         if shift and any(last.active[len(before) - tail :]):
             return None  # a block the world holds moved
-        gone = [world_entries(p, context, names) for p in removed]
-        made = [world_entries(p, context, names) for p in added]
+        gone = [world_entries(p, context, names, context.lines) for p in removed]
+        made = [world_entries(p, context, names, parsed.lines) for p in added]
         if any(isinstance(e[0], int) for entries in [*gone, *made] for e in entries):
             return None  # a block other readings depend on changed
         if [e for entries in gone for e in entries] != [e for entries in made for e in entries]:
