@@ -28,7 +28,7 @@ from tilescope.core.static.discover import discover_block, returned_prim_func
 from tilescope.core.static.primitive_checks import check_primitives
 from tilescope.core.static.reader import KernelReader
 from tilescope.core.static.records import Binding, PrimitiveUse, QuickFix, StaticFile, StaticKernel, TextEdit
-from tilescope.core.static.recover import BlockCache, ParsedFile, PlacedBlock, parse_tolerant
+from tilescope.core.static.recover import BlockCache, ParsedBlock, ParsedFile, PlacedBlock, parse_tolerant
 from tilescope.core.static.shift import Placed, shifted
 from tilescope.core.static.symbolic import Sym
 from tilescope.core.static.syntax import span_of
@@ -275,8 +275,11 @@ def read_kernel(
     placed: PlacedBlock,
     recorded: dict[str, Any] | None = None,
 ) -> tuple[StaticKernel, list[Diagnostic], list[QuickFix]]:
-    """One discovered kernel in file lines; unchanged text under unchanged values is read once."""
+    """One discovered kernel in file lines; unchanged text under unchanged values is read once: the
+    values of its parameters, and of the module names its block mentions (a module constant no
+    kernel reads, added or changed, reads none of them again)."""
     bound, target = bindings(ref, outer, placed.delta, context, recorded)
+    block = placed.block
     key = (
         "kernel",
         ref.name,
@@ -284,9 +287,9 @@ def read_kernel(
         tuple(ref.params),
         tuple((b.name, b.value, b.origin) for b in bound),
         target,
-        context.env_key,
+        context.aliases,
+        tuple(context.env.get(name, _ABSENT) for name in _mentioned(block)),
     )
-    block = placed.block
     cached = block.memo.get(key)
     if cached is None:
         cached = _read(ref, outer, body_def, context, placed.delta, block.nodes, bound, target)
@@ -298,6 +301,25 @@ def read_kernel(
         found = [*found, missing.diagnostic]
         fixes = [*fixes, missing]
     return kernel, found, fixes
+
+
+_ABSENT = object()
+
+
+def _mentioned(block: ParsedBlock) -> tuple[str, ...]:
+    """The names (and ``a.b`` attributes, as ``argparse`` defaults are kept) the block mentions: all
+    of the module env a reading of it can look up."""
+    found = block.memo.get("mentioned")
+    if found is None:
+        names: set[str] = set()
+        for node in block.nodes:
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                names.add(f"{node.value.id}.{node.attr}")
+        found = tuple(sorted(names))
+        block.keep("mentioned", found)
+    return found  # type: ignore[no-any-return]  # the memo holds what this function put there
 
 
 def _missing_values(
