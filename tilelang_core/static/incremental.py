@@ -67,7 +67,6 @@ class IncrementalAnalysis:
         table = table if table is not None else catalog.default()
         stamp = recorded_stamp(self.path)
         last = self._last
-        self.patched = False
         patched: tuple[FileAnalysis, list[bool]] | None = None
         parsed: ParsedFile | None = None
         if last is not None and last.target == target and last.table == table.version and _readable(source, last):
