@@ -2,12 +2,19 @@
 compiler-tier snapshot, joined into the ``Facts`` every feature reads.
 
 Static analyses run off the event loop, on one analysis thread (``schedule``), each document with
-a parsed-block cache of its own, sized by the document (``recover.BlockCache``), so a large file
-neither evicts another's blocks nor holds up requests about other files. An analysis still
-waiting when a newer version arrives is cancelled; a request waits (``ready``) only for the
-analysis of its own document. After the first analysis of a large document its parsed blocks are
-moved out of the garbage collector's sight (``gc.freeze``): they are freed by reference counting
-when no longer used, and a full collection no longer walks millions of syntax nodes per keystroke.
+an incremental analysis of its own (``static.incremental``: a parsed-block cache sized by the
+document, and the last analysis, patched for each edit), so a large file neither evicts another's
+blocks nor holds up requests about other files, and a keystroke in it costs the blocks it
+changed. An analysis still waiting when a newer version arrives is cancelled; a request waits
+(``ready``) only for the analysis of its own document. After the first analysis of a large
+document (run with the collector paused) its parsed blocks are moved out of the garbage
+collector's sight (``gc.freeze``): they are freed by reference counting when no longer used, and a
+full collection no longer walks millions of syntax nodes (stalling the event loop too) every few
+keystrokes.
+
+The analysis stays a thread, not a process: a keystroke's analysis holds the GIL for a few
+milliseconds, and a hover on another file answers in about as long as with no large file open
+(``benchmarks/bench_large_files.py``).
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from urllib.parse import unquote
 
 from pygls.workspace import TextDocument, Workspace
 from tilescope.core.ide import CompiledSnapshot, Facts, facts, fingerprints
-from tilescope.core.static import BlockCache, StaticFile, analyze_source
+from tilescope.core.static import IncrementalAnalysis, StaticFile
 
 
 class DocumentNotOpen(KeyError):
@@ -53,8 +60,23 @@ class _Job:
     future: Future[DocumentState]
 
 
-FREEZE_BLOCKS = 2000
-"""Blocks from which a document's first analysis is followed by ``gc.freeze``."""
+FREEZE_CHARACTERS = 200_000
+"""Text from which a document's first analysis is followed by ``gc.freeze``: some 5,000 lines, half a
+million syntax nodes, whose every full collection would stall both threads for a tenth of a second."""
+
+
+def _first_of_large(analysis: IncrementalAnalysis, source: str, target: str) -> StaticFile:
+    """The first analysis of a large document with the collector paused (its full collections over
+    the growing heap of syntax nodes took three quarters of the time), then what it built frozen."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return analysis.analyze(source, target=target)
+    finally:
+        if enabled:
+            gc.enable()
+        gc.collect()  # what is garbage now is collected, not frozen
+        gc.freeze()
 
 
 class Documents:
@@ -66,7 +88,7 @@ class Documents:
         self.compiled: dict[str, CompiledSnapshot] = {}
         self._lines: dict[str, tuple[str, Sequence[str]]] = {}
         self._jobs: dict[str, _Job] = {}
-        self._blocks: dict[str, BlockCache] = {}
+        self._analyses: dict[str, IncrementalAnalysis] = {}
         self._analyser = ThreadPoolExecutor(1, thread_name_prefix="tilescope-static")
         self._guard = threading.Lock()
 
@@ -101,21 +123,21 @@ class Documents:
             return job.future
         if job is not None:
             job.future.cancel()
-        path = document.path or uri
-        blocks = self._blocks.setdefault(uri, BlockCache())
-        future = self._analyser.submit(self._analyse, uri, document.version, source, target, path, blocks)
+        analysis = self._analyses.get(uri)
+        if analysis is None:
+            analysis = self._analyses[uri] = IncrementalAnalysis(document.path or uri)
+        future = self._analyser.submit(self._analyse, uri, document.version, source, target, analysis)
         self._jobs[uri] = _Job(document.version, source, target, future)
         return future
 
     def _analyse(
-        self, uri: str, version: int | None, source: str, target: str, path: str, blocks: BlockCache
+        self, uri: str, version: int | None, source: str, target: str, analysis: IncrementalAnalysis
     ) -> DocumentState:
         with self._guard:
-            first = len(blocks) == 0
-            static = analyze_source(source, path, target=target, blocks=blocks)
-            if first and len(blocks) >= FREEZE_BLOCKS:
-                gc.collect()  # what is garbage now is collected, not frozen
-                gc.freeze()
+            if len(analysis) or len(source) < FREEZE_CHARACTERS:
+                static = analysis.analyze(source, target=target)
+            else:
+                static = _first_of_large(analysis, source, target)
         return DocumentState(uri, version, source, target, static)
 
     async def ready(self, uri: str, target: str) -> bool:
@@ -189,4 +211,4 @@ class Documents:
         job = self._jobs.pop(uri, None)
         if job is not None:
             job.future.cancel()
-        self._blocks.pop(uri, None)
+        self._analyses.pop(uri, None)

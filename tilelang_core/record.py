@@ -5,7 +5,7 @@ each instantiation it reports (file, kernel, arguments, ``T.const`` values, ``pa
 target, ``out_idx``, the autotuner's chosen config) is merged into ``.tilescope/instances.json`` of
 the workspace, the way ``compile_commands.json`` tells clangd how each file is built. ``check`` and
 the language server read it as an argument source right after the directive
-(``recorded_arguments``). The schema is in ``tilelang_core/SCHEMA.md``.
+(``RecordedValues``). The schema is in ``tilelang_core/SCHEMA.md``.
 
 Without a GPU the program usually stops at its first device call (the first kernel compile or a
 CUDA tensor); what was instantiated up to there is kept, and the command says so.
@@ -222,17 +222,37 @@ def recorded_instance(path: str, kernel: str) -> dict[str, Any] | None:
     return next((e for e in load(instances) if e["file"] == file and e["kernel"] == kernel), None)
 
 
-def recorded_arguments(path: str, kernel: str) -> dict[str, Any] | None:
-    """The most recent recorded values for a kernel of a file: its arguments and ``T.const`` values,
-    in ``record_values``'s form (plain values as they are)."""
-    entry = recorded_instance(path, kernel)
-    if entry is None:
+class RecordedValues:
+    """The most recent recorded values of each kernel of one file (its arguments and ``T.const``
+    values), as the static tier reads values (``source_value``); the instances are found and read
+    once (an analysis asks for each of a thousand kernels), and ``stamp`` says which it read."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        instances = find_instances(path)
+        self.stamp = _stamp(instances)
+        self._file = _relative(path, instances.parent.parent) if instances is not None else ""
+        self._entries = load(instances) if instances is not None else []
+
+    def __call__(self, kernel: str) -> dict[str, Any]:
+        entry = next((e for e in self._entries if e["file"] == self._file and e["kernel"] == kernel), None)
+        if entry is None:
+            return {}
+        values = {**(entry.get("args") or {}), **(entry.get("consts") or {})}
+        plain = {k: v for k, v in values.items() if is_encoded(v)}
+        return {k: v for k, v in ((k, source_value(v)) for k, v in plain.items()) if v is not None}
+
+
+def recorded_stamp(path: str) -> tuple[object, ...] | None:
+    """Which instances file ``path``'s recorded values come from, and its state on disk."""
+    return _stamp(find_instances(path))
+
+
+def _stamp(instances: Path | None) -> tuple[object, ...] | None:
+    if instances is None:
         return None
-    values = {**(entry.get("args") or {}), **(entry.get("consts") or {})}
-    return {k: v for k, v in values.items() if is_encoded(v)}
-
-
-def recorded_source_values(path: str, kernel: str) -> dict[str, Any]:
-    """The most recent recorded values of a kernel as the static tier reads values (``source_value``)."""
-    values = recorded_arguments(path, kernel) or {}
-    return {k: v for k, v in ((k, source_value(v)) for k, v in values.items()) if v is not None}
+    try:
+        stat = instances.stat()
+    except OSError:
+        return (str(instances),)
+    return (str(instances), stat.st_mtime_ns, stat.st_size)

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 from tilescope.core.errors import surrogate_error
 from tilescope.core.lines import without_surrogates
 from tilescope.core.model import Diagnostic, KernelRef, Span
-from tilescope.core.record import recorded_source_values
+from tilescope.core.record import RecordedValues
 from tilescope.core.static import catalog
 from tilescope.core.static.bindings import bindings, block_calls, kernel_names
 from tilescope.core.static.budget import Budget, collected, report
@@ -26,8 +28,8 @@ from tilescope.core.static.discover import discover_block, returned_prim_func
 from tilescope.core.static.primitive_checks import check_primitives
 from tilescope.core.static.reader import KernelReader
 from tilescope.core.static.records import Binding, PrimitiveUse, QuickFix, StaticFile, StaticKernel, TextEdit
-from tilescope.core.static.recover import BlockCache, PlacedBlock, parse_tolerant
-from tilescope.core.static.shift import Placed
+from tilescope.core.static.recover import BlockCache, ParsedBlock, ParsedFile, PlacedBlock, parse_tolerant
+from tilescope.core.static.shift import Placed, shifted
 from tilescope.core.static.symbolic import Sym
 from tilescope.core.static.syntax import span_of
 
@@ -47,12 +49,125 @@ def analyze_source(
     budgets of work (``budget``): what exceeds one is unknown, and a ``not-evaluated`` note says so.
     ``blocks`` is the parsed-block cache to use (an editor's, per document; a shared one by default)."""
     table = table if table is not None else catalog.default()
+    text, surrogate = prepared(source)
+    return analysis_of(parse_tolerant(text, blocks), surrogate, path, target, table).static
+
+
+def prepared(source: str) -> tuple[str, Diagnostic | None]:
+    """The text as Python reads it, and the syntax error of a lone surrogate in it."""
+    if source.startswith("\ufeff"):
+        source = source[1:]  # a byte-order mark, which Python's decoder drops
+    surrogate = surrogate_error(source)
+    if surrogate is not None:  # one syntax error says it; the rest is read with a letter Python accepts in names
+        source = without_surrogates(source, "\u4e2d")
+    return source, surrogate
+
+
+@dataclass(frozen=True)
+class Part:
+    """What one placed block contributes to its file's analysis, in file lines."""
+
+    kernels: list[StaticKernel]
+    diagnostics: list[Diagnostic]
+    fixes: list[QuickFix]
+    uses: list[PrimitiveUse]
+    """In the block's own lines; ``delta`` moves them to the file's."""
+    delta: int
+    spent: list[Budget]
+    """Budgets that ran out while reading it (``collected``)."""
+
+    def moved(self, delta: int) -> Part:
+        """The same contribution ``delta`` lines further down."""
+        if not delta:
+            return self
+        return Part(
+            shifted(self.kernels, delta),
+            shifted(self.diagnostics, delta),
+            shifted(self.fixes, delta),
+            self.uses,
+            self.delta + delta,
+            self.spent,
+        )
+
+
+@dataclass(frozen=True)
+class FileAnalysis:
+    """One analysis of a file, with what the analysis of an edited text can reuse."""
+
+    static: StaticFile
+    parsed: ParsedFile
+    context: ModuleContext
+    world: int
+    parts: list[Part]
+    """One per block of ``parsed``, in order."""
+    module_spent: list[Budget]
+    surrogate: Diagnostic | None
+
+
+def analysis_of(
+    parsed: ParsedFile,
+    surrogate: Diagnostic | None,
+    path: str,
+    target: str,
+    table: catalog.Catalog,
+    recorded: RecordedValues | None = None,
+) -> FileAnalysis:
+    """The analysis of a parsed file, every block's part read (from the blocks' memos when their
+    inputs are unchanged)."""
+    with collected() as module_spent:
+        context = module_context(parsed.blocks, parsed.lines, target)
+        world = _world(parsed.blocks, context)
+    recorded = recorded if recorded is not None else RecordedValues(path)
+    parts = [block_part(p, context, world, table, recorded, parsed.repaired_lines) for p in parsed.blocks]
+    static = assemble(path, target, parsed, surrogate, context, parts, module_spent)
+    return FileAnalysis(static, parsed, context, world, parts, module_spent, surrogate)
+
+
+def block_part(
+    placed: PlacedBlock,
+    context: ModuleContext,
+    world: int,
+    table: catalog.Catalog,
+    recorded: RecordedValues,
+    repaired: frozenset[int],
+) -> Part:
+    """One block's kernels, primitive uses and notes, in file lines."""
     with collected() as spent:
-        found = _analyze(source, path, target, table, blocks)
+        reads = _kernels_of(placed, context, world, recorded)
+        uses, found = check_primitives(placed.block, context.aliases, table)
+    notes = placed.place("notes", found)
+    diagnostics = [replace(d, source=SOURCE) for _, found, _ in reads for d in found]
+    diagnostics.extend(replace(d, source=SOURCE) for d in notes if d.span.line not in repaired)  # type: ignore[attr-defined]  # place() gives back the Diagnostics it was given
+    fixes = [replace(f, diagnostic=replace(f.diagnostic, source=SOURCE)) for _, _, fixed in reads for f in fixed]
+    return Part([kernel for kernel, _, _ in reads], diagnostics, fixes, uses, placed.delta, spent)
+
+
+def assemble(
+    path: str,
+    target: str,
+    parsed: ParsedFile,
+    surrogate: Diagnostic | None,
+    context: ModuleContext,
+    parts: list[Part],
+    module_spent: list[Budget],
+) -> StaticFile:
+    """The file's analysis from its blocks' parts."""
+    diagnostics = [replace(d, source=SOURCE) for d in [*parsed.errors, *([surrogate] if surrogate else [])]]
+    diagnostics.extend(chain.from_iterable(map(attrgetter("diagnostics"), parts)))
+    if surrogate is not None:  # Python cannot read the file at all: no warning the compiler would confirm
+        diagnostics = [d for d in diagnostics if d.severity != "warning"]
+    spent = [*module_spent, *chain.from_iterable(map(attrgetter("spent"), parts))]
     if spent:
-        found.diagnostics.append(replace(_not_evaluated(spent), source=SOURCE))
-        found.diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
-    return found
+        diagnostics.append(replace(_not_evaluated(spent), source=SOURCE))
+    diagnostics.sort(key=_position)
+    kernels = list(chain.from_iterable(map(attrgetter("kernels"), parts)))
+    fixes = list(chain.from_iterable(map(attrgetter("fixes"), parts)))
+    uses = Placed(zip(map(attrgetter("uses"), parts), map(attrgetter("delta"), parts), strict=True))
+    return StaticFile(path, target, kernels, diagnostics, uses, fixes=fixes, aliases=sorted(context.aliases))
+
+
+def _position(diagnostic: Diagnostic) -> tuple[int, int]:
+    return (diagnostic.span.line, diagnostic.span.column)
 
 
 def _not_evaluated(spent: list[Budget]) -> Diagnostic:
@@ -67,51 +182,22 @@ def _not_evaluated(spent: list[Budget]) -> Diagnostic:
     return Diagnostic("information", message, Span(line, 0, line, None), "not-evaluated")
 
 
-def _analyze(source: str, path: str, target: str, table: catalog.Catalog, blocks: BlockCache | None) -> StaticFile:
-    if source.startswith("\ufeff"):
-        source = source[1:]  # a byte-order mark, which Python's decoder drops
-    surrogate = surrogate_error(source)
-    if surrogate is not None:  # one syntax error says it; the rest is read with a letter Python accepts in names
-        source = without_surrogates(source, "\u4e2d")
-    parsed = parse_tolerant(source, blocks)
-    context = module_context(parsed.blocks, parsed.lines, target)
-    diagnostics = list(parsed.errors) + ([surrogate] if surrogate is not None else [])
-    fixes: list[QuickFix] = []
-    kernels = []
-    uses: list[tuple[list[PrimitiveUse], int]] = []
-    world = _world(parsed.blocks, context)
-    for placed in parsed.blocks:
-        for kernel, found, fixed in _kernels_of(placed, context, world, path):
-            kernels.append(kernel)
-            diagnostics.extend(found)
-            fixes.extend(fixed)
-        block_uses, found = check_primitives(placed.block, context.aliases, table)
-        uses.append((block_uses, placed.delta))
-        notes = placed.place("notes", found)
-        diagnostics.extend(d for d in notes if d.span.line not in parsed.repaired_lines)  # type: ignore[attr-defined]  # place() gives back the Diagnostics it was given
-    if surrogate is not None:  # Python cannot read the file at all: no warning the compiler would confirm
-        diagnostics = [d for d in diagnostics if d.severity != "warning"]
-    diagnostics = sorted((replace(d, source=SOURCE) for d in diagnostics), key=lambda d: (d.span.line, d.span.column))
-    fixes = [replace(f, diagnostic=replace(f.diagnostic, source=SOURCE)) for f in fixes]
-    return StaticFile(path, target, kernels, diagnostics, Placed(uses), fixes=fixes, aliases=sorted(context.aliases))
-
-
 Read = tuple[StaticKernel, list[Diagnostic], list[QuickFix]]
 
 
-def _kernels_of(placed: PlacedBlock, context: ModuleContext, world: int, path: str) -> list[Read]:
+def _kernels_of(placed: PlacedBlock, context: ModuleContext, world: int, recorded: RecordedValues) -> list[Read]:
     """The block's kernels, read again only when the block, its place, the lines above it (a
     directive), the values recorded for them or the world changed."""
     found = discover_block(placed.block, context.aliases, context.tilelang)
     if not found:
         return []
-    recorded = [recorded_source_values(path, ref.name) for ref, _, _ in found]
+    values = [recorded(ref.name) for ref, _, _ in found]
     above = []
     index = placed.offset - 1
     while 0 <= index < len(context.lines) and context.lines[index].lstrip().startswith("#"):
         above.append(context.lines[index])
         index -= 1
-    key = ("read", world, placed.delta, tuple(above), repr(recorded))
+    key = ("read", world, placed.delta, tuple(above), repr(values))
     cached = placed.block.memo.get(key)
     if cached is not None:
         reads, spent = cached
@@ -119,8 +205,8 @@ def _kernels_of(placed: PlacedBlock, context: ModuleContext, world: int, path: s
         return reads
     with collected() as spent:
         reads = [
-            read_kernel(ref, outer, body, context, placed, values)
-            for (ref, outer, body), values in zip(found, recorded, strict=True)
+            read_kernel(ref, outer, body, context, placed, given)
+            for (ref, outer, body), given in zip(found, values, strict=True)
         ]
     report(spent)
     placed.block.keep(key, (reads, spent))
@@ -128,14 +214,49 @@ def _kernels_of(placed: PlacedBlock, context: ModuleContext, world: int, path: s
 
 
 def _world(blocks: list[PlacedBlock], context: ModuleContext) -> int:
-    """What a kernel-only block's reading depends on besides itself: every other block (by identity:
-    blocks are immutable while cached), the module values, the kernel names and the target."""
+    """What a kernel-only block's reading depends on besides itself: every other block (``world_entries``),
+    the module values, the kernel names and the target."""
     names = kernel_names(context)
-    others = tuple(id(p.block) for p in blocks if not _kernel_only(p, context, names))
+    others = tuple(e for p in blocks for e in world_entries(p, context, names, context.lines))
     return hash((others, context.env_key, context.target, names, tuple(sorted(context.tilelang.items()))))
 
 
-def _kernel_only(placed: PlacedBlock, context: ModuleContext, names: frozenset[str]) -> bool:
+def world_entries(
+    placed: PlacedBlock, context: ModuleContext, names: frozenset[str], lines: list[str]
+) -> tuple[tuple[object, int], ...]:
+    """What a block is to the other blocks' readings: nothing for a kernel-only block; for one of
+    plain assignments, what each says and its line (``passive``: however the lines are grouped into
+    blocks); for any other, the block itself (by identity: blocks are immutable while cached) and its
+    place, as the values found there carry its lines. ``lines`` are the file's the block is placed in."""
+    if kernel_only(placed, context, names):
+        return ()
+    said = passive(placed, lines)
+    if said is None:
+        return ((id(placed.block), placed.offset),)
+    return tuple((text, line + placed.offset) for text, line in said)
+
+
+_ACTIVE = frozenset({ast.Call, ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.comprehension})
+
+
+def passive(placed: PlacedBlock, lines: list[str]) -> tuple[tuple[str, int], ...] | None:
+    """For a block of one-line assignments that call nothing (``value_7 = 7 * 2``), each one's text
+    (without the blanks it ends in) and line in the block: two such blocks that say the same bind
+    the same values, and the run-along steps through them alike. ``None`` for any other block."""
+    block = placed.block
+    found = block.memo.get("passive", False)
+    if found is False:
+        statements = block.statements
+        plain = all(isinstance(s, ast.Assign | ast.AnnAssign) and s.end_lineno == s.lineno for s in statements)
+        if plain and _ACTIVE.isdisjoint(map(type, block.nodes)):
+            found = tuple((lines[s.lineno + placed.delta - 1].rstrip(), s.lineno - block.base) for s in statements)
+        else:
+            found = None
+        block.keep("passive", found)
+    return found  # type: ignore[no-any-return]  # the memo holds what this function put there
+
+
+def kernel_only(placed: PlacedBlock, context: ModuleContext, names: frozenset[str]) -> bool:
     """A block that is one ``def`` of a kernel calling no kernel: the run-along records calls of
     kernels without entering them, so what it holds changes nothing outside it."""
     block = placed.block
@@ -154,8 +275,11 @@ def read_kernel(
     placed: PlacedBlock,
     recorded: dict[str, Any] | None = None,
 ) -> tuple[StaticKernel, list[Diagnostic], list[QuickFix]]:
-    """One discovered kernel in file lines; unchanged text under unchanged values is read once."""
+    """One discovered kernel in file lines; unchanged text under unchanged values is read once: the
+    values of its parameters, and of the module names its block mentions (a module constant no
+    kernel reads, added or changed, reads none of them again)."""
     bound, target = bindings(ref, outer, placed.delta, context, recorded)
+    block = placed.block
     key = (
         "kernel",
         ref.name,
@@ -163,9 +287,9 @@ def read_kernel(
         tuple(ref.params),
         tuple((b.name, b.value, b.origin) for b in bound),
         target,
-        context.env_key,
+        context.aliases,
+        tuple(context.env.get(name, _ABSENT) for name in _mentioned(block)),
     )
-    block = placed.block
     cached = block.memo.get(key)
     if cached is None:
         cached = _read(ref, outer, body_def, context, placed.delta, block.nodes, bound, target)
@@ -177,6 +301,25 @@ def read_kernel(
         found = [*found, missing.diagnostic]
         fixes = [*fixes, missing]
     return kernel, found, fixes
+
+
+_ABSENT = object()
+
+
+def _mentioned(block: ParsedBlock) -> tuple[str, ...]:
+    """The names (and ``a.b`` attributes, as ``argparse`` defaults are kept) the block mentions: all
+    of the module env a reading of it can look up."""
+    found = block.memo.get("mentioned")
+    if found is None:
+        names: set[str] = set()
+        for node in block.nodes:
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                names.add(f"{node.value.id}.{node.attr}")
+        found = tuple(sorted(names))
+        block.keep("mentioned", found)
+    return found  # type: ignore[no-any-return]  # the memo holds what this function put there
 
 
 def _missing_values(

@@ -25,7 +25,7 @@ from typing import Any
 
 from tilescope.core.model import Diagnostic, Span
 from tilescope.core.static.shift import shifted
-from tilescope.core.static.split import forget_lexed, source_lines, split_blocks
+from tilescope.core.static.split import Lexed, block_spans, forget_lexed, lex, source_lines
 
 _HEADER = re.compile(r"(async\s+)?(for|while|if|elif|else|with|def|try|except|finally|class|match|case)\b")
 _INDENTED_AFTER = re.compile(r"expected an indented block after .* on line (\d+)")
@@ -216,7 +216,7 @@ def _parse(text: str, base: int) -> ParsedBlock:
     return ParsedBlock(base, end, [], first_error, frozenset(range(base + 1, base + end + 1)))
 
 
-_ON_LINE = re.compile(r"(on line )(\d+)")
+_ON_LINE = re.compile(r"(\bline )(\d+)\b")
 
 
 def _to_file_lines(err: SyntaxError, base: int) -> None:
@@ -281,57 +281,86 @@ def _diagnostic(err: SyntaxError, base: int, block_lines: list[str]) -> Diagnost
 
 
 @dataclass(frozen=True)
+class Group:
+    """Lines ``first``..``last`` parsed as one block, or as one block per statement when that one
+    has a syntax error (so each statement's error is reported)."""
+
+    first: int
+    last: int
+    blocks: list[PlacedBlock]
+
+
+@dataclass(frozen=True)
 class ParsedFile:
     blocks: list[PlacedBlock]
     errors: list[Diagnostic]
     """Syntax errors (and blocks too large to parse), in file lines."""
     repaired_lines: frozenset[int]
     lines: list[str]
+    lexed: Lexed | None = None
+    """The lexer's states over ``lines``."""
+    starts: list[bool] = field(default_factory=list[bool])
+    """For each block, whether it starts a group (``grouped``): where a new split may start."""
+    kept: tuple[int, int] = (0, 0)
+    """Made from an older parse (``splice``): how many of the first and of the last blocks are the
+    older parse's (the last ones moved by the lines the edit added)."""
+    edited: tuple[int, int] = (0, 0)
+    """Made from an older parse: the lines (0-based, end excluded) that replaced the older ones."""
 
 
 def parse_tolerant(source: str, cache: BlockCache | None = None) -> ParsedFile:
     """Every top-level block that could be recovered, plus the syntax errors as written."""
-    cache = cache if cache is not None else _cache
     lines = source_lines(source)
-    blocks: list[PlacedBlock] = []
-    errors: list[Diagnostic] = []
-    repaired: set[int] = set()
-    spans = split_blocks(lines)
+    lexed = lex(lines)
+    spans = block_spans(lexed)
+    cache = cache if cache is not None else _cache
     cache.fit(len(spans))
-    for group in _grouped(lines, spans):
-        block = parse_block("".join(lines[group[0][0] - 1 : group[-1][1]]), group[0][0] - 1, cache)
-        parts = [(group[0][0], group[-1][1], block)]
-        if block.error is not None and len(group) > 1:  # each statement alone, so each error is reported
-            parts = [(s, e, parse_block("".join(lines[s - 1 : e]), s - 1, cache)) for s, e in group]
-        for start, _, part in parts:
-            placed = PlacedBlock(start - 1, part)
-            blocks.append(placed)
-            if part.error is not None:
-                errors.append(shifted(part.error, placed.delta))
-            repaired.update(line + placed.delta for line in part.repaired_lines)
-    return ParsedFile(blocks, errors, frozenset(repaired), lines)
+    groups = [place_group(lines, group, cache) for group in grouped(lines, spans)]
+    blocks = [placed for group in groups for placed in group.blocks]
+    starts = [index == 0 for group in groups for index in range(len(group.blocks))]
+    errors = [shifted(p.block.error, p.delta) for p in blocks if p.block.error is not None]
+    repaired = {line + p.delta for p in blocks if p.block.repaired_lines for line in p.block.repaired_lines}
+    return ParsedFile(blocks, errors, frozenset(repaired), lines, lexed, starts)
 
 
-def _grouped(lines: list[str], spans: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
+def place_group(lines: list[str], group: list[tuple[int, int]], cache: BlockCache) -> Group:
+    """The group's lines parsed (from the cache when seen before), at their place in the file."""
+    first, last = group[0][0], group[-1][1]
+    block = parse_block("".join(lines[first - 1 : last]), first - 1, cache)
+    if block.error is None or len(group) == 1:
+        return Group(first, last, [PlacedBlock(first - 1, block)])
+    parts = [PlacedBlock(s - 1, parse_block("".join(lines[s - 1 : e]), s - 1, cache)) for s, e in group]
+    return Group(first, last, parts)
+
+
+def grouped(lines: list[str], spans: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
     """The blocks to parse: runs of one-line simple statements (``value_1 = 2``) together, up to
     ``_GROUP_LINES``, cut after a line whose text's checksum says so, so that an edit moves no cut
     but its own line's; everything else one block each. A file of 100,000 assignments is then a
     few thousand blocks, not 100,000."""
-    groups: list[list[tuple[int, int]]] = []
-    run: list[tuple[int, int]] = []
-    for start, end in spans:
-        text = lines[start - 1]
+    grouper = Grouper(lines)
+    groups = [group for start, end in spans for group in grouper.add(start, end)]
+    return groups + grouper.flush()
+
+
+class Grouper:
+    """``grouped``, one span at a time: the run of simple statements still open is its only state."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.run: list[tuple[int, int]] = []
+
+    def add(self, start: int, end: int) -> list[list[tuple[int, int]]]:
+        """The groups this span closes."""
+        text = self.lines[start - 1]
         simple = end == start and text[:1].isalpha() and not _HEADER.match(text)
         if not simple:
-            if run:
-                groups.append(run)
-                run = []
-            groups.append([(start, end)])
-            continue
-        run.append((start, end))
-        if len(run) >= _GROUP_LINES or zlib.crc32(text.encode("utf-8", "surrogatepass")) % 16 == 0:
-            groups.append(run)
-            run = []
-    if run:
-        groups.append(run)
-    return groups
+            return [*self.flush(), [(start, end)]]
+        self.run.append((start, end))
+        if len(self.run) >= _GROUP_LINES or zlib.crc32(text.encode("utf-8", "surrogatepass")) % 16 == 0:
+            return self.flush()
+        return []
+
+    def flush(self) -> list[list[tuple[int, int]]]:
+        run, self.run = self.run, []
+        return [run] if run else []

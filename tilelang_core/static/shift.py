@@ -5,11 +5,13 @@ inserted above it, ``shifted`` makes the copies that sit ``delta`` lines further
 records that can hold a line are visited: each dataclass gets a plan once (its ``line``/``end_line``
 fields, and the fields whose declared type can reach such a field), so a ``KernelRef``'s params or a
 buffer's shape are shared as they are, never walked. Copies are made by filling the new object's
-``__dict__`` (frozen dataclasses refuse ``setattr``), the cheapest copy Python has.
+``__dict__`` (frozen dataclasses refuse ``setattr``), the cheapest copy Python has. A message or
+title that names a line (``... on line 12``) names the moved one.
 """
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -17,6 +19,10 @@ from dataclasses import fields, is_dataclass
 from typing import Generic, TypeVar, overload
 
 _LINE_FIELDS = ("line", "end_line")
+_TEXT_FIELDS = ("message", "title")
+"""Words that may name a file line (``expected an indented block after 'for' statement on line 12``,
+``Insert T.clear(C) before line 40``): the lines they name move with the record."""
+_LINE_WORD = re.compile(r"\bline (\d+)\b")
 _PLAIN = (str, int, float, bool, type(None), bytes)
 
 Shifter = Callable[[object, int], object]
@@ -66,7 +72,7 @@ class Placed(Sequence[R], Generic[R]):
     def __init__(self, parts: Iterable[tuple[Sequence[R], int]] = ()) -> None:
         flat: list[tuple[Sequence[R], int]] = []
         for items, delta in parts:
-            if isinstance(items, Placed):
+            if items.__class__ is Placed:
                 flat.extend((inner, inner_delta + delta) for inner, inner_delta in items._parts)
             elif items:
                 flat.append((items, delta))
@@ -126,7 +132,7 @@ _shifters: dict[type, Shifter | None] = {
     dict: _shift_dict,
     Placed: lambda value, delta: value.moved(delta),  # type: ignore[attr-defined]  # the key says value is a Placed
 }
-_plans: dict[type, tuple[tuple[str, ...], tuple[str, ...]] | None] = {}
+_plans: dict[type, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None] = {}
 
 
 def _shifter_for(kind: type) -> Shifter | None:
@@ -135,7 +141,7 @@ def _shifter_for(kind: type) -> Shifter | None:
     if plan is None:
         _shifters[kind] = None
         return None
-    lines, nested = plan
+    lines, nested, texts = plan
     new = object.__new__
 
     def shift(value: object, delta: int) -> object:
@@ -149,28 +155,34 @@ def _shifter_for(kind: type) -> Shifter | None:
                 moved[name] = line + delta
         for name in nested:
             moved[name] = _shift(state[name], delta)
+        for name in texts:
+            text = state[name]
+            if isinstance(text, str) and "line " in text:
+                moved[name] = _LINE_WORD.sub(lambda m: f"line {int(m.group(1)) + delta}", text)
         return copy
 
     _shifters[kind] = shift
     return shift
 
 
-def _plan(kind: type) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    """A dataclass's line fields and the fields that can reach one; ``None`` when there are none."""
+def _plan(kind: type) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
+    """A dataclass's line fields, the fields that can reach one and the texts that may name one;
+    ``None`` when there are none."""
     if kind in _plans:
         return _plans[kind]
     if not is_dataclass(kind):
         _plans[kind] = None
         return None
-    _plans[kind] = ((), ())  # a record that refers to its own type: assume it holds nothing until planned
+    _plans[kind] = ((), (), ())  # a record that refers to its own type: assume it holds nothing until planned
     try:
         hints = typing.get_type_hints(kind)
     except (NameError, TypeError):
         hints = {}
     names = [f.name for f in fields(kind)]
     lines = tuple(n for n in names if n in _LINE_FIELDS)
-    nested = tuple(n for n in names if n not in lines and _may_hold_lines(hints.get(n, object)))
-    plan = (lines, nested) if lines or nested else None
+    texts = tuple(n for n in names if n in _TEXT_FIELDS and hints.get(n) is str)
+    nested = tuple(n for n in names if n not in lines and n not in texts and _may_hold_lines(hints.get(n, object)))
+    plan = (lines, nested, texts) if lines or nested or texts else None
     _plans[kind] = plan
     return plan
 

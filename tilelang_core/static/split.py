@@ -28,14 +28,14 @@ _START: _State = (0, None, False, False)
 
 
 @dataclass(frozen=True)
-class _Lexed:
+class Lexed:
     lines: list[str]
     states: list[_State]
     """The state before each line, and one more after the last."""
     starts: list[bool]
 
 
-_lexed: OrderedDict[int, _Lexed] = OrderedDict()
+_lexed: OrderedDict[int, Lexed] = OrderedDict()
 _LEXED_KEPT = 8
 
 
@@ -45,6 +45,10 @@ def forget_lexed() -> None:
 
 
 def split_blocks(lines: list[str]) -> list[tuple[int, int]]:
+    return block_spans(lex(lines))
+
+
+def block_spans(lexed: Lexed) -> list[tuple[int, int]]:
     """Cut a file into top-level blocks: (first line, last line), 1-based and inclusive.
 
     A block starts where a logical line starts at column 0 outside brackets and strings, unless
@@ -52,7 +56,7 @@ def split_blocks(lines: list[str]) -> list[tuple[int, int]]:
     The lexer's state after every line is kept for the last few texts: an edited text is lexed
     only from its first changed line until the state matches the old text's again.
     """
-    lexed = _lex(lines)
+    lines = lexed.lines
     starts = [number for number, start in enumerate(lexed.starts, start=1) if start]
     if not starts or starts[0] != 1:
         starts.insert(0, 1)
@@ -60,8 +64,9 @@ def split_blocks(lines: list[str]) -> list[tuple[int, int]]:
     return [(s, e) for s, e in zip(starts, ends, strict=True) if e >= s]
 
 
-def _lex(lines: list[str]) -> _Lexed:
-    best: tuple[int, int, _Lexed] | None = None
+def lex(lines: list[str]) -> Lexed:
+    """The lexer's states over ``lines``, lexing again only what differs from a text kept."""
+    best: tuple[int, int, Lexed] | None = None
     for old in reversed(_lexed.values()):
         prefix = _common_prefix(old.lines, lines)
         suffix = _common_suffix(old.lines, lines, prefix)
@@ -72,7 +77,7 @@ def _lex(lines: list[str]) -> _Lexed:
     states: list[_State] = [_START]
     starts: list[bool] = []
     begin = 0
-    old: _Lexed | None = None
+    old: Lexed | None = None
     suffix = 0
     if best is not None:
         prefix, suffix, old = best
@@ -92,11 +97,31 @@ def _lex(lines: list[str]) -> _Lexed:
         starts.append(start)
         states.append(state)
         index += 1
-    result = _Lexed(lines, states, starts)
+    result = Lexed(lines, states, starts)
     _lexed[id(result)] = result
     while len(_lexed) > _LEXED_KEPT:
         _lexed.popitem(last=False)
     return result
+
+
+def lex_edit(old: Lexed, lines: list[str], first: int, old_end: int, new_end: int) -> Lexed:
+    """The lexer's states over ``lines``, which equal ``old.lines`` but for ``old.lines[first:old_end]``
+    replaced by ``lines[first:new_end]``: lexed from ``first`` until the state meets the old one."""
+    states = old.states[: first + 1]
+    starts = old.starts[:first]
+    shift = new_end - old_end
+    index = first
+    state = states[-1]
+    while index < len(lines):
+        if index >= new_end and old.states[index - shift] == state:
+            states.extend(old.states[index - shift + 1 :])
+            starts.extend(old.starts[index - shift :])
+            break
+        start, state = _step(lines[index], state)
+        starts.append(start)
+        states.append(state)
+        index += 1
+    return Lexed(lines, states, starts)
 
 
 def _common_prefix(old: list[str], new: list[str]) -> int:
