@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -38,8 +39,11 @@ from tilescope.core.supervise import Supervised
 
 LOAD_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
 STORE_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
-LOAD_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_shared_op_ld.sum"
-STORE_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_shared_op_st.sum"
+LOAD_REQUESTS = "smsp__sass_inst_executed_op_shared_ld.sum"
+STORE_REQUESTS = "smsp__sass_inst_executed_op_shared_st.sum"
+"""A request is one warp's shared-memory instruction: ncu's conflicts count the wavefronts beyond each
+instruction's fewest, so conflicts per instruction is the static figure's ``ways - 1``. (The L1TEX
+``t_requests`` counters for the shared pipe read ``n/a`` on sm_90: measured on the H200.)"""
 ACHIEVED = "sm__warps_active.avg.pct_of_peak_sustained_active"
 OCCUPANCY_LIMITS = (
     "launch__occupancy_limit_blocks",
@@ -246,56 +250,56 @@ def profile_file(
     args: argparse.Namespace, analyzer: Analyzer | None = None, timer: Analyzer | None = None
 ) -> ProfileReport:
     """Static figures from ``analyzer`` (no GPU), then on a GPU the time from ``timer``'s worker, which sees it,
-    and Nsight Compute's figures; workers given are reused, others started for this file. The timing worker has
-    no address-space limit, as the puzzles' kernel process: a CUDA context reserves far more than it uses."""
-    if analyzer is None or timer is None:
-        with (
-            Analyzer(timeout_s=args.timeout, memory_mb=KernelOptions.from_args(args).memory_mb) as own,
-            Analyzer(timeout_s=args.timeout, memory_mb=0, gpu=True) as own_timer,
-        ):
-            return profile_file(args, analyzer or own, timer or own_timer)
-    path = str(Path(args.file).resolve())
-    source = Path(path).read_text()
-    options = KernelOptions.from_args(args)
-    overrides = options.args or None
-    gpu = local_gpu()
-    target = args.target or (gpu[1] if gpu else "sm_90")
-    analysis = analyzer.analyze(path, source, target=target, kernel=options.kernel, args=overrides, ptxas=True)
-    kernel = analysis.kernels[0] if analysis.kernels else None
-    name = kernel.kernel if kernel is not None else (options.kernel or "")
-    problems = [d.message for d in analysis.all_diagnostics() if d.severity == "error"]
-    base = {"path": path, "kernel": name, "args": kernel.args if kernel else {}, "target": target}
-    if kernel is None or problems:
-        warnings = [d.message for d in analysis.all_diagnostics() if d.severity == "warning"]
-        message = (problems or warnings or ["no kernel lowered"])[0]
-        return ProfileReport(
-            **base, gpu=gpu[0] if gpu else None, message=message, timing=None, roofline_share=None, static=kernel
-        )
-    if gpu is None:
+    and Nsight Compute's figures; workers given are reused, others started for this file (the timer only where
+    there is a GPU). The timing worker has no address-space limit, as the puzzles' kernel process: a CUDA
+    context reserves far more than it uses."""
+    with ExitStack() as own:
+        options = KernelOptions.from_args(args)
+        if analyzer is None:
+            analyzer = own.enter_context(Analyzer(timeout_s=args.timeout, memory_mb=options.memory_mb))
+        path = str(Path(args.file).resolve())
+        source = Path(path).read_text()
+        overrides = options.args or None
+        gpu = local_gpu()
+        target = args.target or (gpu[1] if gpu else "sm_90")
+        analysis = analyzer.analyze(path, source, target=target, kernel=options.kernel, args=overrides, ptxas=True)
+        kernel = analysis.kernels[0] if analysis.kernels else None
+        name = kernel.kernel if kernel is not None else (options.kernel or "")
+        problems = [d.message for d in analysis.all_diagnostics() if d.severity == "error"]
+        base = {"path": path, "kernel": name, "args": kernel.args if kernel else {}, "target": target}
+        if kernel is None or problems:
+            warnings = [d.message for d in analysis.all_diagnostics() if d.severity == "warning"]
+            message = (problems or warnings or ["no kernel lowered"])[0]
+            return ProfileReport(
+                **base, gpu=gpu[0] if gpu else None, message=message, timing=None, roofline_share=None, static=kernel
+            )
+        if gpu is None:
+            return ProfileReport(
+                **base,
+                gpu=None,
+                message="no GPU on this machine: static figures only",
+                timing=None,
+                roofline_share=None,
+                static=kernel,
+            )
+        if timer is None:
+            timer = own.enter_context(Analyzer(timeout_s=args.timeout, memory_mb=0, gpu=True))
+        payload = kernel_payload(path, source, kernel, overrides, args.warmup, args.runs)
+        timing = timer.profile(payload, args.timeout)
+        ncu = None
+        names = device_kernel_names(kernel)
+        if not args.no_ncu and timing.error is None and names:
+            ncu = measure_with_ncu(payload, names, args.timeout)
+        message = timing.error or f"timed on {timing.gpu}"
         return ProfileReport(
             **base,
-            gpu=None,
-            message="no GPU on this machine: static figures only",
-            timing=None,
-            roofline_share=None,
+            gpu=gpu[0],
+            message=message,
+            timing=timing,
+            roofline_share=_share(kernel, timing),
             static=kernel,
+            ncu=ncu,
         )
-    payload = kernel_payload(path, source, kernel, overrides, args.warmup, args.runs)
-    timing = timer.profile(payload, args.timeout)
-    ncu = None
-    names = device_kernel_names(kernel)
-    if not args.no_ncu and timing.error is None and names:
-        ncu = measure_with_ncu(payload, names, args.timeout)
-    message = timing.error or f"timed on {timing.gpu}"
-    return ProfileReport(
-        **base,
-        gpu=gpu[0],
-        message=message,
-        timing=timing,
-        roofline_share=_share(kernel, timing),
-        static=kernel,
-        ncu=ncu,
-    )
 
 
 def render(report: ProfileReport) -> str:

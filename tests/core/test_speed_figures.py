@@ -238,7 +238,7 @@ NCU_CSV = "\n".join(
         NCU_HEADER,
         _ncu_row(0, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "0"),
         _ncu_row(1, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "1,015,808"),
-        _ncu_row(1, "l1tex__t_requests_pipe_lsu_mem_shared_op_ld.sum", "32,768"),
+        _ncu_row(1, "smsp__sass_inst_executed_op_shared_ld.sum", "32,768"),
         _ncu_row(1, "sm__warps_active.avg.pct_of_peak_sustained_active", "87.5"),
         _ncu_row(1, "launch__occupancy_limit_registers", "8"),
         _ncu_row(1, "launch__occupancy_limit_warps", "8"),
