@@ -30,7 +30,8 @@ def main() -> None:
     node = {"num_cpus": 1, "object_store_memory": 128 << 20, "node_ip_address": "127.0.0.1"}
     nodes = Cluster(initialize_head=True, head_node_args=node)
     second = nodes.add_node(**node)
-    ray.init(address=nodes.address, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    address = "127.0.0.1:" + nodes.address.rsplit(":", 1)[1]  # the head listens on loopback only
+    ray.init(address=address, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
     said: list[str] = []
     kill = threading.Timer(6.0, nodes.remove_node, args=(second,), kwargs={"allow_graceful": False})
     started = time.perf_counter()

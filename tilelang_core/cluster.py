@@ -70,8 +70,13 @@ class Slots:
         self.log = log
         self.started_here = not ray.is_initialized()
         if self.started_here:
-            # A local cluster listens on loopback only, with a small object store (records are kilobytes).
-            local = {"object_store_memory": 256 << 20, "_node_ip_address": "127.0.0.1"} if address is None else {}
+            # A local cluster listens on loopback only, with a small object store (records are kilobytes); a
+            # cluster on loopback is joined on loopback (else Ray names this node by its outward address).
+            local: dict[str, Any] = {}
+            if address is None:
+                local = {"object_store_memory": 256 << 20, "_node_ip_address": "127.0.0.1"}
+            elif address.split(":")[0] in ("127.0.0.1", "localhost"):
+                local = {"_node_ip_address": "127.0.0.1"}
             ray.init(
                 address=address or "local",
                 include_dashboard=False,
