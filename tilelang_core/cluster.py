@@ -36,6 +36,30 @@ class Request:
     options: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
+def is_loopback(address: str | None) -> bool:
+    return address is not None and address.split(":")[0] in ("127.0.0.1", "localhost")
+
+
+def join(address: str | None) -> bool:
+    """Connect this process to the Ray cluster at ``address`` (``None``: start a new local one, on loopback only,
+    never joining one another program started); ``True`` when this call started Ray here."""
+    if is_loopback(address):
+        # Ray turns a loopback address into this machine's outward one, where a cluster started on loopback
+        # does not listen, unless it treats this process as a single machine's (read when Ray is imported).
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    import ray
+
+    if ray.is_initialized():
+        return False
+    local: dict[str, Any] = {}
+    if address is None:  # a small object store: records are kilobytes
+        local = {"object_store_memory": 256 << 20, "_node_ip_address": "127.0.0.1"}
+    elif is_loopback(address):
+        local = {"_node_ip_address": "127.0.0.1"}
+    ray.init(address=address or "local", include_dashboard=False, log_to_driver=False, configure_logging=False, **local)
+    return True
+
+
 class CheckSlot:
     """One worker slot: a warm compiler worker on whichever node Ray placed this actor."""
 
@@ -68,26 +92,12 @@ class Slots:
         import ray
 
         self.log = log
-        self.started_here = not ray.is_initialized()
-        if self.started_here:
-            # A local cluster listens on loopback only, with a small object store (records are kilobytes); a
-            # cluster on loopback is joined on loopback (else Ray names this node by its outward address).
-            local: dict[str, Any] = {}
-            if address is None:
-                local = {"object_store_memory": 256 << 20, "_node_ip_address": "127.0.0.1"}
-            elif address.split(":")[0] in ("127.0.0.1", "localhost"):
-                local = {"_node_ip_address": "127.0.0.1"}
-            ray.init(
-                address=address or "local",
-                include_dashboard=False,
-                log_to_driver=False,
-                configure_logging=False,
-                **local,
-            )
+        self.started_here = join(address)
         self.count = max(1, count or int(ray.cluster_resources().get("CPU", os.cpu_count() or 1)))
         self.actor = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(CheckSlot)
         self.analyzer_options = analyzer_options
         self.workers: list[Any] = []
+        """The slots' actors; ``None`` for one lost with its node while others carry on."""
 
     def _start(self) -> Any:
         return self.actor.options(scheduling_strategy="SPREAD").remote(self.analyzer_options)
@@ -123,7 +133,6 @@ class Slots:
                 pending[ref] = (index, slot)
             ready, _ = ray.wait(list(pending), num_returns=1)
             index, slot = pending.pop(ready[0])
-            idle.append(slot)
             try:
                 results[index] = from_json(FileAnalysis, ray.get(ready[0]))
             except RayTaskError:
@@ -133,14 +142,22 @@ class Slots:
                 name = requests[index].name
                 if tries[index] > RETRIES:
                     raise RuntimeError(f"{name}: lost {tries[index]} workers in a row ({err})") from None
-                self.log(f"tilescope: the node analysing {name} was lost; sending it to a new worker")
                 ray.kill(self.workers[slot], no_restart=True)
-                self.workers[slot] = self._start()
                 queue.insert(0, index)
+                if idle or pending:
+                    # Other slots carry on; a new actor could wait for ever for a CPU the survivors hold.
+                    self.log(f"tilescope: the node analysing {name} was lost; another worker takes it")
+                    self.workers[slot] = None
+                else:
+                    self.log(f"tilescope: the node analysing {name} was lost; sending it to a new worker")
+                    self.workers[slot] = self._start()
+                    idle.append(slot)
                 continue
+            idle.append(slot)
             done += 1
             if progress is not None:
                 progress(done, len(requests), requests[index])
+        self.workers = [w for w in self.workers if w is not None]
         return [r for r in results if r is not None]
 
     def close(self) -> None:
