@@ -10,9 +10,12 @@ equals the local ``Analyzer``'s.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
+
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # a loopback cluster reached on loopback
 
 import ray
 from ray.cluster_utils import Cluster
@@ -30,7 +33,7 @@ def main() -> None:
     node = {"num_cpus": 1, "object_store_memory": 128 << 20, "node_ip_address": "127.0.0.1"}
     nodes = Cluster(initialize_head=True, head_node_args=node)
     second = nodes.add_node(**node)
-    ray.init(address=nodes.address, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    cluster.join("127.0.0.1:" + nodes.address.rsplit(":", 1)[1])  # the head listens on loopback only
     said: list[str] = []
     kill = threading.Timer(6.0, nodes.remove_node, args=(second,), kwargs={"allow_graceful": False})
     started = time.perf_counter()

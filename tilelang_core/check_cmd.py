@@ -37,14 +37,7 @@ Paint = Callable[[str, str], str]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="Python files with TileLang kernels, or folders")
-    add_kernel_options(parser, jobs=1)
-    parser.add_argument(
-        "--ray",
-        nargs="?",
-        const="local",
-        metavar="ADDRESS",
-        help="fan the files out over a Ray cluster (an address, auto, or none: a local one); -j N slots",
-    )
+    add_kernel_options(parser, jobs=1, ray="the files")
     parser.add_argument("--ptxas", action="store_true", help="compile to a cubin and report registers and spills")
     parser.add_argument("--format", choices=["text", "json", "sarif"], default="text", help="output format")
     parser.add_argument(
@@ -192,7 +185,7 @@ def _analyze(
         return analyze_files(files, args.jobs, request, analyzer_options, bar)
     from tilescope.core import cluster
 
-    address = None if args.ray == "local" else args.ray
+    address = KernelOptions.from_args(args).ray_address()
     return cluster.analyze_files(files, args.jobs if args.jobs > 1 else None, request, analyzer_options, address, bar)
 
 

@@ -14,6 +14,8 @@ from tilescope.core.lines import lone_surrogate
 from tilescope.core.model import Access, Buffer, Diagnostic, Span
 
 _TVM_NOISE = re.compile(r"^\s*(Traceback|File \"|  File|\d+: |During handling|The above exception)")
+_ADDRESS = re.compile(r"\b0x[0-9a-f]{12}\b")
+"""A pointer printed by TVM's checks (``(0x55dd... vs. 0x55dd...)``): it differs from process to process."""
 
 
 def _user_line(err: BaseException, path: str) -> int | None:
@@ -31,8 +33,8 @@ def first_message(err: BaseException) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not _TVM_NOISE.match(ln)]
     for ln in lines:
         if ln.startswith(("Check failed", "InternalError", "ValueError", "RuntimeError", "TVMError")) or ":" in ln:
-            return ln[:500]
-    return (lines[0] if lines else type(err).__name__)[:500]
+            return _ADDRESS.sub("0x…", ln)[:500]
+    return _ADDRESS.sub("0x…", lines[0] if lines else type(err).__name__)[:500]
 
 
 def _detail(err: BaseException) -> str:

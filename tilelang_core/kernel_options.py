@@ -1,5 +1,5 @@
 """The options every command that builds a kernel shares, defined once: ``--kernel``, ``--arg``,
-``--target``, ``--python``, ``--timeout``, ``--memory``, ``--json`` (and ``-j`` where it applies).
+``--target``, ``--python``, ``--timeout``, ``--memory``, ``--json`` (and ``-j``, ``--ray`` where they apply).
 
 A bad value is a usage error in argparse's way (usage line, ``error:``, exit status 2) before any
 work starts: each option's ``type=`` rejects it at parse time, and checks that need the file
@@ -167,10 +167,12 @@ def add_kernel_options(
     memory: bool = True,
     json: bool = True,
     jobs: int | None = None,
+    ray: str = "",
     timeout_default: float | None = DEFAULT_TIMEOUT_S,
     timeout_help: str = "seconds one kernel may compute",
 ) -> None:
-    """Add the shared options a command uses; ``jobs`` adds ``-j/--jobs`` with that default.
+    """Add the shared options a command uses; ``jobs`` adds ``-j/--jobs`` with that default, ``ray`` adds
+    ``--ray [ADDRESS]`` fanning out what it names (``"the files"``) over ``-j`` slots of a Ray cluster.
 
     A new command takes what applies to it, e.g. ``add_kernel_options(parser, jobs=1)`` for all of
     them, or ``add_kernel_options(parser, target=False)``, then reads ``KernelOptions.from_args(args)``.
@@ -217,6 +219,14 @@ def add_kernel_options(
             metavar="N",
             help=f"compiler workers in parallel (default {jobs})",
         )
+    if ray:
+        parser.add_argument(
+            "--ray",
+            nargs="?",
+            const="local",
+            metavar="ADDRESS",
+            help=f"fan {ray} out over a Ray cluster (an address, auto, or none: a new local one); -j N slots",
+        )
 
 
 def readable(paths: Iterable[str | Path]) -> list[tuple[str, str]]:
@@ -242,6 +252,8 @@ class KernelOptions:
     timeout_s: float = DEFAULT_TIMEOUT_S
     memory_mb: int = DEFAULT_MEMORY_MB
     json: bool = False
+    ray: str | None = None
+    """``--ray``: a cluster's address, ``"local"`` for a new local cluster, ``None`` for this machine's workers."""
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> KernelOptions:
@@ -253,11 +265,16 @@ class KernelOptions:
             timeout_s=getattr(args, "timeout", None) or DEFAULT_TIMEOUT_S,
             memory_mb=getattr(args, "memory", None) or DEFAULT_MEMORY_MB,
             json=bool(getattr(args, "json", False)),
+            ray=getattr(args, "ray", None),
         )
 
     def analyzer_options(self) -> dict[str, Any]:
         """Keyword arguments of ``service.Analyzer``."""
         return {"timeout_s": self.timeout_s, "memory_mb": self.memory_mb, "python": self.python}
+
+    def ray_address(self) -> str | None:
+        """What ``ray.init`` joins: ``None`` starts a new local cluster."""
+        return None if self.ray in (None, "local") else self.ray
 
     def check_parameters(self, sources: Iterable[tuple[str, str]]) -> None:
         """Raise ``UsageError`` when ``--kernel`` or an ``--arg`` names nothing in the files.

@@ -18,6 +18,7 @@ import importlib.util
 import linecache
 import os
 import sys
+import sysconfig
 import types
 from typing import Any
 
@@ -224,11 +225,35 @@ def _forget_package(top: str, root: str) -> None:
         del sys.modules[name]
 
 
+OWN = ("tilescope", "__main__")
+"""Modules never forgotten, wherever the user's folders are: this worker's own."""
+_user_roots: set[str] = set()
+"""Folders loads put on ``sys.path``: where the modules of the user's own code come from."""
+
+
+def _enter(root: str) -> None:
+    """Put ``root`` first on ``sys.path`` and forget what earlier loads imported from the user's folders, and
+    those folders: a file's ``import utils`` finds its own folder's ``utils``, never one another folder's
+    file left in ``sys.modules`` (each file is analysed as its own program). Installed packages stay."""
+    installed = tuple({os.path.abspath(p) + os.sep for p in sysconfig.get_paths().values()})
+    folders = tuple(r + os.sep for r in _user_roots)
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        where = os.path.abspath(file) if isinstance(file, str) else ""
+        if where.startswith(folders) and not where.startswith(installed) and not name.startswith(OWN):
+            del sys.modules[name]
+    for folder in _user_roots - {root}:
+        while folder in sys.path:
+            sys.path.remove(folder)
+    _user_roots.add(root)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+
+
 def _import_parents(name: str, package: str, root: str) -> None:
     """Import the packages above the file first, as ``import pkg.mod`` does: their ``__init__`` may
     re-export the file's own kernels, and must find their modules whole, not half-loaded."""
-    if root not in sys.path:
-        sys.path.insert(0, root)
+    _enter(root)
     _forget_package(package.split(".")[0], root)
     parent = package if name != package else package.rpartition(".")[0]
     if parent:
@@ -256,8 +281,7 @@ def load_module(source: str, path: str) -> dict[str, Any]:
     tree = ast.parse(source, filename=path)
     name, package, root = module_name(path, tree)
     if package is None:
-        if root not in sys.path:
-            sys.path.insert(0, root)
+        _enter(root)
     else:
         _import_parents(name, package, root)
     tree = definitions_only(tree)
@@ -273,8 +297,10 @@ def load_module(source: str, path: str) -> dict[str, Any]:
     module.__dict__["__builtins__"] = builtins
     previous = sys.modules.get(name)
     sys.modules[name] = module  # dataclasses and pickling look the defining module up by name
+    searched = list(sys.path)
     try:
         exec(compile(tree, path, "exec", dont_inherit=True), module.__dict__)
+        _user_roots.update(os.path.abspath(p) for p in sys.path if p not in searched and isinstance(p, str))
     except BaseException:
         if previous is None:
             sys.modules.pop(name, None)

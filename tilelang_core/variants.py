@@ -2,7 +2,8 @@
 
 Each variant is one ``Analyzer.analyze`` call, exactly what ``tilescope check --target T`` asks
 (plus ``config=N`` for an autotuned kernel), spread over ``jobs`` Analyzers, each with its own
-worker process, so that several cores lower at once. An autotuned kernel's configs are only known
+worker process, so that several cores lower at once, or over a Ray cluster's slots
+(``cluster.Slots``, ``--ray``): either is a ``Lowerer``. An autotuned kernel's configs are only known
 once the worker has read its search space, so a file that mentions autotuning is probed first: one
 analysis per kernel on the first target.
 """
@@ -15,9 +16,10 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tilescope.core.autotune import CONFIG_ARG
+from tilescope.core.cluster import Request
 from tilescope.core.discovery import instantiations
 from tilescope.core.fit import fit
 from tilescope.core.model import Diagnostic, FileAnalysis, Span, Variant, VariantsReport
@@ -31,6 +33,12 @@ class Job:
     kernel: str
     target: str
     config: int | None
+
+
+class Lowerer(Protocol):
+    """Where the variants are lowered: this machine's ``Pool`` or a Ray cluster's ``cluster.Slots``."""
+
+    def map(self, requests: list[Request]) -> list[FileAnalysis]: ...
 
 
 class Pool:
@@ -54,8 +62,11 @@ class Pool:
         finally:
             self._free.put(analyzer)
 
-    def map(self, work: Callable[[Analyzer, Job], FileAnalysis], jobs: list[Job]) -> list[FileAnalysis]:
-        return list(self.executor.map(lambda job: self._with(lambda a: work(a, job)), jobs))
+    def map(self, requests: list[Request]) -> list[FileAnalysis]:
+        """Every request's analysis, in the order given."""
+        return list(
+            self.executor.map(lambda r: self._with(lambda a: a.analyze(r.path, r.source, **r.options)), requests)
+        )
 
     def close(self) -> None:
         self.executor.shutdown()
@@ -82,7 +93,7 @@ def parse_configs(text: str) -> list[int] | None:
 
 
 def run_variants(
-    workers: Pool,
+    workers: Lowerer,
     path: str,
     *,
     kernel: str | None = None,
@@ -98,20 +109,25 @@ def run_variants(
     names = [i.kernel.name for i in instantiations(source, path) if kernel is None or i.kernel.name == kernel]
     if not names:
         analysis = workers.map(
-            lambda a, j: a.analyze(path, source, target=j.target, kernel=kernel), [Job("", targets[0], None)]
+            [Request(f"{path} {targets[0]}", path, source, {"target": targets[0], "kernel": kernel})]
         )
         return VariantsReport(path, [_variant(Job(kernel or "", targets[0], None), analysis[0], None)])
 
-    def work(analyzer: Analyzer, job: Job) -> FileAnalysis:
+    def request(job: Job) -> Request:
         extra = {} if job.config is None else {CONFIG_ARG: job.config}
         given = {**(args or {}), **extra}
-        return analyzer.analyze(path, source, target=job.target, kernel=job.kernel, args=given or None, ptxas=ptxas)
+        options = {"target": job.target, "kernel": job.kernel, "args": given or None, "ptxas": ptxas}
+        name = f"{path} {job.kernel} {job.target}" + ("" if job.config is None else f":{job.config}")
+        return Request(name, path, source, options)
+
+    def work(jobs: list[Job]) -> list[FileAnalysis]:
+        return workers.map([request(job) for job in jobs])
 
     done: dict[Job, FileAnalysis] = {}
     spaces: dict[str, list[dict[str, Any]]] = {}
     if "autotune" in source.lower():
         probes = [Job(name, targets[0], None) for name in names]
-        for job, result in zip(probes, workers.map(work, probes), strict=True):
+        for job, result in zip(probes, work(probes), strict=True):
             tune = result.kernels[0].autotune if result.kernels else None
             if tune is None:
                 done[job] = result
@@ -130,7 +146,7 @@ def run_variants(
             chosen = [None, *chosen]
         plan.extend(Job(name, target, index) for target in targets for index in chosen)
     todo = [job for job in plan if job not in done]
-    done.update(zip(todo, workers.map(work, todo), strict=True))
+    done.update(zip(todo, work(todo), strict=True))
     variants = [_variant(job, done[job], spaces.get(job.kernel)) for job in plan]
     return VariantsReport(path, variants)
 

@@ -2,20 +2,22 @@
 
 One row per variant; ``--json`` prints the ``VariantsReport`` record (schema in
 ``tilelang_core/SCHEMA.md``); ``--diff A B`` prints what changed between two variants, named
-``TARGET`` or ``TARGET:CONFIG``. The exit status is non-zero when no variant can run.
+``TARGET`` or ``TARGET:CONFIG``; ``--ray [ADDRESS]`` lowers the variants on a Ray cluster's slots
+(the same report). The exit status is non-zero when no variant can run.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+from contextlib import AbstractContextManager
 
 from tilescope.core.kernel_options import KernelOptions, UsageError, add_kernel_options, readable
 from tilescope.core.model import KernelModel, Variant, VariantDiff, VariantsReport, dumps
 from tilescope.core.targets import target_error
 from tilescope.core.terminal import Status, display_path
 from tilescope.core.variant_diff import diff
-from tilescope.core.variants import DEFAULT_TARGETS, label, parse_configs, pool, run_variants
+from tilescope.core.variants import DEFAULT_TARGETS, Lowerer, label, parse_configs, pool, run_variants
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,7 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--configs", default="all", help="autotune configs: all (default) or N,M,...")
     parser.add_argument("--ptxas", action="store_true", help="registers and spills from ptxas (CUDA targets)")
-    add_kernel_options(parser, target=False, jobs=min(2, os.cpu_count() or 1), timeout_help="seconds per variant")
+    add_kernel_options(
+        parser, target=False, jobs=min(2, os.cpu_count() or 1), ray="the variants", timeout_help="seconds per variant"
+    )
     parser.add_argument("--diff", nargs=2, metavar=("A", "B"), help="what changed from variant A to B (sm_80, sm_90:3)")
     parser.set_defaults(func=run)
 
@@ -49,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     options.check_parameters(readable([args.file]))
     with (
         Status(f"tilescope variants: lowering {args.file}"),
-        pool(args.jobs, options.timeout_s, options.memory_mb, options.python) as workers,
+        _lowerer(options, args.jobs) as workers,
     ):
         report = run_variants(
             workers,
@@ -64,6 +68,15 @@ def run(args: argparse.Namespace) -> int:
         return _print_diff(report, args.diff[0], args.diff[1], args.json)
     print(dumps(report, indent=2) if args.json else render(report))
     return 0 if any(v.status in ("fits", "spills") for v in report.variants) else 1
+
+
+def _lowerer(options: KernelOptions, jobs: int) -> AbstractContextManager[Lowerer]:
+    """This machine's ``jobs`` workers, or ``jobs`` slots on a Ray cluster (``--ray``)."""
+    if options.ray is None:
+        return pool(jobs, options.timeout_s, options.memory_mb, options.python)
+    from tilescope.core.cluster import Slots
+
+    return Slots(jobs, options.analyzer_options(), options.ray_address())
 
 
 def _find(report: VariantsReport, name: str) -> Variant:

@@ -32,3 +32,17 @@ def test_check_on_a_local_ray_cluster_prints_what_one_worker_prints(tmp_path: Pa
     assert fanned.returncode == one.returncode == 0, fanned.stderr
     assert fanned.stdout == one.stdout
     assert "3/3 kernels lowered in 3 files" in fanned.stdout
+
+
+@pytest.mark.slow
+def test_variants_on_a_local_ray_cluster_print_what_local_workers_print(tmp_path: Path) -> None:
+    (tmp_path / "gemm.py").write_text((ROOT / "examples" / "gemm.py").read_text())
+
+    def variants(*extra: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "tilescope", "variants", "gemm.py", "--targets", "sm_80,sm_90,gfx942", *extra]
+        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+
+    local, fanned = variants("-j", "1"), variants("--ray", "-j", "2")
+    assert fanned.returncode == local.returncode == 0, fanned.stderr
+    assert fanned.stdout == local.stdout
+    assert "3 variants: 3 can run" in fanned.stdout
