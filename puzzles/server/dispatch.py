@@ -1,0 +1,165 @@
+"""Hands queued submissions to the grading slots on the Ray cluster and writes what they answer.
+
+One thread per slot: it waits until Ray has placed its actor (so a slot with no room holds no
+submission), claims the oldest queued one, and either copies a byte-identical file's CPU verdict or
+sends the file to its actor. A node lost mid-grading kills that call: the submission goes back to
+the queue (after ``MAX_ATTEMPTS`` losses it is answered as not graded) and the slot starts a new actor,
+which Ray places on a live node. The server process itself never grades.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tilescope.puzzles.server.store import Graded, Job, Store
+
+MAX_ATTEMPTS = 3
+IDLE_POLL_S = 0.25
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How this cluster grades: ``gpu`` slots (one per GPU) or ``cpu`` ones (the tile interpreter)."""
+
+    kind: str
+    slots: int
+
+
+def plan(resources: dict[str, float], cpu_slots: int | None = None) -> Plan:
+    gpus = int(resources.get("GPU", 0))
+    if gpus:
+        return Plan("gpu", gpus)
+    return Plan("cpu", cpu_slots or max(1, int(resources.get("CPU", 1))))
+
+
+def not_graded(job: Job, why: str) -> dict[str, Any]:
+    """The verdict of a submission the cluster could not grade: failed, saying why (never silently dropped)."""
+    return {
+        "puzzle": job.puzzle,
+        "path": job.filename,
+        "device": "?",
+        "passed": False,
+        "summary": f"not graded: {why}",
+        "failure": "child-exit",
+    }
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        store: Store,
+        address: str | None,
+        *,
+        cpu_slots: int | None = None,
+        log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
+    ) -> None:
+        self.store = store
+        self.address = address
+        self.cpu_slots = cpu_slots
+        self.log = log
+        self.plan = Plan("cpu", 0)
+        self.wake = threading.Event()
+        self.stopping = threading.Event()
+        self.threads: list[threading.Thread] = []
+        self.name = f"{socket.gethostname()}:{os.getpid()}"
+
+    def start(self) -> Plan:
+        import ray
+
+        if not ray.is_initialized():
+            # No address: a new local cluster on loopback only (never one another program started).
+            local = {"object_store_memory": 256 << 20, "_node_ip_address": "127.0.0.1"} if self.address is None else {}
+            ray.init(
+                address=self.address or "local",
+                include_dashboard=False,
+                log_to_driver=False,
+                configure_logging=False,
+                **local,
+            )
+        self.plan = plan(ray.cluster_resources(), self.cpu_slots)
+        back = self.store.requeue_abandoned()
+        if back:
+            self.log(f"tilescope puzzles serve: {back} submissions a previous server was grading are queued again")
+        for index in range(self.plan.slots):
+            thread = threading.Thread(target=self._slot, args=(index,), name=f"slot-{index}", daemon=True)
+            thread.start()
+            self.threads.append(thread)
+        return self.plan
+
+    def stop(self) -> None:
+        import ray
+
+        self.stopping.set()
+        self.wake.set()
+        if ray.is_initialized():
+            ray.shutdown()
+
+    def _actor(self) -> Any:
+        import ray
+        from tilescope.puzzles.server.slot import GradingSlot
+
+        gpu = self.plan.kind == "gpu"
+        remote = ray.remote(num_cpus=1, num_gpus=1 if gpu else 0, max_restarts=0, max_task_retries=0)(GradingSlot)
+        return remote.options(scheduling_strategy="SPREAD").remote(cpu_only=not gpu)
+
+    def _slot(self, index: int) -> None:
+        import ray
+        from ray.exceptions import RayError
+
+        worker = f"{self.name}/slot-{index}"
+        while not self.stopping.is_set():
+            actor = self._actor()
+            try:
+                where = ray.get(actor.where.remote())
+            except RayError as err:
+                self.log(f"tilescope puzzles serve: slot {index} could not start ({type(err).__name__}); again in 2 s")
+                ray.kill(actor, no_restart=True)
+                self.stopping.wait(2.0)
+                continue
+            self.log(f"tilescope puzzles serve: slot {index} ready on {where['host']} (node {where['node'][:12]})")
+            lost = self._serve(index, worker, actor)
+            if not lost:
+                return
+            ray.kill(actor, no_restart=True)
+
+    def _serve(self, index: int, worker: str, actor: Any) -> bool:
+        """Grade until stopped (False) or until the actor is lost (True)."""
+        import ray
+        from ray.exceptions import RayError, RayTaskError
+
+        while not self.stopping.is_set():
+            job = self.store.claim(worker)
+            if job is None:
+                self.wake.wait(IDLE_POLL_S)
+                self.wake.clear()
+                continue
+            if self.plan.kind == "cpu" and (same := self.store.reusable(job)) is not None:
+                report = {**json.loads(same.report), "path": job.filename}
+                original = same.reused_from or same.submission_id
+                self.store.finish(job.id, Graded(report, node=same.node, grading_s=0.0, reused_from=original))
+                continue
+            try:
+                answer = ray.get(actor.grade.remote(job.id, job.puzzle, job.filename, job.source))
+            except RayTaskError as err:  # the grader itself failed on this file: answer it, never loop on it
+                self.log(f"tilescope puzzles serve: grading #{job.id} failed: {err}")
+                self.store.finish(job.id, Graded(not_graded(job, "the grader failed on this file")))
+                continue
+            except RayError as err:
+                if job.attempts >= MAX_ATTEMPTS:
+                    self.store.finish(job.id, Graded(not_graded(job, f"{job.attempts} grading nodes lost in a row")))
+                else:
+                    self.store.requeue(job.id)
+                why = type(err).__name__
+                self.log(f"tilescope puzzles serve: the node grading #{job.id} was lost ({why}); queued again")
+                return True
+            graded = Graded(answer["report"], node=answer.get("host"), grading_s=answer.get("seconds"))
+            if not self.store.finish(job.id, graded):
+                self.log(f"tilescope puzzles serve: #{job.id} had its verdict already; this grading is dropped")
+        return False
