@@ -7,6 +7,7 @@ whatever the cluster did, and the leaderboard, read from verdicts, counts it onc
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, Text, create_engine, event
@@ -14,6 +15,9 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+
+_MIGRATING = threading.Lock()
+"""Alembic's ``context`` is one module-wide proxy: two migrations in one process must take turns."""
 
 QUEUED, GRADING, DONE = "queued", "grading", "done"
 """A submission's states, in order: waiting, held by one grading slot, answered by its one verdict."""
@@ -98,6 +102,6 @@ def migrate(engine: Engine) -> None:
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
-    with engine.begin() as connection:
+    with _MIGRATING, engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, "head")

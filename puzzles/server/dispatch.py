@@ -14,7 +14,7 @@ import os
 import socket
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +32,7 @@ class Plan:
     slots: int
 
 
-def plan(resources: dict[str, float], cpu_slots: int | None = None) -> Plan:
+def plan(resources: Mapping[str, float], cpu_slots: int | None = None) -> Plan:
     gpus = int(resources.get("GPU", 0))
     if gpus:
         return Plan("gpu", gpus)
@@ -117,7 +117,7 @@ class Dispatcher:
         while not self.stopping.is_set():
             actor = self._actor()
             try:
-                where = ray.get(actor.where.remote())
+                where: dict[str, Any] = ray.get(actor.where.remote())
             except RayError as err:
                 self.log(f"tilescope puzzles serve: slot {index} could not start ({type(err).__name__}); again in 2 s")
                 ray.kill(actor, no_restart=True)
@@ -146,7 +146,7 @@ class Dispatcher:
                 self.store.finish(job.id, Graded(report, node=same.node, grading_s=0.0, reused_from=original))
                 continue
             try:
-                answer = ray.get(actor.grade.remote(job.id, job.puzzle, job.filename, job.source))
+                answer: dict[str, Any] = ray.get(actor.grade.remote(job.id, job.puzzle, job.filename, job.source))
             except RayTaskError as err:  # the grader itself failed on this file: answer it, never loop on it
                 self.log(f"tilescope puzzles serve: grading #{job.id} failed: {err}")
                 self.store.finish(job.id, Graded(not_graded(job, "the grader failed on this file")))
