@@ -160,9 +160,37 @@ def class_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Ser
     minute and 4 KB files, so that the limits are quick to reach."""
     folder = tmp_path_factory.mktemp("class")
     db = f"sqlite:///{folder / 'class.db'}"
-    tokens = {name: add_learner(db, name) for name in ("alice", "bob", "carol")}
+    tokens = {name: add_learner(db, name) for name in ("alice", "bob", "carol", "dave")}
     server = start_server(db, folder, "--cpu-slots", "1", "--per-minute", "3", "--max-kb", "4")
     try:
         yield server, tokens
     finally:
         server.stop()
+
+
+def api(server: Server, path: str, token: str | None, body: dict[str, object] | None = None) -> tuple[int, object]:
+    """One API call: the status and the JSON answer (errors included)."""
+    import urllib.error
+
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(server.url + path, data=data, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def wait_verdict(server: Server, number: int, token: str, timeout_s: float = 240.0) -> dict[str, object]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status, answer = api(server, f"/api/submissions/{number}", token)
+        assert status == 200, answer
+        assert isinstance(answer, dict)
+        if answer["verdict"] is not None:
+            return answer
+        time.sleep(0.5)
+    raise AssertionError(f"no verdict for #{number} in {timeout_s} s: {server.said()}")
