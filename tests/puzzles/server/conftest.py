@@ -16,7 +16,7 @@ import tempfile
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -194,3 +194,83 @@ def wait_verdict(server: Server, number: int, token: str, timeout_s: float = 240
             return answer
         time.sleep(0.5)
     raise AssertionError(f"no verdict for #{number} in {timeout_s} s: {server.said()}")
+
+
+class Browser:
+    """A real headless Chromium, driven over the DevTools protocol (one tab, its own throwaway profile)."""
+
+    def __init__(self, folder: Path) -> None:
+        import websocket
+
+        chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+        if chromium is None:
+            pytest.skip("Chromium is not installed (apt-get install chromium; .ci/setup does)")
+        port = free_port()
+        self.process = subprocess.Popen(
+            [
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                f"--user-data-dir={folder / 'profile'}",
+                f"--remote-debugging-port={port}",
+                "--remote-allow-origins=*",
+                "--window-size=1200,900",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline, tab = time.monotonic() + 60, None
+        while tab is None and time.monotonic() < deadline:
+            with (
+                contextlib.suppress(OSError, ValueError),
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=5) as answer,
+            ):
+                tab = next(t for t in json.loads(answer.read()) if t["type"] == "page")
+            time.sleep(0.3)
+        assert tab is not None, "Chromium did not open its DevTools port"
+        self.ws = websocket.create_connection(tab["webSocketDebuggerUrl"], timeout=60)
+        self.next_id = 0
+        self.send("Page.enable")
+
+    def send(self, method: str, **params: object) -> dict[str, object]:
+        self.next_id += 1
+        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        while True:
+            message = json.loads(self.ws.recv())
+            if message.get("id") == self.next_id:
+                assert "error" not in message, message
+                return message["result"]
+
+    def evaluate(self, expression: str) -> object:
+        result = self.send("Runtime.evaluate", expression=expression, returnByValue=True)
+        return result["result"].get("value")  # type: ignore[union-attr]
+
+    def open(self, url: str) -> None:
+        self.send("Page.navigate", url=url)
+        self._wait(lambda: self.evaluate("document.readyState === 'complete' && location.href") == url, url)
+
+    def submit(self, form: str) -> None:
+        """Submit the form that ``form`` selects and wait for the page it leads to."""
+        self.evaluate(f"window.beforeSubmit = true; document.querySelector({form!r}).submit()")
+        self._wait(lambda: self.evaluate("!window.beforeSubmit && document.readyState === 'complete'") is True, form)
+
+    def _wait(self, done: Callable[[], bool], what: str) -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if done():
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"the page did not load: {what}")
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.ws.close()
+        self.process.terminate()
+        try:
+            self.process.wait(20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(10)
