@@ -13,10 +13,13 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
 from pathlib import Path
 from typing import Any
 
 POLL_S = 1.0
+RETRY_S = 120.0
+"""How long a server that does not answer (restarting, say) is retried before the command gives up."""
 
 
 class ServerError(Exception):
@@ -45,6 +48,19 @@ def call(server: str, path: str, token: str, body: dict[str, Any] | None = None,
         raise ServerError(err.code, str(message)) from None
     except (urllib.error.URLError, OSError) as err:
         raise ServerError(0, f"cannot reach {server} ({getattr(err, 'reason', err)})") from None
+
+
+def patient_call(server: str, path: str, token: str, body: dict[str, Any] | None = None) -> Any:
+    """``call``, retried while the server cannot be reached or answers 502-504, for at most ``RETRY_S``. A
+    submission carries its client key, so a retry after a lost answer is not a second submission."""
+    deadline = time.monotonic() + RETRY_S
+    while True:
+        try:
+            return call(server, path, token, body)
+        except ServerError as err:
+            if (err.status and err.status not in (502, 503, 504)) or time.monotonic() > deadline:
+                raise
+            time.sleep(1.0)
 
 
 def verdict_lines(answer: dict[str, Any], title: str) -> list[str]:
@@ -80,13 +96,14 @@ def submit(puzzle: str, file: Path, server: str, token: str | None, as_json: boo
         print(f"tilescope puzzles submit: cannot read {file}: {err}", file=sys.stderr)
         return 2
     try:
-        queued = call(server, "/api/submissions", token, {"puzzle": p.id, "filename": file.name, "source": source})
+        body = {"puzzle": p.id, "filename": file.name, "source": source, "client_key": uuid.uuid4().hex}
+        queued = patient_call(server, "/api/submissions", token, body)
         print(f"submitted #{queued['id']} for {p.id} {p.title}: queued, {queued['ahead']} ahead", file=sys.stderr)
         deadline = time.monotonic() + wait_s
-        answer = call(server, f"/api/submissions/{queued['id']}", token)
+        answer = patient_call(server, f"/api/submissions/{queued['id']}", token)
         while answer["verdict"] is None and time.monotonic() < deadline:
             time.sleep(POLL_S)
-            answer = call(server, f"/api/submissions/{queued['id']}", token)
+            answer = patient_call(server, f"/api/submissions/{queued['id']}", token)
     except ServerError as err:
         print(f"tilescope puzzles submit: {err}", file=sys.stderr)
         return 2

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, Text, create_engine, event
+from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint, create_engine, event
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -39,12 +39,15 @@ class Learner(Base):
 
 class Submission(Base):
     __tablename__ = "submissions"
+    __table_args__ = (UniqueConstraint("learner_id", "client_key", name="uq_submissions_client_key"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     learner_id: Mapped[int] = mapped_column(ForeignKey("learners.id"), index=True)
     puzzle: Mapped[str] = mapped_column(String(16), index=True)
     filename: Mapped[str] = mapped_column(String(200))
     source: Mapped[str] = mapped_column(Text)
+    client_key: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    """The submitting client's own name for it: the same key sent again (a retry) is the same submission."""
     sha256: Mapped[str] = mapped_column(String(64), index=True)
     state: Mapped[str] = mapped_column(String(16), index=True, default=QUEUED)
     created_at: Mapped[float] = mapped_column(Float, index=True)

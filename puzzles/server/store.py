@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from tilescope.puzzles.server.db import DONE, GRADING, QUEUED, Learner, Submission, Verdict, engine_for, migrate
 
@@ -99,12 +100,44 @@ class Store:
 
     # Submitting
 
-    def submit(self, learner: Learner, puzzle: str, filename: str, source: str, now: float | None = None) -> int:
-        """Queue a submission; ``LimitError`` when it is too large or the learner is over their rate."""
+    def submit(
+        self,
+        learner: Learner,
+        puzzle: str,
+        filename: str,
+        source: str,
+        now: float | None = None,
+        client_key: str | None = None,
+    ) -> int:
+        """Queue a submission; ``LimitError`` when it is too large or the learner is over their rate. A
+        ``client_key`` the learner sent before (a retry after a lost answer) gives that submission's id."""
         now = time.time() if now is None else now
         size = len(source.encode())
         if size > self.max_bytes:
             raise LimitError(413, f"the file is {size} bytes; this server takes at most {self.max_bytes}")
+        if client_key is not None:
+            if len(client_key) > 64:
+                raise LimitError(400, "a client key is at most 64 characters")
+            known = self._by_key(learner, client_key)
+            if known is not None:
+                return known
+        try:
+            return self._insert(learner, puzzle, filename, source, now, client_key)
+        except IntegrityError:  # the same key, sent twice at once: the other one was stored
+            known = self._by_key(learner, client_key) if client_key is not None else None
+            if known is None:
+                raise
+            return known
+
+    def _by_key(self, learner: Learner, client_key: str) -> int | None:
+        with self.session() as s:
+            return s.scalar(
+                select(Submission.id).where(Submission.learner_id == learner.id, Submission.client_key == client_key)
+            )
+
+    def _insert(
+        self, learner: Learner, puzzle: str, filename: str, source: str, now: float, client_key: str | None
+    ) -> int:
         with self.session() as s, s.begin():
             recent = s.scalar(
                 select(func.count())
@@ -118,6 +151,7 @@ class Store:
                 puzzle=puzzle,
                 filename=filename[-200:],
                 source=source,
+                client_key=client_key,
                 sha256=hashlib.sha256(source.encode()).hexdigest(),
                 state=QUEUED,
                 created_at=now,

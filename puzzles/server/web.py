@@ -68,6 +68,9 @@ def create_app(store: Store, grading: dict[str, Any], wake: Any = None) -> Starl
             if not isinstance(source, str):
                 raise TypeError("the source is no string")
             wanted = str(data["puzzle"])
+            key = data.get("client_key")
+            if key is not None and not isinstance(key, str):
+                raise TypeError("the client key is no string")
         except (ValueError, TypeError, KeyError) as err:
             return _error(400, f"a submission is JSON with puzzle, filename and source ({err})")
         try:
@@ -75,7 +78,7 @@ def create_app(store: Store, grading: dict[str, Any], wake: Any = None) -> Starl
         except KeyError:
             return _error(404, f"no puzzle {wanted!r}")
         try:
-            number = await run_in_threadpool(store.submit, learner, puzzle, filename, source)
+            number = await run_in_threadpool(store.submit, learner, puzzle, filename, source, None, key)
         except LimitError as err:
             return _error(err.status, str(err))
         if wake is not None:

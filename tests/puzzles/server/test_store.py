@@ -168,3 +168,14 @@ def test_a_cpu_verdict_stands_for_a_byte_identical_file_but_not_a_load_dependent
         job3 = store.claim("w")
         assert job3 and job3.id == number and store.reusable(job3) is None
     store.close()
+
+
+def test_a_retried_submission_with_its_client_key_is_the_same_submission(db_url: str) -> None:
+    store = Store(db_url, per_minute=1)
+    alice, bob = (store.learner(store.add_learner(n)) for n in ("alice", "bob"))
+    assert alice and bob
+    first = store.submit(alice, "01", "a.py", SOURCE, client_key="k1")
+    assert store.submit(alice, "01", "a.py", SOURCE, client_key="k1") == first  # no rate spent on a retry
+    assert store.submit(bob, "01", "a.py", SOURCE, client_key="k1") != first  # keys are per learner
+    assert store.counts()["queued"] == 2
+    store.close()

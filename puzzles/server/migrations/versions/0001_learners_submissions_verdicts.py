@@ -24,6 +24,7 @@ def upgrade() -> None:
         sa.Column("puzzle", sa.String(16), nullable=False),
         sa.Column("filename", sa.String(200), nullable=False),
         sa.Column("source", sa.Text(), nullable=False),
+        sa.Column("client_key", sa.String(64), nullable=True),
         sa.Column("sha256", sa.String(64), nullable=False),
         sa.Column("state", sa.String(16), nullable=False),
         sa.Column("created_at", sa.Float(), nullable=False),
@@ -31,6 +32,7 @@ def upgrade() -> None:
         sa.Column("claimed_at", sa.Float(), nullable=True),
         sa.Column("claimed_by", sa.String(120), nullable=True),
         sa.Column("attempts", sa.Integer(), nullable=False),
+        sa.UniqueConstraint("learner_id", "client_key", name="uq_submissions_client_key"),
     )
     for column in ("learner_id", "puzzle", "sha256", "state", "created_at"):
         op.create_index(f"ix_submissions_{column}", "submissions", [column])
