@@ -22,6 +22,7 @@ from tilescope.puzzles.server.store import Graded, Job, Store
 
 MAX_ATTEMPTS = 3
 IDLE_POLL_S = 0.25
+WATCH_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -71,11 +72,22 @@ class Dispatcher:
         self.name = f"{socket.gethostname()}:{os.getpid()}"
 
     def start(self) -> Plan:
+        loopback = self.address is not None and self.address.split(":")[0] in ("127.0.0.1", "localhost")
+        if loopback:
+            # Ray turns a loopback address into this machine's outward one, where a cluster started on
+            # loopback does not listen, unless it treats this process as a single machine's (read at import).
+            os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
         import ray
 
         if not ray.is_initialized():
-            # No address: a new local cluster on loopback only (never one another program started).
-            local = {"object_store_memory": 256 << 20, "_node_ip_address": "127.0.0.1"} if self.address is None else {}
+            # No address: a new local cluster on loopback only (never one another program started); a loopback
+            # address: this machine's own cluster, which this driver must reach on loopback too.
+            if self.address is None:
+                local: dict[str, Any] = {"object_store_memory": 256 << 20, "_node_ip_address": "127.0.0.1"}
+            elif loopback:
+                local = {"_node_ip_address": "127.0.0.1"}
+            else:
+                local = {}
             ray.init(
                 address=self.address or "local",
                 include_dashboard=False,
@@ -87,11 +99,34 @@ class Dispatcher:
         back = self.store.requeue_abandoned()
         if back:
             self.log(f"tilescope puzzles serve: {back} submissions a previous server was grading are queued again")
-        for index in range(self.plan.slots):
+        self._grow(self.plan.slots)
+        threading.Thread(target=self._watch, name="cluster-watch", daemon=True).start()
+        return self.plan
+
+    def slots(self) -> dict[str, Any]:
+        """How the cluster grades now, for the page: the kind and the number of slots."""
+        return {"kind": self.plan.kind, "slots": len(self.threads)}
+
+    def _grow(self, wanted: int) -> None:
+        while len(self.threads) < wanted:
+            index = len(self.threads)
             thread = threading.Thread(target=self._slot, args=(index,), name=f"slot-{index}", daemon=True)
             thread.start()
             self.threads.append(thread)
-        return self.plan
+
+    def _watch(self) -> None:
+        """A slot more for each GPU (or CPU) that joins the cluster later; a node that leaves keeps its slot, which
+        waits for room on the nodes left."""
+        import ray
+
+        while not self.stopping.wait(WATCH_S):
+            try:
+                now = plan(ray.cluster_resources(), self.cpu_slots)
+            except Exception:  # the cluster's answer is not worth the server: ask again later
+                continue
+            if now.kind == self.plan.kind and now.slots > len(self.threads):
+                self.log(f"tilescope puzzles serve: the cluster grew; {now.slots - len(self.threads)} slots more")
+                self._grow(now.slots)
 
     def stop(self) -> None:
         import ray

@@ -54,7 +54,7 @@ def serve(
     slots = f"{plan.slots} {plan.kind.upper()} slot{'s' if plan.slots != 1 else ''}"
     how = slots if plan.kind == "gpu" else f"{slots} (no GPU in the cluster: the tile interpreter, untimed)"
     print(f"tilescope puzzles serve: http://{host}:{port} · grading on {how} · {shown}", file=sys.stderr, flush=True)
-    app = create_app(store, {"kind": plan.kind, "slots": plan.slots}, dispatcher.wake)
+    app = create_app(store, dispatcher.slots, dispatcher.wake)
     try:
         uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
     finally:

@@ -9,6 +9,7 @@ best times) are for the whole class.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +43,9 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-def create_app(store: Store, grading: dict[str, Any], wake: Any = None) -> Starlette:
-    """The app over ``store``; ``grading`` says how the cluster grades (shown on the page); ``wake`` (an Event)
-    is set on every new submission so an idle slot claims it at once."""
+def create_app(store: Store, grading: Callable[[], dict[str, Any]], wake: Any = None) -> Starlette:
+    """The app over ``store``; ``grading()`` says how the cluster grades now (shown on the page); ``wake`` (an
+    Event) is set on every new submission so an idle slot claims it at once."""
     templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
 
     def api_learner(request: Request) -> Learner | None:
@@ -108,7 +109,7 @@ def create_app(store: Store, grading: dict[str, Any], wake: Any = None) -> Starl
         rows = [
             {"id": s.id, "puzzle": s.puzzle, "state": s.state, "yours": s.learner_id == mine} for s, _ in store.queue()
         ]
-        return JSONResponse({"grading": grading, "counts": store.counts(), "queue": rows})
+        return JSONResponse({"grading": grading(), "counts": store.counts(), "queue": rows})
 
     def api_leaderboard(request: Request) -> Response:
         try:
@@ -122,7 +123,7 @@ def create_app(store: Store, grading: dict[str, Any], wake: Any = None) -> Starl
 
     def page(request: Request, template: str, status: int = 200, **context: Any) -> Response:
         response = templates.TemplateResponse(
-            request, template, {"grading": grading, "views": views, **context}, status_code=status
+            request, template, {"grading": grading(), "views": views, **context}, status_code=status
         )
         response.headers.update(HEADERS)
         return response
@@ -172,7 +173,7 @@ def create_app(store: Store, grading: dict[str, Any], wake: Any = None) -> Starl
         return response
 
     def health(request: Request) -> Response:
-        return JSONResponse({"ok": True, "grading": grading})
+        return JSONResponse({"ok": True, "grading": grading()})
 
     routes = [
         Route("/", index),
