@@ -14,6 +14,7 @@ import os
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from tilescope.puzzles.server.store import Graded, Job, Store
 MAX_ATTEMPTS = 3
 IDLE_POLL_S = 0.25
 WATCH_S = 5.0
+CONNECT_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -88,13 +90,22 @@ class Dispatcher:
                 local = {"_node_ip_address": "127.0.0.1"}
             else:
                 local = {}
-            ray.init(
-                address=self.address or "local",
-                include_dashboard=False,
-                log_to_driver=False,
-                configure_logging=False,
-                **local,
-            )
+            deadline = time.monotonic() + CONNECT_S
+            while True:
+                try:
+                    ray.init(
+                        address=self.address or "local",
+                        include_dashboard=False,
+                        log_to_driver=False,
+                        configure_logging=False,
+                        **local,
+                    )
+                    break
+                except ConnectionError as err:  # a cluster started with the server may not have its nodes yet
+                    if time.monotonic() > deadline:
+                        raise
+                    self.log(f"tilescope puzzles serve: no Ray cluster at {self.address} yet ({err}); again in 5 s")
+                    time.sleep(5.0)
         self.plan = plan(ray.cluster_resources(), self.cpu_slots)
         back = self.store.requeue_abandoned()
         if back:
