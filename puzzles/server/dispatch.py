@@ -112,6 +112,8 @@ class Dispatcher:
             self.log(f"tilescope puzzles serve: {back} submissions a previous server was grading are queued again")
         self._grow(self.plan.slots)
         threading.Thread(target=self._watch, name="cluster-watch", daemon=True).start()
+        if self.plan.kind == "cpu":
+            threading.Thread(target=self._copier, name="copier", daemon=True).start()
         return self.plan
 
     def slots(self) -> dict[str, Any]:
@@ -175,6 +177,25 @@ class Dispatcher:
                 return
             ray.kill(actor, no_restart=True)
 
+    def _copier(self) -> None:
+        """Answers queued files whose CPU verdict a byte-identical file already has, without waiting for a slot."""
+        while not self.stopping.is_set():
+            job = self.store.claim(f"{self.name}/copier", copies_only=True)
+            if job is None:
+                self.stopping.wait(IDLE_POLL_S)
+            elif not self._copy(job):  # its verdict went away meanwhile: a slot grades it
+                self.store.requeue(job.id)
+
+    def _copy(self, job: Job) -> bool:
+        """Answer ``job`` with a byte-identical file's CPU verdict, if there is one (else it stays claimed)."""
+        same = self.store.reusable(job)
+        if same is None:
+            return False
+        report = {**json.loads(same.report), "path": job.filename}
+        original = same.reused_from or same.submission_id
+        self.store.finish(job.id, Graded(report, node=same.node, grading_s=0.0, reused_from=original))
+        return True
+
     def _serve(self, index: int, worker: str, actor: Any) -> bool:
         """Grade until stopped (False) or until the actor is lost (True)."""
         import ray
@@ -186,10 +207,7 @@ class Dispatcher:
                 self.wake.wait(IDLE_POLL_S)
                 self.wake.clear()
                 continue
-            if self.plan.kind == "cpu" and (same := self.store.reusable(job)) is not None:
-                report = {**json.loads(same.report), "path": job.filename}
-                original = same.reused_from or same.submission_id
-                self.store.finish(job.id, Graded(report, node=same.node, grading_s=0.0, reused_from=original))
+            if self.plan.kind == "cpu" and self._copy(job):
                 continue
             try:
                 answer: dict[str, Any] = ray.get(actor.grade.remote(job.id, job.puzzle, job.filename, job.source))

@@ -15,16 +15,19 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import exists, func, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 from tilescope.puzzles.server.db import DONE, GRADING, QUEUED, Learner, Submission, Verdict, engine_for, migrate
 
 MAX_BYTES = 64 * 1024
 PER_MINUTE = 6
-REUSABLE_FAILURES = {"timeout", "child-exit", "out-of-memory"}
+REUSABLE_FAILURES = ("timeout", "child-exit", "out-of-memory")
 """Failures that say as much about the node's load as about the file: a copy of the file is graded again."""
+
+_COPYABLE = (Verdict.device == "cpu", Verdict.failure.is_(None) | Verdict.failure.not_in(REUSABLE_FAILURES))
+"""A verdict that can stand for a byte-identical file's: from the CPU (untimed), not one the node's load may explain."""
 
 
 class LimitError(Exception):
@@ -163,10 +166,20 @@ class Store:
 
     # Grading
 
-    def claim(self, worker: str) -> Job | None:
-        """Take the oldest queued submission for ``worker``; None when the queue is empty."""
+    def claim(self, worker: str, copies_only: bool = False) -> Job | None:
+        """Take the oldest queued submission for ``worker``; None when the queue is empty. ``copies_only``: the
+        oldest whose verdict can be copied (``reusable``), which need not wait behind files to grade."""
         now = time.time()
         oldest = select(Submission.id).where(Submission.state == QUEUED).order_by(Submission.id).limit(1)
+        if copies_only:
+            graded = aliased(Submission)
+            oldest = oldest.where(
+                exists(
+                    select(Verdict.submission_id)
+                    .join(graded, graded.id == Verdict.submission_id)
+                    .where(graded.puzzle == Submission.puzzle, graded.sha256 == Submission.sha256, *_COPYABLE)
+                )
+            )
         if self.engine.dialect.name == "postgresql":
             oldest = oldest.with_for_update(skip_locked=True)
         statement = (
@@ -226,8 +239,7 @@ class Store:
                     Submission.puzzle == job.puzzle,
                     Submission.sha256 == job.sha256,
                     Submission.id != job.id,
-                    Verdict.device == "cpu",
-                    Verdict.failure.is_(None) | Verdict.failure.not_in(REUSABLE_FAILURES),
+                    *_COPYABLE,
                 )
                 .order_by(Verdict.submission_id)
                 .limit(1)

@@ -34,6 +34,14 @@ HEADERS = {
 }
 
 
+class ReportResponse(JSONResponse):
+    """JSON as ``puzzles check --json`` writes it: a report's NaN and infinities (a value the kernel got) are
+    kept as Python's ``json`` writes and reads them, not refused."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode()
+
+
 def _bearer(request: Request) -> str | None:
     header = request.headers.get("authorization", "")
     return header[7:].strip() if header.lower().startswith("bearer ") else None
@@ -95,13 +103,13 @@ def create_app(store: Store, grading: Callable[[], dict[str, Any]], wake: Any = 
         if found is None:
             return _error(404, "no such submission of yours")
         sub, verdict = found
-        return JSONResponse(views.submission_json(sub, verdict, store.ahead_of(sub.id) if verdict is None else None))
+        return ReportResponse(views.submission_json(sub, verdict, store.ahead_of(sub.id) if verdict is None else None))
 
     def api_submissions(request: Request) -> Response:
         learner = api_learner(request)
         if learner is None:
             return _error(401, "a valid token is needed")
-        return JSONResponse([views.submission_json(s, v) for s, v in store.own(learner)])
+        return ReportResponse([views.submission_json(s, v) for s, v in store.own(learner)])
 
     def api_queue(request: Request) -> Response:
         learner = api_learner(request)

@@ -160,7 +160,7 @@ def class_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Ser
     minute and 4 KB files, so that the limits are quick to reach."""
     folder = tmp_path_factory.mktemp("class")
     db = f"sqlite:///{folder / 'class.db'}"
-    tokens = {name: add_learner(db, name) for name in ("alice", "bob", "carol", "dave")}
+    tokens = {name: add_learner(db, name) for name in ("alice", "bob", "carol", "dave", "erin")}
     server = start_server(db, folder, "--cpu-slots", "1", "--per-minute", "3", "--max-kb", "4")
     try:
         yield server, tokens

@@ -41,6 +41,19 @@ def test_a_learner_submits_from_the_shell_and_the_cpu_verdict_says_so(
     assert verdict["report"]["path"] == "unmasked.py"  # the node's private copy is not named
 
 
+def test_a_report_with_values_that_are_not_finite_comes_back_whole(class_server: tuple[Server, dict[str, str]]) -> None:
+    server, tokens = class_server
+    code, out, err = submit(
+        server, tokens["erin"], "2", str(CONTENT / "02_copy_ragged" / "wrong" / "drop_tail.py"), "--json"
+    )
+    assert code == 1, out + err
+    verdict = json.loads(out)["verdict"]
+    assert verdict["failure"] == "wrong-values" and "never written" in verdict["summary"]
+    assert "NaN" in out  # the poison the kernel left, as `puzzles check --json` prints it
+    code, out, _ = submit(server, tokens["erin"], "2", str(CONTENT / "02_copy_ragged" / "wrong" / "drop_tail.py"))
+    assert code == 1 and out.startswith("FAIL 02") and "same file as submission" in out
+
+
 def test_a_learner_sees_only_their_own_code_and_reports(class_server: tuple[Server, dict[str, str]]) -> None:
     server, tokens = class_server
     status, mine = api(server, "/api/submissions", tokens["alice"])

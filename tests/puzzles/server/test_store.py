@@ -179,3 +179,18 @@ def test_a_retried_submission_with_its_client_key_is_the_same_submission(db_url:
     assert store.submit(bob, "01", "a.py", SOURCE, client_key="k1") != first  # keys are per learner
     assert store.counts()["queued"] == 2
     store.close()
+
+
+def test_copies_can_be_claimed_ahead_of_files_still_to_grade(db_url: str) -> None:
+    store = Store(db_url, per_minute=100)
+    alice = store.learner(store.add_learner("alice"))
+    assert alice
+    graded = store.submit(alice, "01", "a.py", SOURCE)
+    store.claim("w")
+    store.finish(graded, Graded(report(True, "cpu")))
+    store.submit(alice, "01", "new.py", SOURCE + "# new")
+    copy = store.submit(alice, "01", "copy.py", SOURCE)
+    job = store.claim("copier", copies_only=True)
+    assert job is not None and job.id == copy  # the older file still to grade is left for a slot
+    assert store.claim("copier", copies_only=True) is None
+    store.close()
