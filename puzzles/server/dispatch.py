@@ -220,8 +220,12 @@ class Dispatcher:
                     self.store.finish(job.id, Graded(not_graded(job, f"{job.attempts} grading nodes lost in a row")))
                 else:
                     self.store.requeue(job.id)
-                why = type(err).__name__
-                self.log(f"tilescope puzzles serve: the node grading #{job.id} was lost ({why}); queued again")
+                why = (
+                    "the server is stopping"
+                    if self.stopping.is_set()
+                    else f"the node grading it was lost ({type(err).__name__})"
+                )
+                self.log(f"tilescope puzzles serve: #{job.id}: {why}; queued again")
                 return True
             graded = Graded(answer["report"], node=answer.get("host"), grading_s=answer.get("seconds"))
             if not self.store.finish(job.id, graded):
