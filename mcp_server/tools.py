@@ -24,7 +24,7 @@ from tilescope.core.ide.layout_view import KernelLayout, NoLayout, choose
 from tilescope.core.ide.summary import FileSummary, VariantsSummary, file_summary, variants_summary
 from tilescope.core.ide.trace_view import PassDiff, TraceView, trace_view
 from tilescope.core.kernel_options import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
-from tilescope.core.model import FileAnalysis, KernelModel, RunReport, VariantsReport, to_json
+from tilescope.core.model import FileAnalysis, KernelModel, ProfileReport, RunReport, VariantsReport, to_json
 from tilescope.core.service import Analyzer
 from tilescope.core.variants import DEFAULT_TARGETS, Pool, run_variants
 from tilescope.mcp.answers import MAX_CHARS, Detail, sized
@@ -86,6 +86,15 @@ class RunInput(FileInput):
 
 
 @dataclass
+class ProfileInput(FileInput):
+    target: Annotated[
+        str | None, Field(description="sm_XX for the static figures (default: this GPU's, else sm_90)")
+    ] = None
+    runs: Annotated[int, Field(ge=1, le=1000, description="timed runs on the GPU")] = 20
+    warmup: Annotated[int, Field(ge=0, le=100, description="untimed runs first")] = 3
+
+
+@dataclass
 class PuzzleInput:
     puzzle: Annotated[str, Field(description="the puzzle's number or name, e.g. '03' or 'tiled_gemm'")]
     path: PathField = None
@@ -143,6 +152,13 @@ class VariantsAnswer:
 class RunAnswer:
     detail: Detail
     report: RunReport
+    omitted: list[str]
+
+
+@dataclass
+class ProfileAnswer:
+    detail: Detail
+    report: ProfileReport
     omitted: list[str]
 
 
@@ -290,6 +306,31 @@ def run(session: Session, given: RunInput) -> tuple[dict[str, Any], bool]:
     return sized({"report": to_json(report)}, given.detail, given.max_chars), failed(report)
 
 
+def profile(session: Session, given: ProfileInput) -> tuple[dict[str, Any], bool]:
+    """``tilescope profile --json``: static figures here; on a GPU host the measured time and Nsight Compute's."""
+    import argparse
+
+    from tilescope.core.profile_cmd import profile_file
+
+    path = _file(session, given)
+    request = argparse.Namespace(
+        file=str(path),
+        kernel=given.kernel,
+        arg=list((given.args or {}).items()),
+        target=given.target,
+        timeout=session.timeout_s,
+        memory=session.memory_mb,
+        runs=given.runs,
+        warmup=given.warmup,
+        no_ncu=False,
+    )
+    report = profile_file(request, session.analyzer)
+    failed = report.static is None or (report.timing is not None and report.timing.error is not None)
+    return sized(
+        {"report": to_json(replace(report, path=_display(session, path, given)))}, given.detail, given.max_chars
+    ), failed
+
+
 def explain(session: Session, given: ExplainInput) -> tuple[dict[str, Any], bool]:
     entry = CODES.get(given.code)
     if entry is None:
@@ -404,6 +445,16 @@ TOOLS: list[ToolSpec[Any]] = [
         RunInput,
         RunAnswer,
         run,
+    ),
+    ToolSpec(
+        "profile",
+        "Why a kernel is slow",
+        "Static speed figures (occupancy and what limits it, shared-memory bank conflicts per access, the "
+        "roofline bound) and, on a host with an NVIDIA GPU, the measured time and Nsight Compute's conflicts "
+        "and occupancy beside them, as `tilescope profile --json`. Without a GPU it says so.",
+        ProfileInput,
+        ProfileAnswer,
+        profile,
     ),
     ToolSpec(
         "explain",

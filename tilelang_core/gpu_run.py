@@ -119,3 +119,7 @@ def main(argv: list[str]) -> int:
     with open(batch["manifest"], "w") as handle:
         json.dump(launched, handle)
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

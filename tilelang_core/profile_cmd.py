@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -38,8 +39,44 @@ from tilescope.core.supervise import Supervised
 
 LOAD_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
 STORE_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
-LOAD_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_shared_op_ld.sum"
-STORE_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_shared_op_st.sum"
+LOAD_REQUESTS = "smsp__sass_inst_executed_op_shared_ld.sum"
+STORE_REQUESTS = "smsp__sass_inst_executed_op_shared_st.sum"
+"""A request is one warp's shared-memory instruction. (The L1TEX ``t_requests`` counters for the shared
+pipe read ``n/a`` on sm_90: measured on the H200.)"""
+WAVEFRONT_BYTES = 128
+"""What shared memory serves in one wavefront: an instruction needs at least its bytes over this."""
+SHARED_OPS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "load": (
+        (
+            LOAD_REQUESTS,
+            "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+            "smsp__sass_data_bytes_mem_shared_op_ld.sum",
+        ),
+        (
+            "smsp__sass_inst_executed_op_ldsm.sum",
+            "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
+            "smsp__sass_data_bytes_mem_shared_op_ldsm.sum",
+        ),
+    ),
+    "store": (
+        (
+            STORE_REQUESTS,
+            "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+            "smsp__sass_data_bytes_mem_shared_op_st.sum",
+        ),
+        (
+            "smsp__sass_inst_executed_op_shared_stsm.sum",
+            "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum",
+            "smsp__sass_data_bytes_mem_shared_op_stsm.sum",
+        ),
+    ),
+}
+"""Per direction, (instructions, wavefronts, bytes) of LDS/STS and of LDSM/STSM, as ncu attributes them to
+each SASS instruction from its addresses. Conflicts per request are the wavefronts beyond each instruction's
+fewest, over the instructions: the static figure's ``ways - 1``. The L1TEX bank-conflict counters
+(``LOAD_CONFLICTS``) also count data-bank contention with other traffic sharing the banks (L1 fills of
+global loads), which no address pattern predicts; they are kept, and used only where the SASS figures are
+missing."""
 ACHIEVED = "sm__warps_active.avg.pct_of_peak_sustained_active"
 OCCUPANCY_LIMITS = (
     "launch__occupancy_limit_blocks",
@@ -50,8 +87,7 @@ OCCUPANCY_LIMITS = (
 METRICS = (
     LOAD_CONFLICTS,
     STORE_CONFLICTS,
-    LOAD_REQUESTS,
-    STORE_REQUESTS,
+    *(name for kinds in SHARED_OPS.values() for kind in kinds for name in kind),
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
     ACHIEVED,
@@ -107,18 +143,39 @@ def device_kernel_names(kernel: KernelModel) -> list[str]:
     return list(dict.fromkeys(_KERNEL_NAME.findall(kernel.device_source or "")))
 
 
-def ncu_figures(values: dict[str, float]) -> NcuFigures:
-    def ratio(conflicts: str, requests: str) -> float | None:
-        if conflicts not in values or not values.get(requests):
-            return None
-        return round(values[conflicts] / values[requests], 3)
+def shared_requests(values: dict[str, float], op: str) -> float | None:
+    """Warp instructions of one direction (``"load"`` or ``"store"``) through shared memory, LDSM/STSM included."""
+    counts = [values[kind[0]] for kind in SHARED_OPS[op] if kind[0] in values]
+    return sum(counts) if counts else None
 
+
+def measured_conflicts_per_request(values: dict[str, float], op: str) -> float | None:
+    """Extra wavefronts per shared-memory instruction of one direction, from ncu's per-instruction figures
+    (``SHARED_OPS``); else from the L1TEX counter, which contention with other traffic inflates."""
+    instructions = extra = 0.0
+    complete = True
+    for inst, waves, data in SHARED_OPS[op]:
+        if inst not in values or waves not in values:
+            complete = False
+            continue
+        fewest = max(values[inst], values.get(data, 0.0) / WAVEFRONT_BYTES)
+        instructions += values[inst]
+        extra += max(values[waves] - fewest, 0.0)
+    if complete and instructions:
+        return round(extra / instructions, 3)
+    counter, requests = (LOAD_CONFLICTS, LOAD_REQUESTS) if op == "load" else (STORE_CONFLICTS, STORE_REQUESTS)
+    if counter not in values or not values.get(requests):
+        return None
+    return round(values[counter] / values[requests], 3)
+
+
+def ncu_figures(values: dict[str, float]) -> NcuFigures:
     limits = [int(values[k]) for k in OCCUPANCY_LIMITS if k in values]
     achieved = values.get(ACHIEVED)
     return NcuFigures(
         metrics=values,
-        load_conflicts_per_request=ratio(LOAD_CONFLICTS, LOAD_REQUESTS),
-        store_conflicts_per_request=ratio(STORE_CONFLICTS, STORE_REQUESTS),
+        load_conflicts_per_request=measured_conflicts_per_request(values, "load"),
+        store_conflicts_per_request=measured_conflicts_per_request(values, "store"),
         achieved_occupancy=round(achieved / 100, 4) if achieved is not None else None,
         blocks_per_sm=min(limits) if limits else None,
         error=None if values else "ncu reported no metrics for the kernel",
@@ -246,56 +303,56 @@ def profile_file(
     args: argparse.Namespace, analyzer: Analyzer | None = None, timer: Analyzer | None = None
 ) -> ProfileReport:
     """Static figures from ``analyzer`` (no GPU), then on a GPU the time from ``timer``'s worker, which sees it,
-    and Nsight Compute's figures; workers given are reused, others started for this file. The timing worker has
-    no address-space limit, as the puzzles' kernel process: a CUDA context reserves far more than it uses."""
-    if analyzer is None or timer is None:
-        with (
-            Analyzer(timeout_s=args.timeout, memory_mb=KernelOptions.from_args(args).memory_mb) as own,
-            Analyzer(timeout_s=args.timeout, memory_mb=0, gpu=True) as own_timer,
-        ):
-            return profile_file(args, analyzer or own, timer or own_timer)
-    path = str(Path(args.file).resolve())
-    source = Path(path).read_text()
-    options = KernelOptions.from_args(args)
-    overrides = options.args or None
-    gpu = local_gpu()
-    target = args.target or (gpu[1] if gpu else "sm_90")
-    analysis = analyzer.analyze(path, source, target=target, kernel=options.kernel, args=overrides, ptxas=True)
-    kernel = analysis.kernels[0] if analysis.kernels else None
-    name = kernel.kernel if kernel is not None else (options.kernel or "")
-    problems = [d.message for d in analysis.all_diagnostics() if d.severity == "error"]
-    base = {"path": path, "kernel": name, "args": kernel.args if kernel else {}, "target": target}
-    if kernel is None or problems:
-        warnings = [d.message for d in analysis.all_diagnostics() if d.severity == "warning"]
-        message = (problems or warnings or ["no kernel lowered"])[0]
-        return ProfileReport(
-            **base, gpu=gpu[0] if gpu else None, message=message, timing=None, roofline_share=None, static=kernel
-        )
-    if gpu is None:
+    and Nsight Compute's figures; workers given are reused, others started for this file (the timer only where
+    there is a GPU). The timing worker has no address-space limit, as the puzzles' kernel process: a CUDA
+    context reserves far more than it uses."""
+    with ExitStack() as own:
+        options = KernelOptions.from_args(args)
+        if analyzer is None:
+            analyzer = own.enter_context(Analyzer(timeout_s=args.timeout, memory_mb=options.memory_mb))
+        path = str(Path(args.file).resolve())
+        source = Path(path).read_text()
+        overrides = options.args or None
+        gpu = local_gpu()
+        target = args.target or (gpu[1] if gpu else "sm_90")
+        analysis = analyzer.analyze(path, source, target=target, kernel=options.kernel, args=overrides, ptxas=True)
+        kernel = analysis.kernels[0] if analysis.kernels else None
+        name = kernel.kernel if kernel is not None else (options.kernel or "")
+        problems = [d.message for d in analysis.all_diagnostics() if d.severity == "error"]
+        base = {"path": path, "kernel": name, "args": kernel.args if kernel else {}, "target": target}
+        if kernel is None or problems:
+            warnings = [d.message for d in analysis.all_diagnostics() if d.severity == "warning"]
+            message = (problems or warnings or ["no kernel lowered"])[0]
+            return ProfileReport(
+                **base, gpu=gpu[0] if gpu else None, message=message, timing=None, roofline_share=None, static=kernel
+            )
+        if gpu is None:
+            return ProfileReport(
+                **base,
+                gpu=None,
+                message="no GPU on this machine: static figures only",
+                timing=None,
+                roofline_share=None,
+                static=kernel,
+            )
+        if timer is None:
+            timer = own.enter_context(Analyzer(timeout_s=args.timeout, memory_mb=0, gpu=True))
+        payload = kernel_payload(path, source, kernel, overrides, args.warmup, args.runs)
+        timing = timer.profile(payload, args.timeout)
+        ncu = None
+        names = device_kernel_names(kernel)
+        if not args.no_ncu and timing.error is None and names:
+            ncu = measure_with_ncu(payload, names, args.timeout)
+        message = timing.error or f"timed on {timing.gpu}"
         return ProfileReport(
             **base,
-            gpu=None,
-            message="no GPU on this machine: static figures only",
-            timing=None,
-            roofline_share=None,
+            gpu=gpu[0],
+            message=message,
+            timing=timing,
+            roofline_share=_share(kernel, timing),
             static=kernel,
+            ncu=ncu,
         )
-    payload = kernel_payload(path, source, kernel, overrides, args.warmup, args.runs)
-    timing = timer.profile(payload, args.timeout)
-    ncu = None
-    names = device_kernel_names(kernel)
-    if not args.no_ncu and timing.error is None and names:
-        ncu = measure_with_ncu(payload, names, args.timeout)
-    message = timing.error or f"timed on {timing.gpu}"
-    return ProfileReport(
-        **base,
-        gpu=gpu[0],
-        message=message,
-        timing=timing,
-        roofline_share=_share(kernel, timing),
-        static=kernel,
-        ncu=ncu,
-    )
 
 
 def render(report: ProfileReport) -> str:

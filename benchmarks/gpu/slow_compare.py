@@ -95,7 +95,7 @@ def static_check(job: dict[str, Any], target: str) -> dict[str, Any]:
     """``tilescope check --ptxas --json`` of one kernel: its model, and a warm cubin cache."""
     try:
         done = _tilescope("check", job["file"], "--ptxas", "--json", "--target", target, *_arg_flags(job), timeout=400)
-        data = json.loads(done.stdout)
+        data = json.loads(done.stdout)["files"][0]  # check --json: {schema_version, ..., files: [one]}
         return {"kernels": data.get("kernels", []), "diagnostics": data.get("diagnostics", [])}
     except Exception as err:
         return {"error": f"{type(err).__name__}: {err}"}
@@ -323,6 +323,7 @@ def committed_grader_times() -> dict[str, float]:
 def summarize(todo: list[dict[str, Any]]) -> str:
     from tilescope.core.model import KernelModel, from_json
     from tilescope.core.perf_render import LSU_LOADS, LSU_STORES, conflicts_per_request
+    from tilescope.core.profile_cmd import shared_requests
 
     lines = ["# Static speed figures against the H200's", ""]
     lines += ["## Bank conflicts (ncu conflicts per request, loads and stores)", ""]
@@ -341,15 +342,15 @@ def summarize(todo: list[dict[str, Any]]) -> str:
         grid = 1
         for g in kernel.launch.grid if kernel.launch else []:
             grid *= int(g) if isinstance(g, int) else 1
-        for op, kinds, key, requests_key in (
-            ("load", LSU_LOADS, "load_conflicts_per_request", "l1tex__t_requests_pipe_lsu_mem_shared_op_ld.sum"),
-            ("store", LSU_STORES, "store_conflicts_per_request", "l1tex__t_requests_pipe_lsu_mem_shared_op_st.sum"),
+        for op, kinds, key, direction in (
+            ("load", LSU_LOADS, "load_conflicts_per_request", "load"),
+            ("store", LSU_STORES, "store_conflicts_per_request", "store"),
         ):
             mine = [a for a in kernel.shared_accesses if a.instruction in kinds]
             predicted = conflicts_per_request(mine, kinds) or 0.0
             measured = ncu.get(key)
             requests = sum(a.requests_per_block for a in mine) * grid
-            measured_requests = metrics.get(requests_key)
+            measured_requests = shared_requests(metrics, direction)
             if not mine and not measured_requests:
                 continue
             same = measured is not None and abs(predicted - measured) <= max(0.05, 0.05 * measured)

@@ -23,7 +23,7 @@ from tilescope.core.model import KernelModel, ProfileReport, Timing, to_json
 from tilescope.core.occupancy import occupancy
 from tilescope.core.peaks import PEAKS, bounds, gpu_key
 from tilescope.core.perf_render import LSU_LOADS, conflicts_per_request, roofline_summary
-from tilescope.core.profile_cmd import ncu_figures, parse_ncu_launches
+from tilescope.core.profile_cmd import measured_conflicts_per_request, ncu_figures, parse_ncu_launches, shared_requests
 from tilescope.core.profile_store import last_profile, save
 from tilescope.core.shared_access import lsu_phases, matrix_phases, request_cost
 from tilescope.core.static import analyze_source
@@ -238,7 +238,7 @@ NCU_CSV = "\n".join(
         NCU_HEADER,
         _ncu_row(0, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "0"),
         _ncu_row(1, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "1,015,808"),
-        _ncu_row(1, "l1tex__t_requests_pipe_lsu_mem_shared_op_ld.sum", "32,768"),
+        _ncu_row(1, "smsp__sass_inst_executed_op_shared_ld.sum", "32,768"),
         _ncu_row(1, "sm__warps_active.avg.pct_of_peak_sustained_active", "87.5"),
         _ncu_row(1, "launch__occupancy_limit_registers", "8"),
         _ncu_row(1, "launch__occupancy_limit_warps", "8"),
@@ -253,6 +253,23 @@ def test_ncu_csv_becomes_conflicts_per_request_and_occupancy() -> None:
     figures = ncu_figures(launches[-1][1])
     assert figures.load_conflicts_per_request == 31.0 and figures.store_conflicts_per_request is None
     assert figures.achieved_occupancy == 0.875 and figures.blocks_per_sm == 8 and figures.error is None
+
+
+def test_conflicts_per_request_come_from_the_per_instruction_wavefronts() -> None:
+    """32-way LDS (one float a thread: 128 bytes, one wavefront at best) and conflict-free LDSM.x4 (512 bytes,
+    four): (32 + 4 - 1 - 4) extra wavefronts over 2 instructions; the L1TEX counter's contention is ignored."""
+    values = {
+        "smsp__sass_inst_executed_op_shared_ld.sum": 1.0,
+        "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": 32.0,
+        "smsp__sass_data_bytes_mem_shared_op_ld.sum": 128.0,
+        "smsp__sass_inst_executed_op_ldsm.sum": 1.0,
+        "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum": 4.0,
+        "smsp__sass_data_bytes_mem_shared_op_ldsm.sum": 512.0,
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 40.0,
+    }
+    assert measured_conflicts_per_request(values, "load") == 15.5
+    assert shared_requests(values, "load") == 2.0
+    assert measured_conflicts_per_request(values, "store") is None
 
 
 def test_profile_without_a_gpu_says_so_and_prints_the_static_figures(tmp_path: Path) -> None:

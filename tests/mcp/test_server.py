@@ -29,7 +29,7 @@ from tilescope.core.model import FileAnalysis, from_json, to_json, untimed
 ROOT = Path(__file__).resolve().parents[2]
 GEMM = "examples/gemm.py"
 FIXTURES = "tests/core/fixtures"
-TOOLS = {"check", "layout", "passes", "pass_diff", "variants", "run", "explain", "puzzles_check"}
+TOOLS = {"check", "layout", "passes", "pass_diff", "variants", "run", "profile", "explain", "puzzles_check"}
 
 
 def _tilescope(*args: str) -> Any:
@@ -64,6 +64,7 @@ def test_every_tool_answers_as_the_cli_does_over_stdio() -> None:
                 ("pass_diff", {"path": GEMM, "index": 3, "detail": "full", "max_chars": 2_000_000}),
                 ("variants", {"path": GEMM, "targets": ["sm_80"], "detail": "full", "max_chars": 2_000_000}),
                 ("run", {"path": "examples/elementwise_add.py", "args": {"N": 4096}, "detail": "full"}),
+                ("profile", {"path": GEMM, "detail": "full", "max_chars": 2_000_000}),
                 ("explain", {"code": "gemm-shape"}),
             ]:
                 result = await _call(client, name, arguments)
@@ -105,6 +106,11 @@ def test_every_tool_answers_as_the_cli_does_over_stdio() -> None:
     (run,) = got["run"]
     cli_run = _tilescope("run", "examples/elementwise_add.py", "--arg", "N=4096", "--json")
     assert untimed(run.structured_content["report"]) == untimed(cli_run)
+
+    (profile,) = got["profile"]
+    cli_profile = _tilescope("profile", GEMM, "--json")
+    assert profile.structured_content["report"]["path"] == GEMM
+    assert untimed({**profile.structured_content["report"], "path": ""}) == untimed({**cli_profile, "path": ""})
 
     (explain,) = got["explain"]
     assert [explain.structured_content["code"]] == _tilescope("explain", "gemm-shape", "--json")
