@@ -5,8 +5,9 @@ separate processes, loopback only, one CPU each, so two CPU grading slots: no GP
 interpreter grades), the server (``tilescope puzzles serve --ray ADDRESS``) as its own process on a
 SQLite file, and 200 learners (threads, each with their own token, over HTTP) submitting 1,000 files
 in the first minutes: puzzle references and wrong files from ``puzzles/content`` (puzzles 01-03),
-some of them with a learner's own comment, so that those are files nobody submitted before and are
-graded afresh; a byte-identical file's CPU verdict is copied (the page and the verdict say so).
+some of them with a line of the learner's own, so that those are files nobody submitted before and are
+graded afresh; a byte-identical file's CPU verdict is copied (the page and the verdict say so). A bare
+copy of a reference passes but is no one's pass on the leaderboard; one with a learner's line counts.
 
 Mid-run the second node is killed (no graceful stop) while both slots grade, and comes back later;
 then the server process is killed (SIGKILL) and started again on the same database. Learners whose
@@ -131,7 +132,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--learners", type=int, default=200)
     parser.add_argument("--files", type=int, default=1000)
-    parser.add_argument("--fresh", type=int, default=40, help="submissions with a learner's own comment")
+    parser.add_argument("--fresh", type=int, default=40, help="submissions with a line of the learner's own")
     parser.add_argument("--submit-s", type=float, default=240.0, help="the learners submit within these seconds")
     parser.add_argument("--kill-node-s", type=float, default=60.0)
     parser.add_argument("--node-back-s", type=float, default=150.0)
@@ -167,7 +168,7 @@ def main() -> None:
                 time.sleep(max(0.0, moment - (time.perf_counter() - t0)))
                 puzzle, name, source, _ = files[choice]
                 if index in fresh:
-                    source += f"# learner-{who:03d}'s own copy, try {index}\n"
+                    source += f"AUTHOR = 'learner-{who:03d}, try {index}'\n"  # not the reference's own text
                 body = {"puzzle": puzzle, "filename": name, "source": source, "client_key": f"{who}-{index}"}
                 while True:
                     status, answer = request(server.url + "/api/submissions", tokens[who], body)
@@ -232,7 +233,7 @@ def main() -> None:
         expected = files[accepted[sub.id][1]][3] if sub.id in accepted else "?"
         if verdict is None or verdict.failure != expected or verdict.passed != (expected is None):
             wrong.append((sub.id, expected, None if verdict is None else verdict.failure))
-    passes = sum(1 for v in verdicts.values() if v.passed)
+    passes = sum(1 for v in verdicts.values() if v.passed and not v.reference_copy)
     board = sum(e["passes"] for p in PUZZLES for e in store.leaderboard(p))
     waits = [s.first_claimed_at - s.created_at for s in subs if s.first_claimed_at is not None]
     turnaround = [verdicts[s.id].graded_at - s.created_at for s in subs if s.id in verdicts]
@@ -252,7 +253,7 @@ def main() -> None:
     )
     lines = [
         f"{args.learners} learners, {args.files} files ({len(files)} distinct files of puzzles 01-03, {len(fresh)} "
-        f"with a learner's own comment); 2 CPU grading slots on a 2-node local Ray cluster; {os.cpu_count()} cores",
+        f"with a line of the learner's own); 2 CPU grading slots on a 2-node local Ray cluster; {os.cpu_count()} cores",
         *(f"  {line}" for line in events),
         *(f"  {line}" for line in said if "lost" in line or "queued again" in line or "dropped" in line),
         f"all submitted in {submitted_s:.0f} s; {len(verdicts)} verdicts after {wall:.0f} s; "
@@ -267,7 +268,8 @@ def main() -> None:
         f"{sum(1 for _, n in per_submission if n == 1)}",
         f"every submission exactly one verdict: {every}; verdicts as the manifest expects: "
         f"{len(subs) - len(wrong)}/{len(subs)}",
-        f"passing verdicts {passes}, leaderboard passes {board}: none counted twice: {passes == board}",
+        f"passing verdicts (bare copies of a reference left out) {passes}, leaderboard passes {board}: "
+        f"none counted twice: {passes == board}",
     ]
     print("\n".join(lines))
     if wrong:

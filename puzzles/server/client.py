@@ -76,6 +76,8 @@ def verdict_lines(answer: dict[str, Any], title: str) -> list[str]:
     where = f"graded on {verdict['graded_on']}" + (f", node {verdict['node']}" if verdict.get("node") else "")
     if verdict.get("reused_from"):
         where += f"; the same file as submission {verdict['reused_from']}, whose verdict this is"
+    if verdict.get("reference_copy"):
+        where += "; this is the reference solution, so it is not on the leaderboard"
     return [*lines, where]
 
 

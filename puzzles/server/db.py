@@ -75,6 +75,9 @@ class Verdict(Base):
     """The grader's whole ``Report``, as JSON."""
     node: Mapped[str | None] = mapped_column(String(120), nullable=True)
     grading_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    reference_copy: Mapped[bool] = mapped_column(Boolean, default=False)
+    """The file is the puzzle's reference solution up to layout and comments: passing with it is not solving,
+    so it is kept off the leaderboard (as ``puzzles check`` does not mark the puzzle solved)."""
     reused_from: Mapped[int | None] = mapped_column(Integer, nullable=True)
     """Set when a byte-identical file's CPU verdict was copied instead of grading it again."""
     graded_at: Mapped[float] = mapped_column(Float)

@@ -19,7 +19,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tilescope.puzzles import catalog
 from tilescope.puzzles.server.store import Graded, Job, Store
+from tilescope.puzzles.workspace import is_solution_text
 
 MAX_ATTEMPTS = 3
 IDLE_POLL_S = 0.25
@@ -193,7 +195,8 @@ class Dispatcher:
             return False
         report = {**json.loads(same.report), "path": job.filename}
         original = same.reused_from or same.submission_id
-        self.store.finish(job.id, Graded(report, node=same.node, grading_s=0.0, reused_from=original))
+        graded = Graded(report, node=same.node, grading_s=0.0, reused_from=original, reference_copy=same.reference_copy)
+        self.store.finish(job.id, graded)
         return True
 
     def _serve(self, index: int, worker: str, actor: Any) -> bool:
@@ -227,7 +230,12 @@ class Dispatcher:
                 )
                 self.log(f"tilescope puzzles serve: #{job.id}: {why}; queued again")
                 return True
-            graded = Graded(answer["report"], node=answer.get("host"), grading_s=answer.get("seconds"))
+            graded = Graded(
+                answer["report"],
+                node=answer.get("host"),
+                grading_s=answer.get("seconds"),
+                reference_copy=is_solution_text(catalog.get(job.puzzle), job.source),
+            )
             if not self.store.finish(job.id, graded):
                 self.log(f"tilescope puzzles serve: #{job.id} had its verdict already; this grading is dropped")
         return False

@@ -59,6 +59,7 @@ class Graded:
     node: str | None = None
     grading_s: float | None = None
     reused_from: int | None = None
+    reference_copy: bool = False
 
 
 def token_hash(token: str) -> str:
@@ -274,6 +275,7 @@ class Store:
                     node=graded.node,
                     grading_s=graded.grading_s,
                     reused_from=graded.reused_from,
+                    reference_copy=graded.reference_copy,
                     graded_at=time.time(),
                 )
             )
@@ -327,13 +329,14 @@ class Store:
 
     def leaderboard(self, puzzle: str) -> list[dict[str, Any]]:
         """Per learner, their best passing verdict for ``puzzle``: the fastest timed one, else the first pass
-        (CPU verdicts carry no time); fastest first, untimed passes after, in the order they passed."""
+        (CPU verdicts carry no time); fastest first, untimed passes after, in the order they passed. A copy of
+        the reference solution is no one's pass."""
         with self.session() as s:
             rows = s.execute(
                 select(Verdict, Submission.learner_id, Learner.name)
                 .join(Submission, Submission.id == Verdict.submission_id)
                 .join(Learner, Learner.id == Submission.learner_id)
-                .where(Submission.puzzle == puzzle, Verdict.passed.is_(True))
+                .where(Submission.puzzle == puzzle, Verdict.passed.is_(True), Verdict.reference_copy.is_(False))
                 .order_by(Verdict.submission_id)
             ).all()
         best: dict[int, tuple[Verdict, str, int]] = {}
@@ -365,7 +368,7 @@ class Store:
             rows = s.scalars(
                 select(Submission.puzzle)
                 .join(Verdict, Verdict.submission_id == Submission.id)
-                .where(Verdict.passed.is_(True))
+                .where(Verdict.passed.is_(True), Verdict.reference_copy.is_(False))
                 .distinct()
             ).all()
         return sorted(rows)

@@ -43,6 +43,7 @@ def verdict_json(verdict: Verdict | None) -> dict[str, Any] | None:
         "stars": verdict.stars,
         "node": verdict.node,
         "reused_from": verdict.reused_from,
+        "reference_copy": verdict.reference_copy,
         "report": json.loads(verdict.report),
     }
 

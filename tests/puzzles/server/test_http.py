@@ -32,6 +32,7 @@ def test_a_learner_submits_from_the_shell_and_the_cpu_verdict_says_so(
     assert code == 0, out + err
     assert out.startswith("PASS 01 Copy, one block") and "(CPU, tile interpreter)" in out
     assert "graded on CPU (tile interpreter, no timing)" in out and "submitted #" in err
+    assert "this is the reference solution, so it is not on the leaderboard" in out
     code, out, err = submit(server, tokens["alice"], "01", str(UNMASKED), "--json")
     assert code == 1, out + err
     answer = json.loads(out)

@@ -33,7 +33,7 @@ def test_the_page_shows_a_learner_their_verdicts_the_queue_and_the_leaderboard(
     class_server: tuple[Server, dict[str, str]], browser: Browser
 ) -> None:
     server, tokens = class_server
-    source = (CONTENT / "01_copy_one_block" / "solution.py").read_text()
+    source = (CONTENT / "01_copy_one_block" / "solution.py").read_text() + "\nAUTHOR = 'dave'\n"  # not a bare copy
     status, queued = api(
         server, "/api/submissions", tokens["dave"], {"puzzle": "1", "filename": "mine.py", "source": source}
     )

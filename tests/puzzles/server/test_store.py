@@ -119,12 +119,15 @@ def test_one_verdict_per_submission_and_the_leaderboard_counts_it_once(db_url: s
     slow = store.submit(bob, "01", "c.py", SOURCE + "##")
     store.claim("w")
     store.finish(slow, Graded(report(True, "cuda", time_us=4.0)))
+    copied = store.submit(bob, "01", "ref.py", SOURCE + "###")
+    store.claim("w")
+    store.finish(copied, Graded(report(True, "cuda", time_us=1.0), reference_copy=True))  # no one's pass
     with store.session() as s:
-        assert len(s.scalars(select(Verdict)).all()) == 3
+        assert len(s.scalars(select(Verdict)).all()) == 4
     board = store.leaderboard("01")
     assert [(e["learner"], e["time_us"], e["passes"]) for e in board] == [("alice", 3.0, 2), ("bob", 4.0, 1)]
     assert board[0]["torch_us"] == 6.0 and board[0]["torch_ratio"] == pytest.approx(0.5)
-    assert store.counts() == {"queued": 0, "grading": 0, "done": 3, "verdicts": 3}
+    assert store.counts() == {"queued": 0, "grading": 0, "done": 4, "verdicts": 4}
     store.close()
 
 

@@ -49,6 +49,7 @@ def upgrade() -> None:
         sa.Column("report", sa.Text(), nullable=False),
         sa.Column("node", sa.String(120), nullable=True),
         sa.Column("grading_s", sa.Float(), nullable=True),
+        sa.Column("reference_copy", sa.Boolean(), nullable=False),
         sa.Column("reused_from", sa.Integer(), nullable=True),
         sa.Column("graded_at", sa.Float(), nullable=False),
     )
