@@ -43,6 +43,9 @@ class LspTextDocument(TextDocument):
 
     @property
     def lines(self) -> Sequence[str]:
+        return self._lines()
+
+    def _lines(self) -> tuple[str, ...]:
         source = self.source
         split = self._split
         if split is None or split[0] is not source:
@@ -51,7 +54,7 @@ class LspTextDocument(TextDocument):
         return split[1]
 
     def _apply_incremental_change(self, change: types.TextDocumentContentChangePartial) -> None:
-        lines = self.lines
+        lines = self._lines()
         where = self._position_codec.range_from_client_units(lines, change.range)
         start, end = where.start, where.end
         spliced = _spliced(self.source, lines, (start.line, start.character), (end.line, end.character), change.text)

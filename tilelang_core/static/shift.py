@@ -72,7 +72,7 @@ class Placed(Sequence[R], Generic[R]):
     def __init__(self, parts: Iterable[tuple[Sequence[R], int]] = ()) -> None:
         flat: list[tuple[Sequence[R], int]] = []
         for items, delta in parts:
-            if items.__class__ is Placed:
+            if isinstance(items, Placed):
                 flat.extend((inner, inner_delta + delta) for inner, inner_delta in items._parts)
             elif items:
                 flat.append((items, delta))
