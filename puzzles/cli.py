@@ -1,4 +1,5 @@
-"""``tilescope puzzles``: the app with no verb, or list / show / start / check / hint / reveal / reset."""
+"""``tilescope puzzles``: the app with no verb, or list / show / start / check / hint / reveal / reset, and a
+class's grading server (serve / submit)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--yes", action="store_true", help="reveal without asking")
     p.add_argument("--write", action="store_true", help="also save it next to your file")
     _on_puzzle(verbs, "reset", "restore the starter file (your file is backed up first)", _reset)
+    p = verbs.add_parser("serve", help="a grading server for a class: a queue, a page, graders on a Ray cluster")
+    p.add_argument("--ray", metavar="ADDRESS", help="the Ray cluster to grade on (default: a new local one)")
+    p.add_argument("--db", metavar="URL", help="sqlite:///PATH (default: in your data folder) or postgresql://...")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 for a class; default loopback)")
+    p.add_argument("--port", type=int, default=8765, metavar="N", help="HTTP port (8765)")
+    p.add_argument("--add-learner", metavar="NAME", help="issue NAME a token (printed on the last line) and exit")
+    p.add_argument("--max-kb", type=int, default=64, metavar="KB", help="largest file a learner may submit (64)")
+    p.add_argument("--per-minute", type=int, default=6, metavar="N", help="submissions a learner may make a minute (6)")
+    p.add_argument("--cpu-slots", type=int, metavar="N", help="graders without a GPU (default: one per CPU)")
+    p.set_defaults(func=_serve)
+    p = verbs.add_parser("submit", help="send your file to a grading server and print its verdict")
+    p.add_argument("puzzle")
+    p.add_argument("file")
+    p.add_argument("--server", required=True, metavar="URL", help="the server, e.g. http://gpu-box:8765")
+    p.add_argument("--token", help="your token (default: TILESCOPE_TOKEN)")
+    p.add_argument("--json", action="store_true", help="print the submission and its verdict as JSON")
+    p.add_argument("--wait", type=float, default=1800.0, metavar="S", help="seconds to wait for the verdict (1800)")
+    p.set_defaults(func=_submit)
 
 
 def _on_puzzle(
@@ -253,3 +272,19 @@ def _reset(args: argparse.Namespace) -> int:
     else:
         print(f"{path} created from the starter")
     return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from tilescope.puzzles.server.main import serve
+
+    return serve(
+        args.ray, args.db, args.host, args.port, args.add_learner, args.max_kb * 1024, args.per_minute, args.cpu_slots
+    )
+
+
+def _submit(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tilescope.puzzles.server.client import submit
+
+    return submit(args.puzzle, Path(args.file), args.server, args.token, args.json, args.wait)

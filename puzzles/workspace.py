@@ -84,11 +84,19 @@ def write_solution(puzzle: Puzzle) -> Path:
 
 def is_solution_copy(puzzle: Puzzle, path: Path) -> bool:
     """Whether ``path`` holds the reference solution (up to layout and comments): passing with it is not solving."""
+    try:
+        return is_solution_text(puzzle, path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def is_solution_text(puzzle: Puzzle, source: str) -> bool:
+    """``is_solution_copy`` for a file's text (parsed, never run)."""
     import ast
 
     try:
-        mine = ast.dump(ast.parse(path.read_text(encoding="utf-8")))
+        mine = ast.dump(ast.parse(source))
         reference = ast.dump(ast.parse(puzzle.solution_path.read_text(encoding="utf-8")))
-    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
         return False
     return mine == reference

@@ -28,12 +28,15 @@ RETRIES = 3
 
 @dataclass(frozen=True)
 class Request:
-    """One ``Analyzer.analyze(path, source, **options)`` call; ``name`` is how a lost node's line names it."""
+    """One ``Analyzer.analyze(path, source, **options)`` call."""
 
-    name: str
     path: str
     source: str | None
     options: dict[str, Any] = field(default_factory=dict[str, Any])
+
+    def label(self) -> str:
+        """How a lost node's line names it: the file, and the kernel and target where one is asked for."""
+        return " ".join([self.path, *(str(self.options[k]) for k in ("kernel", "target") if self.options.get(k))])
 
 
 def is_loopback(address: str | None) -> bool:
@@ -111,7 +114,7 @@ class Slots:
         ray.get([w.warm.remote() for w in self.workers])
 
     def map(
-        self, requests: list[Request], progress: Callable[[int, int, Request], None] | None = None
+        self, requests: list[Request], progress: Callable[[int, int, int], None] | None = None
     ) -> list[FileAnalysis]:
         """Every request's analysis, in the order given; the largest sources are sent first."""
         import ray
@@ -139,7 +142,7 @@ class Slots:
                 raise  # the analysis itself failed: a defect of ours, not of the cluster
             except RayError as err:
                 tries[index] += 1
-                name = requests[index].name
+                name = requests[index].label()
                 if tries[index] > RETRIES:
                     raise RuntimeError(f"{name}: lost {tries[index]} workers in a row ({err})") from None
                 ray.kill(self.workers[slot], no_restart=True)
@@ -156,7 +159,7 @@ class Slots:
             idle.append(slot)
             done += 1
             if progress is not None:
-                progress(done, len(requests), requests[index])
+                progress(done, len(requests), index)
         self.workers = [w for w in self.workers if w is not None]
         return [r for r in results if r is not None]
 
@@ -189,8 +192,8 @@ def analyze_files(
 ) -> list[FileAnalysis]:
     """Every file's analysis, in the order given, computed by ``slots`` actors (default: one per CPU); no
     ``address`` starts a new local cluster (never joining one another program started)."""
-    requests = [Request(str(f), str(f.resolve()), _read(f), options) for f in files]
-    step = None if progress is None else lambda done, total, r: progress(done, total, Path(r.name))
+    requests = [Request(str(f.resolve()), _read(f), options) for f in files]
+    step = None if progress is None else lambda done, total, index: progress(done, total, files[index])
     with Slots(min(slots, len(files)) if slots else None, analyzer_options, address, log) as workers:
         return workers.map(requests, step)
 

@@ -108,17 +108,15 @@ def run_variants(
     targets = list(targets or DEFAULT_TARGETS)
     names = [i.kernel.name for i in instantiations(source, path) if kernel is None or i.kernel.name == kernel]
     if not names:
-        analysis = workers.map(
-            [Request(f"{path} {targets[0]}", path, source, {"target": targets[0], "kernel": kernel})]
-        )
+        analysis = workers.map([Request(path, source, {"target": targets[0], "kernel": kernel})])
         return VariantsReport(path, [_variant(Job(kernel or "", targets[0], None), analysis[0], None)])
 
     def request(job: Job) -> Request:
         extra = {} if job.config is None else {CONFIG_ARG: job.config}
         given = {**(args or {}), **extra}
-        options = {"target": job.target, "kernel": job.kernel, "args": given or None, "ptxas": ptxas}
-        name = f"{path} {job.kernel} {job.target}" + ("" if job.config is None else f":{job.config}")
-        return Request(name, path, source, options)
+        return Request(
+            path, source, {"target": job.target, "kernel": job.kernel, "args": given or None, "ptxas": ptxas}
+        )
 
     def work(jobs: list[Job]) -> list[FileAnalysis]:
         return workers.map([request(job) for job in jobs])

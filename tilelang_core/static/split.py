@@ -85,19 +85,7 @@ def lex(lines: list[str]) -> Lexed:
         starts = old.starts[:prefix]
         begin = prefix
     shift = len(lines) - len(old.lines) if old is not None else 0
-    reuse_from = len(lines) - suffix
-    index = begin
-    state = states[-1]
-    while index < len(lines):
-        if old is not None and index >= reuse_from and old.states[index - shift] == state:
-            states.extend(old.states[index - shift + 1 :])
-            starts.extend(old.starts[index - shift :])
-            break
-        start, state = _step(lines[index], state)
-        starts.append(start)
-        states.append(state)
-        index += 1
-    result = Lexed(lines, states, starts)
+    result = _lex_from(lines, states, starts, begin, old, len(lines) - suffix, shift)
     _lexed[id(result)] = result
     while len(_lexed) > _LEXED_KEPT:
         _lexed.popitem(last=False)
@@ -107,13 +95,23 @@ def lex(lines: list[str]) -> Lexed:
 def lex_edit(old: Lexed, lines: list[str], first: int, old_end: int, new_end: int) -> Lexed:
     """The lexer's states over ``lines``, which equal ``old.lines`` but for ``old.lines[first:old_end]``
     replaced by ``lines[first:new_end]``: lexed from ``first`` until the state meets the old one."""
-    states = old.states[: first + 1]
-    starts = old.starts[:first]
-    shift = new_end - old_end
-    index = first
+    return _lex_from(lines, old.states[: first + 1], old.starts[:first], first, old, new_end, new_end - old_end)
+
+
+def _lex_from(
+    lines: list[str],
+    states: list[_State],
+    starts: list[bool],
+    index: int,
+    old: Lexed | None,
+    reuse_from: int,
+    shift: int,
+) -> Lexed:
+    """Lex ``lines`` on from ``index`` (``states``/``starts`` hold what comes before) until, at ``reuse_from`` or
+    later, the state meets ``old``'s at the same line moved by ``shift``: from there ``old``'s are taken."""
     state = states[-1]
     while index < len(lines):
-        if index >= new_end and old.states[index - shift] == state:
+        if old is not None and index >= reuse_from and old.states[index - shift] == state:
             states.extend(old.states[index - shift + 1 :])
             starts.extend(old.starts[index - shift :])
             break

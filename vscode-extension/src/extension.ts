@@ -94,6 +94,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("tilescope.openPuzzles", () => vscode.commands.executeCommand("workbench.view.extension.tilescope")),
     vscode.commands.registerCommand("tilescope.openPuzzle", (puzzle: Puzzle) => puzzles.open(puzzle)),
     vscode.commands.registerCommand("tilescope.checkPuzzle", (puzzle?: Puzzle) => puzzles.check(puzzle)),
+    vscode.commands.registerCommand("tilescope.submitPuzzle", (puzzle?: Puzzle) => puzzles.submit(context.secrets, puzzle)),
     vscode.commands.registerCommand("tilescope.refreshPuzzles", () => puzzles.refresh()),
     vscode.commands.registerCommand("tilescope.restartServer", () => server.restart()),
     vscode.workspace.onDidGrantWorkspaceTrust(async () => {

@@ -42,6 +42,18 @@ export function parseCheck(value: unknown): CheckResult {
   return { passed, message: typeof text === "string" ? text : passed ? "All checks passed." : "The check failed." };
 }
 
+/** What `tilescope puzzles submit N FILE --json` printed: the grading server's verdict and where it was graded. */
+export function parseSubmit(value: unknown): CheckResult {
+  const verdict = isObject(value) && isObject(value.verdict) ? value.verdict : undefined;
+  if (!verdict) {
+    const state = isObject(value) && typeof value.state === "string" ? value.state : "not answered";
+    return { passed: false, message: `the grading server has no verdict yet (${state})` };
+  }
+  const summary = typeof verdict.summary === "string" ? verdict.summary : "no summary";
+  const where = typeof verdict.graded_on === "string" ? ` Graded on ${verdict.graded_on}.` : "";
+  return { passed: verdict.passed === true, message: `${summary}${where}` };
+}
+
 /** The puzzle whose file is `fsPath`, matched by path suffix or by the `NN_` folder prefix. */
 export function puzzleForFile(puzzles: Puzzle[], fsPath: string): Puzzle | undefined {
   const normal = fsPath.replace(/\\/g, "/");

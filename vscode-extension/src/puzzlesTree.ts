@@ -5,9 +5,11 @@
 
 import { execFile } from "node:child_process";
 import * as vscode from "vscode";
-import { parseCheck, parsePuzzles, progress, type Puzzle, puzzleForFile } from "./puzzleModel";
+import { parseCheck, parsePuzzles, parseSubmit, progress, type Puzzle, puzzleForFile } from "./puzzleModel";
 import { commandArgs } from "./interpreter";
 import { errorText } from "./tracePanel";
+
+const TOKEN_KEY = "tilescope.gradingToken";
 
 export class PuzzlesTree implements vscode.TreeDataProvider<Puzzle>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<Puzzle | undefined>();
@@ -98,14 +100,62 @@ export class PuzzlesTree implements vscode.TreeDataProvider<Puzzle>, vscode.Disp
     this.refresh();
   }
 
+  /** Sends the open file (or the puzzle's own) to the class's grading server (`tilescope.gradingServer`) with
+   * the learner's token, asked once and kept in the editor's secret storage; nothing runs here. */
+  async submit(secrets: vscode.SecretStorage, puzzle?: Puzzle): Promise<void> {
+    const server = vscode.workspace.getConfiguration("tilescope").get<string>("gradingServer", "").trim();
+    if (!server) {
+      void vscode.window.showWarningMessage("Set tilescope.gradingServer to your class's server (http://host:8765) first.");
+      return;
+    }
+    let target = puzzle;
+    let file = puzzle?.path ? this.absolute(puzzle.path) : undefined;
+    const editor = vscode.window.activeTextEditor;
+    if (!target && editor) {
+      await editor.document.save();
+      file = editor.document.uri.fsPath;
+      target = puzzleForFile(this.puzzles.length ? this.puzzles : parsePuzzles(await this.run(["puzzles", "list", "--json"])), file);
+    }
+    if (!target || !file) {
+      void vscode.window.showWarningMessage("Open a puzzle's file, or pick a started puzzle in the Puzzles view, to submit it.");
+      return;
+    }
+    let token = await secrets.get(TOKEN_KEY);
+    if (!token) {
+      token = await vscode.window.showInputBox({ prompt: "Your grading server token (from your teacher)", password: true, ignoreFocusOut: true });
+      if (!token) {
+        return;
+      }
+      await secrets.store(TOKEN_KEY, token);
+    }
+    const chosen = target;
+    const args = ["puzzles", "submit", String(chosen.number), file, "--server", server, "--json"];
+    const env = { ...process.env, TILESCOPE_TOKEN: token };
+    const result = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Submitting puzzle ${chosen.number} to ${server}…` },
+      async () => {
+        try {
+          return parseSubmit(await this.run(args, env));
+        } catch (error) {
+          return { passed: false, message: errorText(error) };
+        }
+      },
+    );
+    if (result.passed) {
+      void vscode.window.showInformationMessage(`Puzzle ${chosen.number} passed on the server: ${result.message}`);
+    } else {
+      void vscode.window.showErrorMessage(`Puzzle ${chosen.number} on the server: ${result.message}`);
+    }
+  }
+
   private absolute(path: string): string {
     const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     return path.startsWith("/") || !root ? path : `${root}/${path}`;
   }
 
   /** Runs `tilescope ARGS` in `<python>` and parses its JSON stdout; a failing check still prints JSON. */
-  private async run(args: string[]): Promise<unknown> {
-    const { stdout, stderr, error } = await this.exec(args);
+  private async run(args: string[], env?: NodeJS.ProcessEnv): Promise<unknown> {
+    const { stdout, stderr, error } = await this.exec(args, env);
     try {
       return JSON.parse(stdout);
     } catch {
@@ -121,11 +171,11 @@ export class PuzzlesTree implements vscode.TreeDataProvider<Puzzle>, vscode.Disp
     return stdout;
   }
 
-  private async exec(args: string[]): Promise<{ stdout: string; stderr: string; error: Error | null }> {
+  private async exec(args: string[], env?: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string; error: Error | null }> {
     const python = await this.python();
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     return new Promise((resolve) => {
-      execFile(python, commandArgs(args), { cwd, timeout: 300_000, maxBuffer: 16 << 20 }, (error, stdout, stderr) =>
+      execFile(python, commandArgs(args), { cwd, env, timeout: 1_900_000, maxBuffer: 16 << 20 }, (error, stdout, stderr) =>
         resolve({ stdout, stderr, error }),
       );
     });

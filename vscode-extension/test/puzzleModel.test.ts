@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { parseCheck, parsePuzzles, progress, puzzleForFile } from "../src/puzzleModel";
+import { parseCheck, parsePuzzles, parseSubmit, progress, puzzleForFile } from "../src/puzzleModel";
 
 const listed = parsePuzzles({
   puzzles: [
@@ -31,4 +31,14 @@ test("check results read pass or fail with the checker's message", () => {
   assert.deepEqual(parseCheck({ passed: true, message: "3/3 cases" }), { passed: true, message: "3/3 cases" });
   assert.deepEqual(parseCheck({ passed: false, detail: "max abs error 0.5" }), { passed: false, message: "max abs error 0.5" });
   assert.equal(parseCheck("garbage").passed, false);
+});
+
+test("a grading server's verdict reads pass or fail and says where it was graded", () => {
+  const graded = { id: 3, state: "done", verdict: { passed: false, summary: "case one: out of bounds", graded_on: "GPU" } };
+  assert.deepEqual(parseSubmit(graded), { passed: false, message: "case one: out of bounds Graded on GPU." });
+  assert.equal(parseSubmit({ id: 3, state: "done", verdict: { passed: true, summary: "all 8 case runs match" } }).passed, true);
+  assert.deepEqual(parseSubmit({ id: 4, state: "queued", verdict: null }), {
+    passed: false,
+    message: "the grading server has no verdict yet (queued)",
+  });
 });

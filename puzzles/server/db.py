@@ -1,0 +1,113 @@
+"""The server's tables, and opening a database at its newest schema (Alembic migrations run on open).
+
+Times are seconds since the epoch (floats), the same in SQLite and PostgreSQL, so queue waits are a
+subtraction. A verdict's primary key is its submission's id: a submission has at most one verdict,
+whatever the cluster did, and the leaderboard, read from verdicts, counts it once.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint, create_engine, event
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+_MIGRATING = threading.Lock()
+"""Alembic's ``context`` is one module-wide proxy: two migrations in one process must take turns."""
+
+QUEUED, GRADING, DONE = "queued", "grading", "done"
+"""A submission's states, in order: waiting, held by one grading slot, answered by its one verdict."""
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Learner(Base):
+    __tablename__ = "learners"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    """SHA-256 of the token; the token itself is printed once, to the teacher, and never stored."""
+    created_at: Mapped[float] = mapped_column(Float)
+
+
+class Submission(Base):
+    __tablename__ = "submissions"
+    __table_args__ = (UniqueConstraint("learner_id", "client_key", name="uq_submissions_client_key"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    learner_id: Mapped[int] = mapped_column(ForeignKey("learners.id"), index=True)
+    puzzle: Mapped[str] = mapped_column(String(16), index=True)
+    filename: Mapped[str] = mapped_column(String(200))
+    source: Mapped[str] = mapped_column(Text)
+    client_key: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    """The submitting client's own name for it: the same key sent again (a retry) is the same submission."""
+    sha256: Mapped[str] = mapped_column(String(64), index=True)
+    state: Mapped[str] = mapped_column(String(16), index=True, default=QUEUED)
+    created_at: Mapped[float] = mapped_column(Float, index=True)
+    first_claimed_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    claimed_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    claimed_by: Mapped[str | None] = mapped_column(String(120), nullable=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    """How many times a slot took it; more than one means a node or a server was lost while grading it."""
+
+
+class Verdict(Base):
+    __tablename__ = "verdicts"
+
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id"), primary_key=True)
+    passed: Mapped[bool] = mapped_column(Boolean)
+    failure: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    summary: Mapped[str] = mapped_column(Text)
+    device: Mapped[str] = mapped_column(String(16))
+    """``cuda`` or ``cpu`` (the tile interpreter), as the grader's report says."""
+    time_us: Mapped[float | None] = mapped_column(Float, nullable=True)
+    torch_us: Mapped[float | None] = mapped_column(Float, nullable=True)
+    """The puzzle's torch baseline, timed in the same run on the same GPU."""
+    stars: Mapped[int] = mapped_column(Integer, default=0)
+    report: Mapped[str] = mapped_column(Text)
+    """The grader's whole ``Report``, as JSON."""
+    node: Mapped[str | None] = mapped_column(String(120), nullable=True)
+    grading_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    reference_copy: Mapped[bool] = mapped_column(Boolean, default=False)
+    """The file is the puzzle's reference solution up to layout and comments: passing with it is not solving,
+    so it is kept off the leaderboard (as ``puzzles check`` does not mark the puzzle solved)."""
+    reused_from: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    """Set when a byte-identical file's CPU verdict was copied instead of grading it again."""
+    graded_at: Mapped[float] = mapped_column(Float)
+
+
+def engine_for(url: str) -> Engine:
+    """An engine for ``url``; SQLite waits for a busy lock and runs in WAL mode, so readers never block the queue."""
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
+    if not url.startswith("sqlite"):
+        return create_engine(url, pool_pre_ping=True)
+    engine = create_engine(url, connect_args={"timeout": 30})
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(connection: object, _record: object) -> None:
+        cursor = connection.cursor()  # type: ignore[attr-defined]
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    return engine
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the database to the newest schema the package ships (a no-op when it is there already)."""
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with _MIGRATING, engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
