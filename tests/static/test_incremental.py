@@ -165,6 +165,11 @@ def test_an_edit_inside_a_kernel_is_patched_not_reanalysed() -> None:
         got = analysis.analyze(edited)
         assert analysis.patched
         assert _same(got, _fresh(edited, "/tmp/large.py")) is None
+    lines[1] = "# a note below the docstring\n"  # the docstring's block changes, not what it says
+    edited = "".join(lines)
+    got = analysis.analyze(edited)
+    assert analysis.patched
+    assert _same(got, _fresh(edited, "/tmp/large.py")) is None
     lines[3] = "import tilelang.language as TL\n"  # the module's names change: every block is read again
     edited = "".join(lines)
     got = analysis.analyze(edited)

@@ -240,20 +240,32 @@ _ACTIVE = frozenset({ast.Call, ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, 
 
 
 def passive(placed: PlacedBlock, lines: list[str]) -> tuple[tuple[str, int], ...] | None:
-    """For a block of one-line assignments that call nothing (``value_7 = 7 * 2``), each one's text
-    (without the blanks it ends in) and line in the block: two such blocks that say the same bind
-    the same values, and the run-along steps through them alike. ``None`` for any other block."""
+    """For a block of assignments and docstrings that call nothing (``value_7 = 7 * 2``), each
+    statement's text (a one-line one without the blanks it ends in) and line in the block: two such
+    blocks that say the same bind the same values, and the run-along steps through them alike,
+    whatever comments and blank lines lie between. ``None`` for any other block."""
     block = placed.block
     found = block.memo.get("passive", False)
     if found is False:
         statements = block.statements
-        plain = all(isinstance(s, ast.Assign | ast.AnnAssign) and s.end_lineno == s.lineno for s in statements)
+        plain = all(isinstance(s, ast.Assign | ast.AnnAssign) or _docstring(s) for s in statements)
         if plain and _ACTIVE.isdisjoint(map(type, block.nodes)):
-            found = tuple((lines[s.lineno + placed.delta - 1].rstrip(), s.lineno - block.base) for s in statements)
+            found = tuple((_text(s, lines, placed.delta), s.lineno - block.base) for s in statements)
         else:
             found = None
         block.keep("passive", found)
     return found  # type: ignore[no-any-return]  # the memo holds what this function put there
+
+
+def _docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+
+
+def _text(stmt: ast.stmt, lines: list[str], delta: int) -> str:
+    """A statement's text: one line without its trailing blanks, or its lines exactly (blanks at the
+    end of a line inside a string are part of the string)."""
+    first, last = stmt.lineno + delta - 1, (stmt.end_lineno or stmt.lineno) + delta
+    return lines[first].rstrip() if last - first == 1 else "".join(lines[first:last])
 
 
 def kernel_only(placed: PlacedBlock, context: ModuleContext, names: frozenset[str]) -> bool:
