@@ -7,6 +7,7 @@ whatever the cluster did, and the leaderboard, read from verdicts, counts it onc
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -92,8 +93,8 @@ def engine_for(url: str) -> Engine:
     engine = create_engine(url, connect_args={"timeout": 30})
 
     @event.listens_for(engine, "connect")
-    def _pragmas(connection: object, _record: object) -> None:
-        cursor = connection.cursor()  # type: ignore[attr-defined]
+    def _pragmas(connection: sqlite3.Connection, _record: object) -> None:
+        cursor = connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()

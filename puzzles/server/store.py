@@ -13,10 +13,10 @@ import json
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import exists, func, select, update
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import CursorResult, Engine, Result
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 from tilescope.puzzles.server.db import DONE, GRADING, QUEUED, Learner, Submission, Verdict, engine_for, migrate
@@ -36,6 +36,12 @@ class LimitError(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
+
+
+def _rowcount(result: Result[Any]) -> int:
+    """The rows an UPDATE changed: ``Session.execute`` types every result as ``Result``, though an UPDATE's
+    is a ``CursorResult``, the one with ``rowcount``."""
+    return cast(CursorResult[Any], result).rowcount
 
 
 @dataclass(frozen=True)
@@ -216,7 +222,7 @@ class Store:
                 .values(state=QUEUED, claimed_by=None)
                 .execution_options(synchronize_session=False)
             )
-        return bool(result.rowcount)  # type: ignore[attr-defined]
+        return bool(_rowcount(result))
 
     def requeue_abandoned(self) -> int:
         """At a server's start: every submission the previous server held in grading goes back to the queue."""
@@ -227,7 +233,7 @@ class Store:
                 .values(state=QUEUED, claimed_by=None)
                 .execution_options(synchronize_session=False)
             )
-        return int(result.rowcount)  # type: ignore[attr-defined]
+        return _rowcount(result)
 
     def reusable(self, job: Job) -> Verdict | None:
         """A CPU verdict already given to a byte-identical file for the same puzzle, if one can stand for this one
@@ -259,7 +265,7 @@ class Store:
                 .values(state=DONE)
                 .execution_options(synchronize_session=False)
             )
-            if not marked.rowcount:  # type: ignore[attr-defined]
+            if not _rowcount(marked):
                 return False
             s.add(
                 Verdict(
