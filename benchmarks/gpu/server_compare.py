@@ -121,8 +121,17 @@ def main() -> None:
     head = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block", "--port", str(ray_port)]
     head += ["--num-gpus", "1", "--num-cpus", "8", "--include-dashboard=false"]
     ray_log = open(out / "server-ray-start.txt", "w")  # noqa: SIM115  (the head's output, until it is stopped)
-    # Token authentication, as a class's cluster should run: the head and the server read ~/.ray/auth_token.
+    # Token authentication, as a class's cluster should run: the head and the server read ~/.ray/auth_token,
+    # which `ray start` does not create (the token itself is never written to the results).
     os.environ["RAY_AUTH_MODE"] = "token"
+    made_token = subprocess.run(
+        [sys.executable, "-m", "ray.scripts.scripts", "get-auth-token", "--generate"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+    )
+    note(f"ray get-auth-token --generate: rc {made_token.returncode} {made_token.stderr.strip()[-200:]}")
     ray_head = subprocess.Popen([*head, "--disable-usage-stats"], stdout=ray_log, stderr=subprocess.STDOUT)
     address = None
     deadline = time.perf_counter() + 90
