@@ -231,11 +231,19 @@ _user_roots: set[str] = set()
 """Folders loads put on ``sys.path``: where the modules of the user's own code come from."""
 
 
+def _installed() -> tuple[str, ...]:
+    """Where installed code lives: the interpreter's prefixes and every site-packages folder on the path
+    (one a ``.pth`` file added included); TileLang puts its own TVM on ``sys.path`` there."""
+    places = {sys.prefix, sys.base_prefix, sys.exec_prefix, *sysconfig.get_paths().values()}
+    places.update(p for p in sys.path if os.path.basename(p.rstrip(os.sep)) in ("site-packages", "dist-packages"))
+    return tuple(os.path.abspath(p) + os.sep for p in places if p)
+
+
 def _enter(root: str) -> None:
     """Put ``root`` first on ``sys.path`` and forget what earlier loads imported from the user's folders, and
     those folders: a file's ``import utils`` finds its own folder's ``utils``, never one another folder's
     file left in ``sys.modules`` (each file is analysed as its own program). Installed packages stay."""
-    installed = tuple({os.path.abspath(p) + os.sep for p in sysconfig.get_paths().values()})
+    installed = _installed()
     folders = tuple(r + os.sep for r in _user_roots)
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
@@ -248,6 +256,12 @@ def _enter(root: str) -> None:
     _user_roots.add(root)
     if root not in sys.path:
         sys.path.insert(0, root)
+
+
+def _user_folders(added: list[str]) -> set[str]:
+    """The folders a file's own ``sys.path`` edits added, less installed ones (TileLang adds its TVM)."""
+    installed = _installed()
+    return {os.path.abspath(p) for p in added if not (os.path.abspath(p) + os.sep).startswith(installed)}
 
 
 def _import_parents(name: str, package: str, root: str) -> None:
@@ -300,7 +314,7 @@ def load_module(source: str, path: str) -> dict[str, Any]:
     searched = list(sys.path)
     try:
         exec(compile(tree, path, "exec", dont_inherit=True), module.__dict__)
-        _user_roots.update(os.path.abspath(p) for p in sys.path if p not in searched and isinstance(p, str))
+        _user_roots.update(_user_folders([p for p in sys.path if p not in searched and isinstance(p, str)]))
     except BaseException:
         if previous is None:
             sys.modules.pop(name, None)

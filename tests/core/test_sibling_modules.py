@@ -6,6 +6,9 @@ a later file's import from another folder (TileLang's examples have a dozen ``ut
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -49,3 +52,26 @@ def test_each_folder_imports_its_own_utils(tmp_path: Path) -> None:
     assert "not_installed_anywhere" in second.diagnostics[0].message
     assert third.kernels and third.kernels[0].launch is not None
     assert third.kernels[0].launch.threads == 256
+
+
+def test_what_tilelang_puts_on_the_path_stays_there(tmp_path: Path) -> None:
+    """The first file a process loads may be what imports TileLang, which puts its TVM on ``sys.path``:
+    that is installed code, not the user's, and a later file's load must not take it away."""
+    for folder in ("first", "second"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "kernel.py").write_text("import tilelang\nimport tilelang.language as T\n")
+    first, second = (str(tmp_path / folder / "kernel.py") for folder in ("first", "second"))
+    program = (
+        "import json, sys\n"
+        "from tilescope.core import loader\n"
+        "assert 'tilelang' not in sys.modules\n"
+        f"loader.load_module(open({first!r}).read(), {first!r})\n"
+        "before = [p for p in sys.path if 'tvm' in p]\n"
+        f"loader.load_module(open({second!r}).read(), {second!r})\n"
+        "print(json.dumps([before, [p for p in sys.path if 'tvm' in p], sorted(loader._user_roots)]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    before, after, roots = json.loads(done.stdout.strip().splitlines()[-1])
+    assert before and after == before
+    assert roots == sorted(str(tmp_path / folder) for folder in ("first", "second"))
