@@ -9,9 +9,10 @@ from tilescope.lsp.settings import OPTIONS, Settings, merged
 
 from tests.lsp.settings_fixture import EXTENSION, FIXTURE, contributed, fixture_json
 
-EXTENSION_ONLY = {"tilescope.pythonPath", "tilescope.compilerPythonPath"}
-"""Interpreters the extension resolves itself (with the Python extension's choice as fallback): the
-server's, and the one it sends the server as ``python``."""
+EXTENSION_ONLY = {"tilescope.pythonPath", "tilescope.compilerPythonPath", "tilescope.gradingServer"}
+"""Settings the extension uses itself: the interpreters it resolves (with the Python extension's choice as
+fallback: the server's, and the one it sends the server as ``python``), and the grading server its submit
+command sends a puzzle file to."""
 
 
 def test_package_json_offers_exactly_the_servers_options():
