@@ -76,38 +76,20 @@ class Dispatcher:
         self.name = f"{socket.gethostname()}:{os.getpid()}"
 
     def start(self) -> Plan:
-        loopback = self.address is not None and self.address.split(":")[0] in ("127.0.0.1", "localhost")
-        if loopback:
-            # Ray turns a loopback address into this machine's outward one, where a cluster started on
-            # loopback does not listen, unless it treats this process as a single machine's (read at import).
-            os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        from tilescope.core.cluster import join
+
+        deadline = time.monotonic() + CONNECT_S
+        while True:
+            try:
+                join(self.address)
+                break
+            except ConnectionError as err:  # a cluster started with the server may not have its nodes yet
+                if time.monotonic() > deadline:
+                    raise
+                self.log(f"tilescope puzzles serve: no Ray cluster at {self.address} yet ({err}); again in 5 s")
+                time.sleep(5.0)
         import ray
 
-        if not ray.is_initialized():
-            # No address: a new local cluster on loopback only (never one another program started); a loopback
-            # address: this machine's own cluster, which this driver must reach on loopback too.
-            if self.address is None:
-                local: dict[str, Any] = {"object_store_memory": 256 << 20, "_node_ip_address": "127.0.0.1"}
-            elif loopback:
-                local = {"_node_ip_address": "127.0.0.1"}
-            else:
-                local = {}
-            deadline = time.monotonic() + CONNECT_S
-            while True:
-                try:
-                    ray.init(
-                        address=self.address or "local",
-                        include_dashboard=False,
-                        log_to_driver=False,
-                        configure_logging=False,
-                        **local,
-                    )
-                    break
-                except ConnectionError as err:  # a cluster started with the server may not have its nodes yet
-                    if time.monotonic() > deadline:
-                        raise
-                    self.log(f"tilescope puzzles serve: no Ray cluster at {self.address} yet ({err}); again in 5 s")
-                    time.sleep(5.0)
         self.plan = plan(ray.cluster_resources(), self.cpu_slots)
         back = self.store.requeue_abandoned()
         if back:
