@@ -69,14 +69,6 @@ class CheckSlot:
     def __init__(self, analyzer_options: dict[str, Any]) -> None:
         self.analyzer = Analyzer(**analyzer_options)
 
-    def node(self) -> str:
-        import ray
-
-        return str(ray.get_runtime_context().get_node_id())
-
-    def warm(self) -> None:
-        self.analyzer.warm()
-
     def analyze(self, path: str, source: str | None, options: dict[str, Any]) -> dict[str, Any]:
         return to_json(self.analyzer.analyze(path, source, **options))
 
@@ -104,14 +96,6 @@ class Slots:
 
     def _start(self) -> Any:
         return self.actor.options(scheduling_strategy="SPREAD").remote(self.analyzer_options)
-
-    def warm(self) -> None:
-        """Start every slot's worker at once (each imports TileLang: seconds)."""
-        import ray
-
-        while len(self.workers) < self.count:
-            self.workers.append(self._start())
-        ray.get([w.warm.remote() for w in self.workers])
 
     def map(
         self, requests: list[Request], progress: Callable[[int, int, int], None] | None = None
