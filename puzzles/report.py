@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from tilescope.core.model import Diagnostic
+from tilescope.puzzles.catalog import Bound
 from tilescope.puzzles.measures import Comparison, GuardReport
 
 FailureKind = Literal[
@@ -62,7 +63,7 @@ class PerfResult:
     time_us: float
     bytes: int
     flops: int
-    bound: str
+    bound: Bound
     achieved: float
     """Bytes/s for memory-bound puzzles, FLOP/s for compute-bound ones, microseconds for latency."""
     roofline: float

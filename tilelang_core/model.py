@@ -188,6 +188,10 @@ class Access:
     pipelined: bool = False
 
 
+SharedOp = Literal["load", "store"]
+SharedInstruction = Literal["lds", "sts", "ldmatrix", "stmatrix", "cp.async"]
+
+
 @dataclass(frozen=True)
 class SharedAccess:
     """One shared-memory instruction of the lowered kernel and its bank conflicts, per warp request.
@@ -199,12 +203,11 @@ class SharedAccess:
     buffer: str
     line: int | None
     """The tile operation that made it (a ``T.copy``, ``T.gemm``...), else the IR's own span."""
-    op: Literal["load", "store"]
+    op: SharedOp
     ways: int
     wavefronts: float
     ideal_wavefronts: float = 1.0
-    instruction: str = "lds"
-    """``lds``, ``sts``, ``ldmatrix``, ``stmatrix`` or ``cp.async``."""
+    instruction: SharedInstruction = "lds"
     tile_op: str | None = None
     requests_per_block: int = 0
     """Warp requests one block issues (loop trip counts times active warps)."""

@@ -21,7 +21,7 @@ import numpy as np
 from tilescope.core.bank_conflicts import BANK_BYTES, BANKS, phase_degrees
 from tilescope.core.compat import spans
 from tilescope.core.dtypes import dtype_bits
-from tilescope.core.model import Access, Buffer, Diagnostic, SharedAccess, Span
+from tilescope.core.model import Access, Buffer, Diagnostic, SharedAccess, SharedInstruction, SharedOp, Span
 from tvm import tirx
 
 MERGE_PASS = "tl.MergeSharedMemoryAllocations"
@@ -137,8 +137,8 @@ class _Site:
     """One shared-memory instruction in the IR, with what encloses it."""
 
     buffer: str
-    op: str
-    instruction: str
+    op: SharedOp
+    instruction: SharedInstruction
     addresses: Callable[[_Env], np.ndarray]
     """Byte offsets each thread touches: shape ``(threads, bytes_per_thread // unit)`` of unit-sized chunks."""
     unit: int
@@ -249,7 +249,7 @@ class _Walker:
         return self.shared.get(_key(data))
 
     def buffer_access(
-        self, buf: Any, indices: Any, op: str, loops: tuple, conds: tuple, binds: tuple, line: int | None
+        self, buf: Any, indices: Any, op: SharedOp, loops: tuple, conds: tuple, binds: tuple, line: int | None
     ) -> None:
         found = self._shared_name(buf.data)
         if found is None:
@@ -311,8 +311,8 @@ class _Walker:
         def rows(env: _Env, offset: Any = offset, element: int = element) -> np.ndarray:
             return _per_thread(np.asarray(env.value(offset), dtype=np.int64) * element, env.threads)[:, :1]
 
-        op = "load" if "ldmatrix" in name else "store"
-        kind = "ldmatrix" if op == "load" else "stmatrix"
+        op: SharedOp = "load" if "ldmatrix" in name else "store"
+        kind: SharedInstruction = "ldmatrix" if op == "load" else "stmatrix"
         self.sites.append(_Site(buffer, op, kind, rows, 16, matrix_phases(count), loops, conds, binds, line))
 
     def cp_async(self, call: Any, loops: tuple, conds: tuple, binds: tuple, line: int | None) -> None:
@@ -473,7 +473,7 @@ def _tally_requests(tally: _Tally, start: np.ndarray, active: np.ndarray, site: 
         tally.lane_banks = [int(b // BANK_BYTES % BANKS) if a else -1 for b, a in zip(start[0], active[0], strict=True)]
 
 
-def _tile_line(buffer: str, op: str, tile_ops: list[Access]) -> tuple[int | None, str | None]:
+def _tile_line(buffer: str, op: SharedOp, tile_ops: list[Access]) -> tuple[int | None, str | None]:
     """The tile operation that made an access: the first that writes (for a store) or reads (a load) the buffer."""
     for access in tile_ops:
         names = access.writes if op == "store" else access.reads
@@ -498,14 +498,16 @@ def _trips(site: _Site, threads: int) -> tuple[int, int]:
     return len(assignments), trips or len(assignments)
 
 
-def _groups(module: Any, path: str, tile_ops: list[Access]) -> dict[tuple[str, int | None, str, str], _Group]:
+def _groups(
+    module: Any, path: str, tile_ops: list[Access]
+) -> dict[tuple[str, int | None, SharedOp, SharedInstruction], _Group]:
     walked = []
     for func in module.functions.values():
         if isinstance(func, tirx.PrimFunc) and func.attrs is not None and "tirx.is_global_func" in func.attrs:
             walker = _Walker(path)  # one per device kernel: each has its own threads
             walker.walk(func.body)
             walked.extend((site, walker) for site in walker.sites)
-    grouped: dict[tuple[str, int | None, str, str], _Group] = {}
+    grouped: dict[tuple[str, int | None, SharedOp, SharedInstruction], _Group] = {}
     for site, walker in walked:
         tally = _measure(site, walker.threads, walker.thread_var)
         if tally is None:
@@ -540,7 +542,7 @@ def shared_accesses(module: Any | None, path: str, tile_ops: list[Access]) -> li
         record = SharedAccess(
             buffer=buffer,
             line=line,
-            op=op,  # type: ignore[arg-type]  # _groups keys each access by its op, "load" or "store"
+            op=op,
             ways=tally.ways,
             wavefronts=round(tally.wavefronts / tally.requests, 2),
             ideal_wavefronts=round(tally.ideal / tally.requests, 2),

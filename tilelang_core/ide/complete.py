@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 from tilescope.core.static import catalog
 
@@ -19,8 +20,8 @@ _LOOKBACK = 4000
 @dataclass(frozen=True)
 class Completion:
     label: str
-    kind: str
-    """``function``, ``class``, ``module``, ``dtype``, ``value`` or ``keyword`` (an argument name)."""
+    kind: catalog.PrimitiveKind | Literal["keyword"]
+    """A catalog name's kind, or ``keyword`` for an argument name."""
     detail: str
     documentation: str
     insert_text: str | None = None

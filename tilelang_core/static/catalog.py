@@ -18,20 +18,22 @@ import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tilescope.core.static.catalog_source import read_catalog, release_version
 
 SHIPPED = Path(__file__).with_name("primitives.json")
 _FORMAT = 1
 """Bumped when the cached catalogs' shape changes, so old caches are not read."""
+PrimitiveKind = Literal["function", "class", "module", "dtype", "value"]
+ParamKind = Literal["positional_only", "positional_or_keyword", "var_positional", "keyword_only", "var_keyword"]
+"""An ``inspect.Parameter`` kind in lower case."""
 
 
 @dataclass(frozen=True)
 class PrimitiveParam:
     name: str
-    kind: str
-    """An ``inspect.Parameter`` kind in lower case (``positional_or_keyword``, ``var_keyword``...)."""
+    kind: ParamKind
     default: str | None
 
 
@@ -40,8 +42,7 @@ class Primitive:
     """One public name of ``tilelang.language``."""
 
     name: str
-    kind: str
-    """``function``, ``class``, ``module``, ``dtype`` or ``value``."""
+    kind: PrimitiveKind
     doc: str
     signature: str | None
     params: tuple[PrimitiveParam, ...] | None
