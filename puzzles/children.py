@@ -25,6 +25,7 @@ from typing import IO, Any
 from tilescope.core.spawn import module_command
 from tilescope.core.supervise import Limits, Supervised, SupervisorLost
 from tilescope.puzzles import seal
+from tilescope.puzzles.report import Role
 
 STDERR_LINES = 20
 
@@ -32,9 +33,9 @@ STDERR_LINES = 20
 class ChildGone(Exception):
     """The child did not answer: it exited, was killed, or ran past its time limit."""
 
-    def __init__(self, role: str, reason: str, status: int | None, signal_name: str | None, stderr: list[str]):
+    def __init__(self, role: Role, reason: str, status: int | None, signal_name: str | None, stderr: list[str]):
         super().__init__(reason)
-        self.role = role
+        self.role: Role = role
         self.reason = reason
         self.status = status
         self.signal_name = signal_name
@@ -64,7 +65,7 @@ class Child:
 
     def __init__(
         self,
-        role: str,
+        role: Role,
         module: str,
         *,
         prefix: list[str] | None = None,
@@ -75,7 +76,7 @@ class Child:
         """``sealed``: the child runs learner code and gets the file sandbox of ``seal`` (where the kernel
         has one). Every child works in a private, empty folder of its own (no module there can shadow
         an import), removed when it ends."""
-        self.role = role
+        self.role: Role = role
         self.private = seal.private_folder(role)
         sandbox = seal.sandbox(self.private) if sealed else None
         self.sealed = sandbox is not None

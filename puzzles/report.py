@@ -100,12 +100,16 @@ class SanitizerFinding:
     """The tool's lines for the first error: what, where (kernel and source line), which thread."""
 
 
+Role = Literal["loader", "kernel", "compiler"]
+"""A grading process: the ``loader`` runs the learner's Python, the ``kernel`` process compiles and runs
+kernels, the ``compiler`` compiles the puzzle's own kernels."""
+
+
 @dataclass(frozen=True)
 class ChildExit:
     """How a grading process ended when it did not answer."""
 
-    process: str
-    """``loader`` (runs the learner's Python) or ``kernel`` (compiles and runs kernels)."""
+    process: Role
     status: int | None
     signal: str | None
     timed_out: bool
