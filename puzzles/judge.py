@@ -150,12 +150,12 @@ def run_case(
     device: str,
     timeout_s: float,
     *,
-    guarded: bool = True,
-    dirty: bool = True,
+    sanitized: bool = False,
 ) -> CaseResult:
-    """Lend the case's tensors, have the kernel process run it, and judge what it left in them. ``dirty``
-    has the kernel process leave garbage in registers and shared memory first (a cuBLAS GEMM); a run under
-    compute-sanitizer goes without, so that the tool sees the learner's kernel alone."""
+    """Lend the case's tensors, have the kernel process run it, and judge what it left in them. The kernel
+    process first leaves garbage in registers and shared memory (a cuBLAS GEMM) and the buffers have guard
+    zones, except in a ``sanitized`` run: compute-sanitizer watches the bounds itself, and should see the
+    learner's kernel alone."""
     ref = puzzle.reference()
     on_gpu = case.kind == "timed" and device == "cuda"  # the timed shape's inputs are large: make them there
     gen = torch.Generator(device="cuda" if on_gpu else "cpu").manual_seed(case.data_seed)
@@ -170,19 +170,19 @@ def run_case(
         return _result(case, passed=False, failure="signature", problem=problem)
     names = [p.name for p in params]
     in_bufs = [
-        ws.buffer(n, tuple(t.shape), t.dtype, case.data_seed + i, guarded=guarded)
+        ws.buffer(n, tuple(t.shape), t.dtype, case.data_seed + i, guarded=not sanitized)
         for i, (n, t) in enumerate(zip(names, inputs, strict=False))
     ]
     for buf, t in zip(in_bufs, inputs, strict=True):
         buf.fill(t)
     out_bufs = [
-        ws.buffer(n, tuple(e.shape), e.dtype, case.data_seed + 100 + i, guarded=guarded)
+        ws.buffer(n, tuple(e.shape), e.dtype, case.data_seed + 100 + i, guarded=not sanitized)
         for i, (n, e) in enumerate(zip(names[len(inputs) :], expected, strict=True))
     ]
     for buf in out_bufs:
         buf.poison_body()
     specs = [b.spec.to_json() for b in (*in_bufs, *out_bufs)]
-    request: RunCaseRequest = {"op": "run", "key": case.key, "buffers": specs, "device": device, "dirty": dirty}
+    request: RunCaseRequest = {"op": "run", "key": case.key, "buffers": specs, "device": device, "dirty": not sanitized}
     if device == "interpret":
         request["outputs"] = names[len(inputs) :]
     reply = _call(executor, request, timeout_s, {"ran", "run-error"})
@@ -491,7 +491,7 @@ def _run_once(
     reply = _call(child, request, timeout_s, {"compiled", "compile-error"})
     if reply["op"] == "compiled":
         params = [Param(p["name"], tuple(p["shape"]), p["dtype"]) for p in reply["params"]]
-        run_case(puzzle, case, params, child, ws, "cuda", timeout_s, guarded=False, dirty=False)
+        run_case(puzzle, case, params, child, ws, "cuda", timeout_s, sanitized=True)
 
 
 def _sanitized(
