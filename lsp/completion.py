@@ -28,7 +28,6 @@ def completion(ls: TilescopeServer, params: types.CompletionParams) -> types.Com
             kind=_KIND.get(item.kind, types.CompletionItemKind.Text),
             detail=item.detail,
             documentation=item.documentation or None,
-            insert_text=item.insert_text,
             sort_text=item.sort_text,
         )
         for item in complete(ls.text(uri).before(params.position, CONTEXT_LINES), aliases)

@@ -19,14 +19,16 @@ _LOOKBACK = 4000
 
 @dataclass(frozen=True)
 class Completion:
+    """One item; what it inserts is its ``label``."""
+
     label: str
     kind: catalog.PrimitiveKind | Literal["keyword"]
     """A catalog name's kind, or ``keyword`` for an argument name."""
     detail: str
     documentation: str
-    insert_text: str | None = None
-    sort_text: str | None = None
-    """The order editors list items in: common tile operations first, rarely used TVM exports last."""
+    sort_text: str
+    """The order editors list items in: common tile operations first, rarely used TVM exports last;
+    keyword arguments in the signature's order."""
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ def complete(text_before: str, aliases: Iterable[str]) -> list[Completion]:
     aliases = set(aliases)
     member = _MEMBER.search(text_before[-200:])
     if member and member.group(1) in aliases:
-        return sorted((_member(p) for p in catalog.primitives().values()), key=lambda c: c.sort_text or c.label)
+        return sorted((_member(p) for p in catalog.primitives().values()), key=lambda c: c.sort_text)
     context = call_context(text_before, aliases)
     if context is None or context.current_keyword is not None:
         return []
@@ -57,8 +59,8 @@ def complete(text_before: str, aliases: Iterable[str]) -> list[Completion]:
     if primitive is None or primitive.params is None:
         return []
     return [
-        Completion(f"{p.name}=", "keyword", f"T.{context.name}", "", f"{p.name}=")
-        for p in primitive.params
+        Completion(f"{p.name}=", "keyword", f"T.{context.name}", "", f"{index:03d}")
+        for index, p in enumerate(primitive.params)
         if p.kind in ("positional_or_keyword", "keyword_only") and p.name not in context.keywords
     ]
 
@@ -132,7 +134,7 @@ def rank(primitive: catalog.Primitive) -> str:
 
 def _member(primitive: catalog.Primitive) -> Completion:
     detail = primitive.signature or primitive.kind
-    return Completion(primitive.name, primitive.kind, detail, primitive.summary, sort_text=rank(primitive))
+    return Completion(primitive.name, primitive.kind, detail, primitive.summary, rank(primitive))
 
 
 def call_context(text_before: str, aliases: Iterable[str]) -> CallContext | None:
