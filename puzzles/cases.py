@@ -8,11 +8,10 @@ import secrets
 from dataclasses import dataclass
 from typing import Literal
 
-from tilescope.puzzles.catalog import HiddenSpec, Puzzle
+from tilescope.puzzles.catalog import TIMED, HiddenSpec, Puzzle
 from tilescope.puzzles.report import CaseId
 
 CaseKind = Literal["fixed", "hidden", "timed"]
-TIMED = "timed"
 
 
 @dataclass(frozen=True)

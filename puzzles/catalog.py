@@ -18,6 +18,8 @@ from tilescope.puzzles.manifest import CONTENT, verified_bytes
 KERNEL_NAME = "kernel"
 """Every puzzle file defines its kernel factory under this name."""
 
+TIMED = "timed"
+"""The performance case: the puzzle's own timed shape, which only a GPU check runs."""
 Bound = Literal["memory", "compute", "latency"]
 Expect = Literal[
     "wrong-values",
@@ -87,8 +89,11 @@ class WrongSolution:
     """The case it must fail on (``timed`` is the performance shape), where that is the point."""
     timeout_s: float | None = None
     """A shorter limit for a file that never loads, so that its test does not wait the default."""
-    gpu_only: str | None = None
-    """Why only a GPU check can catch this mistake (it lies in the GPU run itself); None when any can."""
+
+    @property
+    def gpu_only(self) -> bool:
+        """The mistake shows only at the timed shape, which only a GPU check runs."""
+        return self.case == TIMED
 
 
 @dataclass(frozen=True)
@@ -186,7 +191,6 @@ def _puzzle(folder: Path) -> Puzzle:
                 w["expect"],
                 w.get("case"),
                 w.get("timeout_s"),
-                w.get("gpu_only"),
             )
             for w in meta["wrong"]
         ],

@@ -69,7 +69,7 @@ def test_reference_passes_every_case_and_every_mistake_is_caught(p: Puzzle) -> N
     for i, case in enumerate(p.cases):
         assert _verdict(p, str(p.solution_path), i) is None, case.name
     for wrong in p.wrong:
-        if wrong.expect in GRADING_PROCESS or wrong.case == "timed":
+        if wrong.expect in GRADING_PROCESS or wrong.gpu_only:
             continue
         path = str(p.folder / wrong.file)
         if wrong.case is not None:

@@ -38,6 +38,7 @@ def test_cpu_hidden_cases_draw_every_factory_argument(puzzle: catalog.Puzzle) ->
     assert hidden.values == puzzle.hidden.values and hidden.step == puzzle.hidden.step
 
 
-def test_mistakes_only_a_gpu_can_catch_say_why() -> None:
-    gpu_only = [w for p in catalog.puzzles() for w in p.wrong if w.gpu_only is not None]
-    assert gpu_only and all(w.case == "timed" and w.gpu_only for w in gpu_only)
+def test_every_puzzle_keeps_a_mistake_for_the_cpu_check() -> None:
+    """A mistake aimed at the timed shape is left to the GPU check; each puzzle has others the CPU catches."""
+    assert any(w.gpu_only for p in catalog.puzzles() for w in p.wrong)
+    assert all(any(not w.gpu_only for w in p.wrong) for p in catalog.puzzles())

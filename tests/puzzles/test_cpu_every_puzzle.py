@@ -1,5 +1,5 @@
 """Without a GPU, every puzzle through ``grade_cpu`` (the tile interpreter): the reference passes,
-each wrong solution not marked ``gpu_only`` fails with its declared kind, the untouched starter
+each wrong solution not aimed at the timed shape (``gpu_only``) fails with its declared kind, the untouched starter
 fails, and each check takes at most 30 s (printed with ``-s``)."""
 
 from __future__ import annotations
@@ -45,6 +45,6 @@ def test_every_verdict_on_the_cpu(p: catalog.Puzzle, session: Session, analyzer:
     assert report.passed, report.summary
     assert not _grade(p, p.starter_path, session, analyzer).passed
     for wrong in p.wrong:
-        if wrong.gpu_only is None:
+        if not wrong.gpu_only:
             report = _grade(p, p.folder / wrong.file, session, analyzer, wrong.timeout_s)
             assert report.failure == wrong.expect, (wrong.file, report.summary)
