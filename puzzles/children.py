@@ -71,9 +71,11 @@ class Child:
         prefix: list[str] | None = None,
         limits: Limits | None = None,
         env: dict[str, str] | None = None,
+        unset: tuple[str, ...] = (),
         sealed: bool = False,
     ) -> None:
-        """``sealed``: the child runs learner code and gets the file sandbox of ``seal`` (where the kernel
+        """``unset``: variables of this process's environment the child does not inherit. ``sealed``: the
+        child runs learner code and gets the file sandbox of ``seal`` (where the kernel
         has one). Every child works in a private, empty folder of its own (no module there can shadow
         an import), removed when it ends."""
         self.role: Role = role
@@ -84,7 +86,8 @@ class Child:
         if sandbox is not None:
             limits = dataclasses.replace(limits, sandbox=sandbox)
         private = seal.private_env(self.private, sealed)
-        child_env = {**os.environ, **private, **(env or {}), "PYTHONUNBUFFERED": "1"}
+        inherited = {k: v for k, v in os.environ.items() if k not in unset}
+        child_env = {**inherited, **private, **(env or {}), "PYTHONUNBUFFERED": "1"}
         try:
             self.process = Supervised(
                 [*(prefix or []), *module_command(sys.executable, module)],

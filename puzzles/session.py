@@ -19,6 +19,11 @@ READY_S = 120.0
 """How long a fresh process may take to import TileLang before it counts as broken."""
 DEFAULT_TIMEOUT_S = 60.0
 """A check's default limit on the file's own time: for loading it, then for each compile and run."""
+KERNEL_UNSET = ("PYTORCH_NO_CUDA_MEMORY_CACHING",)
+"""Kept out of the kernel processes whatever the caller's environment says. With torch's caching
+allocator off, freeing tensors after a kernel's illegal access aborts the process (the verdict then
+reads as a crash, not as the kernel's CUDA error: seen on the H200), and torch's baselines, which
+allocate their outputs on every run, would be timed with ``cudaMalloc`` and ``cudaFree`` inside."""
 
 
 @dataclass(frozen=True)
@@ -54,10 +59,10 @@ class Session:
             limits = Limits(memory_mb=ADDRESS_SPACE >> 20)
             self._builder = Child("loader", "tilescope.puzzles.builder", limits=limits, sealed=True)
         if self._executor is None or not self._executor.alive():
-            self._executor = Child("kernel", "tilescope.puzzles.executor", env=self.env)
+            self._executor = Child("kernel", "tilescope.puzzles.executor", env=self.env, unset=KERNEL_UNSET)
             self.hello = None
         if self.precompile and (self._helper is None or not self._helper.alive()):
-            self._helper = Child("compiler", "tilescope.puzzles.executor", env=self.env)
+            self._helper = Child("compiler", "tilescope.puzzles.executor", env=self.env, unset=KERNEL_UNSET)
 
     def helper(self) -> Child | None:
         """A second kernel process that only compiles ahead (see ``judge``); None when not wanted."""
