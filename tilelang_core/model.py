@@ -539,7 +539,10 @@ class Timing:
 
 @dataclass(frozen=True)
 class NcuFigures:
-    """What Nsight Compute measured on one launch (``None``: the metric was not reported)."""
+    """What Nsight Compute measured on one warm run (``None``: the metric was not reported).
+
+    A kernel with several ``T.Kernel`` launches as many device kernels a run: counters are their sum,
+    launch and occupancy figures the first's (``profile_cmd.one_run``)."""
 
     metrics: dict[str, float]
     """Raw metric values by ncu name."""

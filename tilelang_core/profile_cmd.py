@@ -169,6 +169,19 @@ def measured_conflicts_per_request(values: dict[str, float], op: str) -> float |
     return round(values[counter] / values[requests], 3)
 
 
+def one_run(launches: list[dict[str, float]]) -> dict[str, float]:
+    """One run of a kernel as ncu saw it, from the launch of each device kernel it made, in launch order:
+    the counters (``.sum``) added over them, the launch's own figures (block size, registers, occupancy
+    limits, achieved occupancy) those of the first, the device kernel ``KernelModel.launch`` describes.
+    (The static conflicts cover every device kernel; the static occupancy the first.)"""
+    values = dict(launches[0]) if launches else {}
+    for other in launches[1:]:
+        for name, value in other.items():
+            if name.endswith(".sum"):
+                values[name] = values.get(name, 0.0) + value
+    return values
+
+
 def ncu_figures(values: dict[str, float]) -> NcuFigures:
     limits = [int(values[k]) for k in OCCUPANCY_LIMITS if k in values]
     achieved = values.get(ACHIEVED)
@@ -253,10 +266,11 @@ def measure_batch_with_ncu(
     results = list(failed)
     position = 0
     for index in ran:
-        count = LAUNCHES * len(names[index])
+        kernels = len(names[index])
+        count = LAUNCHES * kernels
         mine = launches[position : position + count]
         position += count
-        last = mine[-1][1] if len(mine) == count else {}
+        last = one_run([values for _, values in mine[-kernels:]]) if len(mine) == count else {}
         results[index] = ncu_figures(last) if last else replace(failed[index], error="ncu saw fewer launches")
     return results
 

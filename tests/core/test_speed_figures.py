@@ -23,7 +23,13 @@ from tilescope.core.model import KernelModel, ProfileReport, Timing, to_json
 from tilescope.core.occupancy import occupancy
 from tilescope.core.peaks import PEAKS, bounds, gpu_key
 from tilescope.core.perf_render import LSU_LOADS, conflicts_per_request, roofline_summary
-from tilescope.core.profile_cmd import measured_conflicts_per_request, ncu_figures, parse_ncu_launches, shared_requests
+from tilescope.core.profile_cmd import (
+    measured_conflicts_per_request,
+    ncu_figures,
+    one_run,
+    parse_ncu_launches,
+    shared_requests,
+)
 from tilescope.core.profile_store import last_profile, save
 from tilescope.core.shared_access import lsu_phases, matrix_phases, request_cost
 from tilescope.core.static import analyze_source
@@ -253,6 +259,30 @@ def test_ncu_csv_becomes_conflicts_per_request_and_occupancy() -> None:
     figures = ncu_figures(launches[-1][1])
     assert figures.load_conflicts_per_request == 31.0 and figures.store_conflicts_per_request is None
     assert figures.achieved_occupancy == 0.875 and figures.blocks_per_sm == 8 and figures.error is None
+
+
+def test_a_run_of_two_device_kernels_adds_their_counters_and_keeps_the_first_launch() -> None:
+    """A kernel of two ``T.Kernel`` (flash decoding's split, then its combine) launches two device kernels a
+    run: its conflicts cover both, as the static figures do, and its occupancy is the first's, as the model's
+    is. (On the H200 the figures were the combine kernel's alone.)"""
+
+    def launch(stores: float, wavefronts: float, achieved: float, by_registers: float) -> dict[str, float]:
+        return {
+            "smsp__sass_inst_executed_op_shared_st.sum": stores,
+            "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum": wavefronts,
+            "smsp__sass_data_bytes_mem_shared_op_st.sum": stores * 128,
+            "smsp__sass_inst_executed_op_shared_stsm.sum": 0.0,
+            "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum": 0.0,
+            "sm__warps_active.avg.pct_of_peak_sustained_active": achieved,
+            "launch__occupancy_limit_registers": by_registers,
+            "launch__occupancy_limit_warps": 8.0,
+        }
+
+    split, combine = launch(100, 300, 12.5, 1), launch(100, 100, 6.25, 2)
+    figures = ncu_figures(one_run([split, combine]))
+    assert figures.store_conflicts_per_request == 1.0  # (200 + 0) extra wavefronts over 200 stores
+    assert figures.achieved_occupancy == 0.125 and figures.blocks_per_sm == 1
+    assert ncu_figures(one_run([split])) == ncu_figures(split)
 
 
 def test_conflicts_per_request_come_from_the_per_instruction_wavefronts() -> None:
