@@ -26,6 +26,8 @@ from mcp.client.stdio import StdioServerParameters
 from tilescope.core.ide.trace_view import trace_view
 from tilescope.core.model import FileAnalysis, from_json, to_json, untimed
 
+from tests.conftest import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 GEMM = "examples/gemm.py"
 FIXTURES = "tests/core/fixtures"
@@ -178,15 +180,9 @@ def test_hostile_input_gets_an_error_result_and_the_server_lives_on() -> None:
     assert got["unknown"][0].is_error
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.mark.slow
 def test_streamable_http_serves_the_same_tools() -> None:
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "tilescope", "mcp", "--root", str(ROOT), "--http", str(port)],
         cwd=ROOT,

@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -22,17 +21,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import ROOT, free_port
+
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("ray")
 
-ROOT = Path(__file__).resolve().parents[3]
 CONTENT = ROOT / "puzzles" / "content"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _pg_bin(name: str) -> str | None:

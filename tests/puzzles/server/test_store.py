@@ -28,6 +28,15 @@ def report(
     }
 
 
+def graded(store: Store, learner: Learner, filename: str, source: str, verdict: Graded) -> int:
+    """Submit a file, claim it as the one slot ``w`` would (the oldest queued), and give it ``verdict``."""
+    number = store.submit(learner, "01", filename, source)
+    job = store.claim("w")
+    assert job is not None and job.id == number
+    assert store.finish(number, verdict)
+    return number
+
+
 def test_the_migrations_build_the_models_schema(db_url: str) -> None:
     from alembic.autogenerate import compare_metadata
     from alembic.migration import MigrationContext
@@ -113,15 +122,9 @@ def test_one_verdict_per_submission_and_the_leaderboard_counts_it_once(db_url: s
     assert store.finish(first, Graded(report(True, "cuda", time_us=5.0)))
     assert not store.finish(first, Graded(report(False, "cuda", "wrong-values")))  # graded twice: dropped
     assert not store.requeue(first)
-    faster = store.submit(alice, "01", "b.py", SOURCE + "#")
-    store.claim("w")
-    store.finish(faster, Graded(report(True, "cuda", time_us=3.0)))
-    slow = store.submit(bob, "01", "c.py", SOURCE + "##")
-    store.claim("w")
-    store.finish(slow, Graded(report(True, "cuda", time_us=4.0)))
-    copied = store.submit(bob, "01", "ref.py", SOURCE + "###")
-    store.claim("w")
-    store.finish(copied, Graded(report(True, "cuda", time_us=1.0), reference_copy=True))  # no one's pass
+    graded(store, alice, "b.py", SOURCE + "#", Graded(report(True, "cuda", time_us=3.0)))
+    graded(store, bob, "c.py", SOURCE + "##", Graded(report(True, "cuda", time_us=4.0)))
+    graded(store, bob, "ref.py", SOURCE + "###", Graded(report(True, "cuda", time_us=1.0), reference_copy=True))
     with store.session() as s:
         assert len(s.scalars(select(Verdict)).all()) == 4
     board = store.leaderboard("01")
@@ -149,23 +152,17 @@ def test_a_cpu_verdict_stands_for_a_byte_identical_file_but_not_a_load_dependent
     store = Store(db_url, per_minute=100)
     alice = store.learner(store.add_learner("alice"))
     assert alice
-    graded = store.submit(alice, "01", "a.py", SOURCE)
-    store.claim("w")
-    store.finish(graded, Graded(report(False, "cpu", "out-of-bounds")))
+    first = graded(store, alice, "a.py", SOURCE, Graded(report(False, "cpu", "out-of-bounds")))
     same = store.submit(alice, "01", "copy.py", SOURCE)
     job = store.claim("w")
     assert job and job.id == same
     found = store.reusable(job)
-    assert found is not None and found.submission_id == graded
+    assert found is not None and found.submission_id == first
     other_puzzle = store.submit(alice, "02", "a.py", SOURCE)
     job2 = store.claim("w")
     assert job2 and job2.id == other_puzzle and store.reusable(job2) is None
-    timed_out = store.submit(alice, "01", "t.py", SOURCE + "t")
-    store.claim("w")
-    store.finish(timed_out, Graded(report(False, "cpu", "timeout")))
-    on_gpu = store.submit(alice, "01", "g.py", SOURCE + "g")
-    store.claim("w")
-    store.finish(on_gpu, Graded(report(True, "cuda", time_us=1.0)))
+    graded(store, alice, "t.py", SOURCE + "t", Graded(report(False, "cpu", "timeout")))
+    graded(store, alice, "g.py", SOURCE + "g", Graded(report(True, "cuda", time_us=1.0)))
     for source in (SOURCE + "t", SOURCE + "g"):
         number = store.submit(alice, "01", "again.py", source)
         job3 = store.claim("w")
@@ -188,9 +185,7 @@ def test_copies_can_be_claimed_ahead_of_files_still_to_grade(db_url: str) -> Non
     store = Store(db_url, per_minute=100)
     alice = store.learner(store.add_learner("alice"))
     assert alice
-    graded = store.submit(alice, "01", "a.py", SOURCE)
-    store.claim("w")
-    store.finish(graded, Graded(report(True, "cpu")))
+    graded(store, alice, "a.py", SOURCE, Graded(report(True, "cpu")))
     store.submit(alice, "01", "new.py", SOURCE + "# new")
     copy = store.submit(alice, "01", "copy.py", SOURCE)
     job = store.claim("copier", copies_only=True)
