@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import exists, func, select, update
+from sqlalchemy import ColumnElement, exists, func, select, update
 from sqlalchemy.engine import CursorResult, Engine, Result
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
@@ -215,21 +215,18 @@ class Store:
 
     def requeue(self, submission: int) -> bool:
         """Put a submission whose grading was lost back in the queue (False when it is done already)."""
-        with self.session() as s, s.begin():
-            result = s.execute(
-                update(Submission)
-                .where(Submission.id == submission, Submission.state == GRADING)
-                .values(state=QUEUED, claimed_by=None)
-                .execution_options(synchronize_session=False)
-            )
-        return bool(_rowcount(result))
+        return bool(self._requeue(Submission.id == submission))
 
     def requeue_abandoned(self) -> int:
         """At a server's start: every submission the previous server held in grading goes back to the queue."""
+        return self._requeue()
+
+    def _requeue(self, *which: ColumnElement[bool]) -> int:
+        """Those of ``which`` submissions still in grading back to the queue; how many went."""
         with self.session() as s, s.begin():
             result = s.execute(
                 update(Submission)
-                .where(Submission.state == GRADING)
+                .where(Submission.state == GRADING, *which)
                 .values(state=QUEUED, claimed_by=None)
                 .execution_options(synchronize_session=False)
             )
@@ -347,12 +344,11 @@ class Store:
             ).all()
         best: dict[int, tuple[Verdict, str, int]] = {}
         for verdict, learner_id, name in rows:
-            count = best[learner_id][2] + 1 if learner_id in best else 1
             held = best.get(learner_id)
-            if held is None or _faster(verdict, held[0]):
-                best[learner_id] = (verdict, name, count)
+            if held is None:
+                best[learner_id] = (verdict, name, 1)
             else:
-                best[learner_id] = (held[0], held[1], count)
+                best[learner_id] = (verdict if _faster(verdict, held[0]) else held[0], name, held[2] + 1)
         entries = [
             {
                 "learner": name,
