@@ -19,6 +19,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from tilescope.core.autotune import CONFIG_ARG
 from tilescope.core.model import FileAnalysis, from_json, to_json
 from tilescope.core.service import Analyzer
 
@@ -35,8 +36,10 @@ class Request:
     options: dict[str, Any] = field(default_factory=dict[str, Any])
 
     def label(self) -> str:
-        """How a lost node's line names it: the file, and the kernel and target where one is asked for."""
-        return " ".join([self.path, *(str(self.options[k]) for k in ("kernel", "target") if self.options.get(k))])
+        """How a lost node's line names it: the file, and the kernel, target and autotune config asked for."""
+        parts = [self.path, *(str(self.options[k]) for k in ("kernel", "target") if self.options.get(k))]
+        config = (self.options.get("args") or {}).get(CONFIG_ARG)
+        return " ".join(parts if config is None else [*parts, f"config {config}"])
 
 
 def is_loopback(address: str | None) -> bool:

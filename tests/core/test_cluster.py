@@ -14,6 +14,14 @@ pytest.importorskip("ray")
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def test_a_request_names_the_file_kernel_target_and_config_a_lost_node_held() -> None:
+    from tilescope.core.cluster import Request
+
+    assert Request("/k/gemm.py", None).label() == "/k/gemm.py"
+    options = {"kernel": "matmul", "target": "sm_90", "args": {"config": 3, "M": 64}}
+    assert Request("/k/gemm.py", None, options).label() == "/k/gemm.py matmul sm_90 config 3"
+
+
 @pytest.mark.slow
 def test_check_on_a_local_ray_cluster_prints_what_one_worker_prints(tmp_path: Path) -> None:
     for name in ("gemm.py", "softmax.py", "elementwise_add.py"):
