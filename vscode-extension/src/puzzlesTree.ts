@@ -5,11 +5,20 @@
 
 import { execFile } from "node:child_process";
 import * as vscode from "vscode";
-import { parseCheck, parsePuzzles, parseSubmit, progress, type Puzzle, puzzleForFile } from "./puzzleModel";
+import { type CheckResult, parseCheck, parsePuzzles, parseSubmit, progress, type Puzzle, puzzleForFile } from "./puzzleModel";
 import { commandArgs } from "./interpreter";
 import { errorText } from "./tracePanel";
 
 const TOKEN_KEY = "tilescope.gradingToken";
+/** How long a `tilescope puzzles` command may take: a check compiles and runs every case. */
+const COMMAND_MS = 300_000;
+/** `puzzles submit` waits up to 1,800 s for the server's verdict (its `--wait`), then says it is still queued. */
+const SUBMIT_MS = 1_900_000;
+
+interface Exec {
+  env?: NodeJS.ProcessEnv;
+  timeoutMs?: number;
+}
 
 export class PuzzlesTree implements vscode.TreeDataProvider<Puzzle>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<Puzzle | undefined>();
@@ -68,34 +77,17 @@ export class PuzzlesTree implements vscode.TreeDataProvider<Puzzle>, vscode.Disp
     }
     // From the tree: the learner's own file (the command line knows where it is);
     // from the editor: the open file, matched to its puzzle.
-    let target = puzzle;
-    let file: string | undefined;
-    const editor = vscode.window.activeTextEditor;
-    if (!target && editor) {
-      await editor.document.save();
-      file = editor.document.uri.fsPath;
-      target = puzzleForFile(this.puzzles.length ? this.puzzles : parsePuzzles(await this.run(["puzzles", "list", "--json"])), file);
-    }
+    const { target, file } = puzzle ? { target: puzzle, file: undefined } : await this.editorPuzzle();
     if (!target) {
       void vscode.window.showWarningMessage("Open a puzzle's file, or pick a puzzle in the Puzzles view, to check it.");
       return;
     }
-    const chosen = target;
-    const args = ["puzzles", "check", String(chosen.number), ...(file ? [file] : []), "--json"];
-    const result = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Checking puzzle ${chosen.number}…` },
-      async () => {
-        try {
-          return parseCheck(await this.run(args));
-        } catch (error) {
-          return { passed: false, message: errorText(error) };
-        }
-      },
-    );
+    const args = ["puzzles", "check", String(target.number), ...(file ? [file] : []), "--json"];
+    const result = await this.runShown(`Checking puzzle ${target.number}…`, args, parseCheck);
     if (result.passed) {
-      void vscode.window.showInformationMessage(`Puzzle ${chosen.number} solved: ${result.message}`);
+      void vscode.window.showInformationMessage(`Puzzle ${target.number} solved: ${result.message}`);
     } else {
-      void vscode.window.showErrorMessage(`Puzzle ${chosen.number}: ${result.message}`);
+      void vscode.window.showErrorMessage(`Puzzle ${target.number}: ${result.message}`);
     }
     this.refresh();
   }
@@ -108,14 +100,9 @@ export class PuzzlesTree implements vscode.TreeDataProvider<Puzzle>, vscode.Disp
       void vscode.window.showWarningMessage("Set tilescope.gradingServer to your class's server (http://host:8765) first.");
       return;
     }
-    let target = puzzle;
-    let file = puzzle?.path ? this.absolute(puzzle.path) : undefined;
-    const editor = vscode.window.activeTextEditor;
-    if (!target && editor) {
-      await editor.document.save();
-      file = editor.document.uri.fsPath;
-      target = puzzleForFile(this.puzzles.length ? this.puzzles : parsePuzzles(await this.run(["puzzles", "list", "--json"])), file);
-    }
+    const { target, file } = puzzle
+      ? { target: puzzle, file: puzzle.path ? this.absolute(puzzle.path) : undefined }
+      : await this.editorPuzzle();
     if (!target || !file) {
       void vscode.window.showWarningMessage("Open a puzzle's file, or pick a started puzzle in the Puzzles view, to submit it.");
       return;
@@ -128,24 +115,39 @@ export class PuzzlesTree implements vscode.TreeDataProvider<Puzzle>, vscode.Disp
       }
       await secrets.store(TOKEN_KEY, token);
     }
-    const chosen = target;
-    const args = ["puzzles", "submit", String(chosen.number), file, "--server", server, "--json"];
-    const env = { ...process.env, TILESCOPE_TOKEN: token };
-    const result = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Submitting puzzle ${chosen.number} to ${server}…` },
-      async () => {
-        try {
-          return parseSubmit(await this.run(args, env));
-        } catch (error) {
-          return { passed: false, message: errorText(error) };
-        }
-      },
-    );
+    const args = ["puzzles", "submit", String(target.number), file, "--server", server, "--json"];
+    const result = await this.runShown(`Submitting puzzle ${target.number} to ${server}…`, args, parseSubmit, {
+      env: { ...process.env, TILESCOPE_TOKEN: token },
+      timeoutMs: SUBMIT_MS,
+    });
     if (result.passed) {
-      void vscode.window.showInformationMessage(`Puzzle ${chosen.number} passed on the server: ${result.message}`);
+      void vscode.window.showInformationMessage(`Puzzle ${target.number} passed on the server: ${result.message}`);
     } else {
-      void vscode.window.showErrorMessage(`Puzzle ${chosen.number} on the server: ${result.message}`);
+      void vscode.window.showErrorMessage(`Puzzle ${target.number} on the server: ${result.message}`);
     }
+  }
+
+  /** The active editor's file, saved, and the puzzle it belongs to (undefined when none or no editor). */
+  private async editorPuzzle(): Promise<{ target: Puzzle | undefined; file: string | undefined }> {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor) {
+      return { target: undefined, file: undefined };
+    }
+    await editor.document.save();
+    const file = editor.document.uri.fsPath;
+    const known = this.puzzles.length ? this.puzzles : parsePuzzles(await this.run(["puzzles", "list", "--json"]));
+    return { target: puzzleForFile(known, file), file };
+  }
+
+  /** Runs `tilescope ARGS` under a progress notification; a failure to run becomes a failed result. */
+  private runShown(title: string, args: string[], parse: (value: unknown) => CheckResult, how: Exec = {}): Thenable<CheckResult> {
+    return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title }, async () => {
+      try {
+        return parse(await this.run(args, how));
+      } catch (error) {
+        return { passed: false, message: errorText(error) };
+      }
+    });
   }
 
   private absolute(path: string): string {
@@ -154,8 +156,8 @@ export class PuzzlesTree implements vscode.TreeDataProvider<Puzzle>, vscode.Disp
   }
 
   /** Runs `tilescope ARGS` in `<python>` and parses its JSON stdout; a failing check still prints JSON. */
-  private async run(args: string[], env?: NodeJS.ProcessEnv): Promise<unknown> {
-    const { stdout, stderr, error } = await this.exec(args, env);
+  private async run(args: string[], how: Exec = {}): Promise<unknown> {
+    const { stdout, stderr, error } = await this.exec(args, how);
     try {
       return JSON.parse(stdout);
     } catch {
@@ -171,11 +173,12 @@ export class PuzzlesTree implements vscode.TreeDataProvider<Puzzle>, vscode.Disp
     return stdout;
   }
 
-  private async exec(args: string[], env?: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string; error: Error | null }> {
+  private async exec(args: string[], how: Exec = {}): Promise<{ stdout: string; stderr: string; error: Error | null }> {
     const python = await this.python();
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const options = { cwd, env: how.env, timeout: how.timeoutMs ?? COMMAND_MS, maxBuffer: 16 << 20 };
     return new Promise((resolve) => {
-      execFile(python, commandArgs(args), { cwd, env, timeout: 1_900_000, maxBuffer: 16 << 20 }, (error, stdout, stderr) =>
+      execFile(python, commandArgs(args), options, (error, stdout, stderr) =>
         resolve({ stdout, stderr, error }),
       );
     });
