@@ -17,7 +17,7 @@ from typing import IO, Any
 
 BOOTSTRAP = (
     "import sys\nif sys.path and sys.path[0] == '': del sys.path[0]\n"
-    "from tilescope.core.cli import main\nsys.exit(main(['lsp']))"
+    "from tilescope.core.cli.main import main\nsys.exit(main(['lsp']))"
 )
 
 

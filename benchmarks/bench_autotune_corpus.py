@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tilescope.core import Analyzer  # noqa: E402
+from tilescope.core.compiler.service import Analyzer  # noqa: E402
 
 CORPUS = Path(os.environ.get("TILESCOPE_CORPUS", ROOT.parent / "shared" / "corpus" / "tilelang-examples"))
 """``../shared`` beside the repository root; ``TILESCOPE_CORPUS`` points elsewhere (a worktree)."""

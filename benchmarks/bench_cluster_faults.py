@@ -19,9 +19,9 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # a loopback cl
 
 import ray
 from ray.cluster_utils import Cluster
-from tilescope.core import cluster
+from tilescope.core.compiler import cluster
+from tilescope.core.compiler.service import Analyzer
 from tilescope.core.model import to_json, untimed
-from tilescope.core.service import Analyzer
 
 FIXTURES = Path(__file__).parent / "fixtures_cluster"
 

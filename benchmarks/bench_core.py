@@ -26,7 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tilescope.core import Analyzer  # noqa: E402
+from tilescope.core.compiler.service import Analyzer  # noqa: E402
 
 EXAMPLES: list[tuple[str, Callable[[Any], Any]]] = [
     ("gemm.py", lambda m: m.matmul(1024, 1024, 1024)),

@@ -17,9 +17,9 @@ import statistics
 import time
 from pathlib import Path
 
-from tilescope.core import Analyzer
-from tilescope.core.discovery import discover
-from tilescope.core.ptxas import find_nvcc
+from tilescope.core.compiler.discovery import discover
+from tilescope.core.compiler.service import Analyzer
+from tilescope.core.worker.ptxas import find_nvcc
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -96,12 +96,12 @@ WORK: dict[str, Callable[[int], int]] = {
 
 def _build(name: str, size: int, workdir: Path) -> tuple[Any, str]:
     from tilescope.core.interpret import compile_kernel
-    from tilescope.core.loader import build_prim_func, load_module
+    from tilescope.core.worker.loader import build_prim_func, load_module
 
     if name == "flash_attention":
         path = str(ROOT / "examples" / "flash_attention.py")
         namespace = load_module(Path(path).read_text(), path)
-        from tilescope.core.discovery import instantiations
+        from tilescope.core.compiler.discovery import instantiations
 
         inst = next(i for i in instantiations(Path(path).read_text(), path) if i.kernel.name == "flash_attention")
         inst = replace(inst, args={**inst.args, "batch": 1, "heads": 8, "seq_len": size})

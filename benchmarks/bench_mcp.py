@@ -120,7 +120,7 @@ async def drive(calls: list[tuple[str, str, dict[str, Any]]], timeout: float, me
 
 def reference_analysis(arguments: list[dict[str, int]]) -> list[float]:
     """What ``tilescope check`` spends analysing each of these, warm worker, no cache hit."""
-    from tilescope.core import Analyzer
+    from tilescope.core.compiler.service import Analyzer
 
     times = []
     with Analyzer() as analyzer:

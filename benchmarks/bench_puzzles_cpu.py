@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 import time
 
-from tilescope.core import Analyzer
+from tilescope.core.compiler.service import Analyzer
 from tilescope.puzzles import catalog, grader
 from tilescope.puzzles.session import Session
 

@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from tilescope.core import Analyzer
+from tilescope.core.compiler.service import Analyzer
 
 ROOT = Path(__file__).resolve().parent.parent
 GEMM = ROOT / "examples" / "gemm.py"

@@ -15,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from tilescope.core import Analyzer
+from tilescope.core.compiler.service import Analyzer
 from tilescope.core.static import analyze_source
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

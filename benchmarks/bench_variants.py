@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tilescope.core.variants import DEFAULT_TARGETS, pool, run_variants  # noqa: E402
+from tilescope.core.compiler.variants import DEFAULT_TARGETS, pool, run_variants  # noqa: E402
 
 
 def _round(workers, path: Path, source: str, tag: str) -> float:  # type: ignore[no-untyped-def]

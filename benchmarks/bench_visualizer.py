@@ -31,7 +31,7 @@ from typing import ClassVar
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tilescope.core import Analyzer  # noqa: E402
+from tilescope.core.compiler.service import Analyzer  # noqa: E402
 from tilescope.core.model import IRText, dumps  # noqa: E402
 
 EXAMPLES = ["gemm.py", "softmax.py", "flash_attention.py", "dequant_gemm.py", "elementwise_add.py"]

@@ -6,7 +6,7 @@
    ``tilescope record``'s hook, 90 s at most. The instances a file builds of its *own* kernels are
    its own sizes. Without a GPU, the tensors the program asks for on the GPU are made on the CPU
    (same shapes and dtypes: ``TILESCOPE_RECORD_CPU_TENSORS``), and each compile returns a stand-in
-   (``tilelang_core/dry_run_standin.py``, the dry run's: zero outputs of the right shapes, result checks and
+   (``tilelang_core/record/dry_run_standin.py``, the dry run's: zero outputs of the right shapes, result checks and
    timings off, ``python -O``) so the program goes on to its later kernels; a run ends at its end,
    an error, 90 s, or 25 s without a new kernel. The first instance of each of the file's kernels
    is kept, with its ``order`` (how many instances the run built before it: above 0, it ran after
@@ -42,7 +42,7 @@ CORPUS = Path(os.environ.get("TILESCOPE_CORPUS", ROOT / ".." / "shared" / "corpu
 TRUTH = ROOT / "benchmarks" / "corpus_truth.json"
 sys.path.insert(0, str(ROOT))
 
-from tilescope.core.record import record  # noqa: E402
+from tilescope.core.record.recorder import record  # noqa: E402
 
 CPU_TENSORS = {"TILESCOPE_RECORD_CPU_TENSORS": "1"}
 STAND_IN = {

@@ -95,10 +95,10 @@ def _puzzle_job(job: dict[str, Any]) -> dict[str, Any]:
 
 def _example_job(job: dict[str, Any]) -> dict[str, Any]:
     import torch
-    from tilescope.core.discovery import instantiations
+    from tilescope.core.compiler.discovery import instantiations
     from tilescope.core.interpret import compile_kernel
     from tilescope.core.interpret.launch import TORCH_DTYPES, random_tensor
-    from tilescope.core.loader import build_prim_func, load_module
+    from tilescope.core.worker.loader import build_prim_func, load_module
     from tilescope.puzzles.compare import default_tolerance
 
     path = job["example"]

@@ -65,7 +65,7 @@ def _arch(target: Any) -> str:
 
 def build(entry: dict[str, Any], root: str) -> tuple[Any, Any]:
     """The PrimFunc of a recorded instance and the kernel object it came from."""
-    from tilescope.core.record_rebuild import decode  # the record's own form: dataclasses, enums, dtypes
+    from tilescope.core.worker.record_rebuild import decode  # the record's own form: dataclasses, enums, dtypes
 
     if root not in sys.path:
         sys.path.insert(0, root)

@@ -15,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from tilescope.core.ide import guard_signals
+    from tilescope.core.sandbox.supervise import guard_signals
     from tilescope.lsp.features import create_server
 
     guard_signals(_ignored)  # before any thread starts: a kernel's SIGTERM to the server is ignored

@@ -34,7 +34,6 @@ from tilescope.core.ide import (
     KernelLayout,
     NoLayout,
     PassDiff,
-    PrivateFolder,
     TraceView,
     buffer_markdown,
     choose,
@@ -47,6 +46,7 @@ from tilescope.core.ide import (
     unified,
 )
 from tilescope.core.model import FileAnalysis, KernelModel
+from tilescope.core.sandbox.private_files import PrivateFolder
 from tilescope.lsp.server import TilescopeServer
 
 TRACE_PASSES = "tilescope.tracePasses"

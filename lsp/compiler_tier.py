@@ -18,7 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from tilescope.core.ide import Analyzer, CompiledSnapshot
+from tilescope.core.compiler.service import Analyzer
+from tilescope.core.ide import CompiledSnapshot
 from tilescope.core.model import Diagnostic, FileAnalysis, IRText, RunReport, Span
 from tilescope.lsp.documents import Documents
 from tilescope.lsp.settings import Settings

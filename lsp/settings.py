@@ -31,7 +31,7 @@ class Settings:
     """Also compile the device code with ptxas (seconds per kernel) for registers and spills."""
     dry_run: bool = True
     """Where the source leaves sizes unknown, learn them by running the file's ``__main__`` with stand-in
-    kernels (``tilescope.core.dry_run``); only ever while ``trusted``."""
+    kernels (``tilescope.core.record.dry_run``); only ever while ``trusted``."""
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tilescope.core.kernel_options import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
+from tilescope.core.compiler.service import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

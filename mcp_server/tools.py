@@ -19,14 +19,24 @@ from typing import Annotated, Any, Generic, TypeVar
 from pydantic import Field, TypeAdapter
 from tilescope.core.codes import CODES, TIERS, Code
 from tilescope.core.codes import explain as explain_text
-from tilescope.core.ide.ir_diff import unified
-from tilescope.core.ide.layout_view import KernelLayout, NoLayout, choose
-from tilescope.core.ide.summary import FileSummary, VariantsSummary, file_summary, variants_summary
-from tilescope.core.ide.trace_view import PassDiff, TraceView, trace_view
-from tilescope.core.kernel_options import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
+from tilescope.core.compiler.profile import ProfileQuery, profile_file
+from tilescope.core.compiler.service import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, Analyzer
+from tilescope.core.compiler.variants import DEFAULT_TARGETS, Pool, run_variants
+from tilescope.core.ide import (
+    FileSummary,
+    KernelLayout,
+    NoLayout,
+    PassDiff,
+    TraceView,
+    VariantsSummary,
+    choose,
+    file_summary,
+    run_failed,
+    trace_view,
+    unified,
+    variants_summary,
+)
 from tilescope.core.model import FileAnalysis, KernelModel, ProfileReport, RunReport, VariantsReport, to_json
-from tilescope.core.service import Analyzer
-from tilescope.core.variants import DEFAULT_TARGETS, Pool, run_variants
 from tilescope.mcp.answers import MAX_CHARS, Detail, sized
 from tilescope.mcp.workspace import Refused, Workspace
 from tilescope.puzzles.report import Report
@@ -299,32 +309,25 @@ def variants(session: Session, given: VariantsInput) -> tuple[dict[str, Any], bo
 
 
 def run(session: Session, given: RunInput) -> tuple[dict[str, Any], bool]:
-    from tilescope.core.run_cmd import failed
-
     path = _file(session, given)
     report = session.analyzer.run(str(path), kernel=given.kernel, args=given.args, seed=given.seed)
-    return sized({"report": to_json(report)}, given.detail, given.max_chars), failed(report)
+    return sized({"report": to_json(report)}, given.detail, given.max_chars), run_failed(report)
 
 
 def profile(session: Session, given: ProfileInput) -> tuple[dict[str, Any], bool]:
     """``tilescope profile --json``: static figures here; on a GPU host the measured time and Nsight Compute's."""
-    import argparse
-
-    from tilescope.core.profile_cmd import profile_file
-
     path = _file(session, given)
-    request = argparse.Namespace(
+    query = ProfileQuery(
         file=str(path),
         kernel=given.kernel,
-        arg=list((given.args or {}).items()),
+        args=dict(given.args or {}),
         target=given.target,
-        timeout=session.timeout_s,
-        memory=session.memory_mb,
+        timeout_s=session.timeout_s,
+        memory_mb=session.memory_mb,
         runs=given.runs,
         warmup=given.warmup,
-        no_ncu=False,
     )
-    report = profile_file(request, session.analyzer)
+    report = profile_file(query, session.analyzer)
     failed = report.static is None or (report.timing is not None and report.timing.error is not None)
     return sized(
         {"report": to_json(replace(report, path=_display(session, path, given)))}, given.detail, given.max_chars

@@ -14,10 +14,7 @@ import sys
 from typing import IO, Any
 
 from tilescope.core.protocol import BuildError, BuildPuzzleRequest, Built, Done, Ready
-from tilescope.puzzles.children import reply_channel
-
-ADDRESS_SPACE = 16 << 30
-"""The loader's memory limit: far above what building any kernel needs, far below the machine."""
+from tilescope.puzzles.children import ADDRESS_SPACE, reply_channel
 
 
 def _send(replies: IO[str], message: Built | BuildError | Done | Ready) -> None:

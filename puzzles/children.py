@@ -1,6 +1,6 @@
 """The grader's children (loader, kernel process, sanitizer runs) and the line protocol they speak.
 
-Each child runs behind the core's supervisor (``tilescope.core.supervise``), as the compiler worker
+Each child runs behind the core's supervisor (``tilescope.core.sandbox.supervise``), as the compiler worker
 does: in a session of its own, with its resource limits applied between ``fork`` and ``exec``, its
 whole process tree ended when it is killed, and its own exit status or signal reported apart. A
 child speaks JSON lines: requests on its stdin, replies on a private copy of its stdout (whatever
@@ -22,10 +22,13 @@ import threading
 from collections.abc import Mapping
 from typing import IO, Any
 
-from tilescope.core.spawn import module_command
-from tilescope.core.supervise import Limits, Supervised, SupervisorLost
+from tilescope.core.sandbox.spawn import module_command
+from tilescope.core.sandbox.supervise import Limits, Supervised, SupervisorLost
 from tilescope.puzzles import seal
 from tilescope.puzzles.report import Role
+
+ADDRESS_SPACE = 16 << 30
+"""The loader's memory limit: far above what building any kernel needs, far below the machine."""
 
 STDERR_LINES = 20
 

@@ -88,7 +88,7 @@ def grade_cpu(
 ) -> Report:
     """Check a solution without a GPU: lower it for sm_90, then run and judge it through the interpreter
     (``timeout_s`` as for ``judge.check``). ``analyzer`` runs the file's factory too: a ``SealedAnalyzer``."""
-    from tilescope.core.ptxas import find_nvcc
+    from tilescope.core.worker.ptxas import find_nvcc
     from tilescope.puzzles.manifest import ContentChanged, verify
     from tilescope.puzzles.seal import SealedAnalyzer
 

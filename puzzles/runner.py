@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilescope.core import discover
+from tilescope.core.compiler.discovery import discover
 from tilescope.core.errors import build_error, first_message, load_error
-from tilescope.core.loader import load_module
 from tilescope.core.model import Diagnostic, Span
+from tilescope.core.worker.loader import load_module
 from tilescope.puzzles.catalog import KERNEL_NAME
 from tilescope.puzzles.verdict import Param
 

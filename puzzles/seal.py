@@ -3,7 +3,7 @@
 A learner's kernel factory runs in the loader (``builder``) and, on the CPU path, in the core's
 compiler worker. Both start in a fresh private folder (their working directory and ``TMPDIR``, the
 only place they may write) and, where the kernel offers Landlock, sealed for good before their first
-instruction (``tilescope.core.landlock``, applied by the supervisor between ``fork`` and ``exec``):
+instruction (``tilescope.core.sandbox.landlock``, applied by the supervisor between ``fork`` and ``exec``):
 nothing of the installed package, the puzzle content, the progress store or the grader can be
 written; the puzzle content (each reference, with the hidden cases' generators) and the progress
 store cannot be read; the grader's memory (where the hidden cases' seed lives) cannot be read, nor
@@ -20,7 +20,8 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from tilescope.core import Analyzer, landlock
+from tilescope.core.compiler.service import Analyzer
+from tilescope.core.sandbox import landlock
 from tilescope.puzzles.manifest import CONTENT
 
 NOT_SEALED = (

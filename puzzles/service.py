@@ -57,7 +57,7 @@ def _connect(path: Path) -> socket.socket | None:
 
 
 def _start(path: Path) -> None:
-    from tilescope.core.spawn import module_command
+    from tilescope.core.sandbox.spawn import module_command
 
     path.parent.mkdir(parents=True, exist_ok=True)
     log = open(path.with_suffix(".log"), "ab")  # noqa: SIM115  (handed to the service, which outlives us)

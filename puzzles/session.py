@@ -11,9 +11,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from tilescope.core.supervise import Limits
-from tilescope.puzzles.builder import ADDRESS_SPACE
-from tilescope.puzzles.children import Child, ChildGone
+from tilescope.core.sandbox.supervise import Limits
+from tilescope.puzzles.children import ADDRESS_SPACE, Child, ChildGone
 
 READY_S = 120.0
 """How long a fresh process may take to import TileLang before it counts as broken."""

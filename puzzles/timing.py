@@ -1,7 +1,7 @@
 """Kernel timing on a CUDA GPU and the roofline a time is judged against.
 
 Times are CUDA-event medians after warm-up, with the L2 cache flushed before every run so a
-memory-bound kernel cannot be timed out of cache (``tilescope.core.gpu_timing``, which
+memory-bound kernel cannot be timed out of cache (``tilescope.core.worker.gpu_timing``, which
 ``tilescope profile`` times with too).
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
-from tilescope.core.gpu_timing import time_cuda, time_cuda_runs
+from tilescope.core.worker.gpu_timing import time_cuda, time_cuda_runs
 
 
 @dataclass(frozen=True)

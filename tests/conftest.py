@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tilescope.core import Analyzer
+from tilescope.core.compiler.service import Analyzer
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -47,6 +47,6 @@ def analyzer() -> Iterator[Analyzer]:
 
 @pytest.fixture(scope="session")
 def has_ptxas() -> bool:
-    from tilescope.core.ptxas import find_nvcc
+    from tilescope.core.worker.ptxas import find_nvcc
 
     return find_nvcc() is not None or shutil.which("nvcc") is not None

@@ -188,32 +188,90 @@ def test_every_module_imports_on_its_own():
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-# Allowed arrows: which layer may import which. The core computes every fact; the static tier reads
-# source only; the editor layer and its front ends draw views and never load TileLang.
+# Allowed arrows. Every module belongs to the longest room in ``LAYERS`` that holds it; it may import
+# the rooms its row names (its own room always). An import is judged by the module that *defines* the
+# name it takes: ``from tilescope.core.ide import Analyzer`` resolves through ``ide/__init__``'s own
+# import to ``compiler.service``, so a re-export cannot launder an arrow.
 
-COMPILER_TIER = {
-    f"tilescope.core.{name}"
-    for name in (
-        "analysis",
-        "autotune",
-        "extract",
-        "ir_text",
-        "launch_records",
-        "loader",
-        "lowering",
-        "service",
-        "worker",
-        "worker_link",
-        "compat",
-    )
+CORE = "tilescope.core"
+GROUND = CORE
+"""The ground floor: the modules at the top of ``tilescope.core`` (plain records, pure functions)."""
+
+LAYERS: dict[str, tuple[str, ...]] = {
+    GROUND: (),
+    f"{CORE}.compat": (GROUND, f"{CORE}.static"),
+    f"{CORE}.perf": (GROUND,),
+    f"{CORE}.sandbox": (),
+    f"{CORE}.static": (GROUND, f"{CORE}.record"),
+    f"{CORE}.record": (GROUND, f"{CORE}.sandbox"),
+    f"{CORE}.ide": (GROUND, f"{CORE}.static", f"{CORE}.perf"),
+    f"{CORE}.compiler": (GROUND, f"{CORE}.sandbox", f"{CORE}.record", f"{CORE}.static", f"{CORE}.perf"),
+    f"{CORE}.worker": (
+        GROUND,
+        f"{CORE}.compat",
+        f"{CORE}.perf",
+        f"{CORE}.record",
+        f"{CORE}.static",
+        f"{CORE}.interpret",
+        f"{CORE}.compiler.discovery",
+        f"{CORE}.sandbox.frames",
+    ),
+    f"{CORE}.interpret": (
+        GROUND,
+        f"{CORE}.compat",
+        f"{CORE}.perf",
+        f"{CORE}.static",
+        f"{CORE}.worker",
+        f"{CORE}.compiler.discovery",
+    ),
+    f"{CORE}.cli": (
+        GROUND,
+        f"{CORE}.compat.releases",
+        f"{CORE}.compiler",
+        f"{CORE}.record",
+        f"{CORE}.perf",
+        f"{CORE}.static",
+        f"{CORE}.ide",
+        f"{CORE}.sandbox",
+    ),
+    "tilescope.lsp": (GROUND, f"{CORE}.ide", f"{CORE}.static", f"{CORE}.compiler.service", f"{CORE}.sandbox"),
+    "tilescope.visualizer": (
+        GROUND,
+        f"{CORE}.ide",
+        f"{CORE}.static",
+        f"{CORE}.compiler.service",
+        f"{CORE}.cli.kernel_options",
+        f"{CORE}.cli.terminal",
+        f"{CORE}.cli.check_cmd",
+    ),
+    "tilescope.mcp": (GROUND, f"{CORE}.ide", f"{CORE}.static", f"{CORE}.compiler", f"{CORE}.perf", "tilescope.puzzles"),
+    "tilescope.puzzles": (
+        GROUND,
+        f"{CORE}.compiler",
+        f"{CORE}.sandbox",
+        f"{CORE}.worker",
+        f"{CORE}.interpret",
+        f"{CORE}.static",
+        f"{CORE}.perf",
+        f"{CORE}.ide",
+    ),
+    "tilescope": (),
 }
-"""Modules that run (or talk to the process that runs) the compiler."""
-FRONT_ENDS = ("tilescope.lsp", "tilescope.visualizer")
-FRONT_END_MAY_IMPORT = ("tilescope.core.ide", "tilescope.core.model", "tilescope.core.static")
-"""The editor layer's door, the model and the static tier's public names (its package, not its modules)."""
-COMMAND_PLUMBING = ("tilescope.core.check_cmd", "tilescope.core.kernel_options", "tilescope.core.terminal")
-"""Command-line options and terminal conventions shared by every ``tilescope`` command, which the
-visualizer's commands take too."""
+"""Each room and the rooms it may import. The core's rooms never import a front end or the puzzles;
+the views (``ide``, the language server, the visualizer) never reach TileLang (see below)."""
+TILELANG_ROOMS = (
+    f"{CORE}.worker",
+    f"{CORE}.compat",
+    f"{CORE}.interpret",
+    f"{CORE}.record.dry_run_standin",
+    "tilescope.puzzles.builder",
+    "tilescope.puzzles.executor",
+    "tilescope.puzzles.runner",
+)
+"""The only modules that may import TileLang or TVM: the worker's rooms, and the modules that run in a
+process that already has it (the dry run's stand-in, inside the user's program; the puzzle grader's
+loader and kernel processes)."""
+FRONT_ENDS = ("tilescope.lsp", "tilescope.visualizer", "tilescope.mcp")
 TILELANG = ("tilelang", "tvm")
 
 
@@ -221,54 +279,138 @@ def _under(name: str, roots: tuple[str, ...] | set[str]) -> bool:
     return any(name == root or name.startswith(root + ".") for root in roots)
 
 
-def arrows() -> dict[str, set[str]]:
-    return {name: written(path) for name, path in modules().items()}
+def room_of(module: str, layers: Mapping[str, tuple[str, ...]] = LAYERS) -> str:
+    """The room a module lives in: the longest ``layers`` key above it, the ground floor for a module
+    at the top of the core."""
+    return max((room for room in layers if _under(module, (room,))), key=len)
 
 
-def test_the_core_never_imports_a_front_end_or_the_puzzles():
-    wrong = {
-        name: sorted(n for n in found if _under(n, (*FRONT_ENDS, "tilescope.mcp", "tilescope.puzzles")))
-        for name, found in arrows().items()
-        if _under(name, ("tilescope.core",))
-    }
-    assert {k: v for k, v in wrong.items() if v} == {}
+def resolve(module: str, name: str, known: Mapping[str, Path], seen: frozenset[str] = frozenset()) -> str:
+    """The module that defines ``name`` as ``from module import name`` sees it: a submodule, or the
+    module that ``module`` itself imported ``name`` from (followed to its end), or ``module``."""
+    if f"{module}.{name}" in known:
+        return f"{module}.{name}"
+    path = known.get(module)
+    if path is None or module in seen:
+        return module
+    for node in import_statements(path):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                if (alias.asname or alias.name) == name:
+                    return resolve(node.module, alias.name, known, seen | {module})
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname == name:
+                    return alias.name
+    return module
 
 
-def test_the_static_tier_never_imports_the_editor_layer_or_the_compiler_tier():
-    forbidden = {"tilescope.core.ide", *COMPILER_TIER}
-    wrong = {
-        name: sorted(n for n in found if _under(n, forbidden) or _under(n, TILELANG))
-        for name, found in arrows().items()
-        if _under(name, ("tilescope.core.static",))
-    }
-    assert {k: v for k, v in wrong.items() if v} == {}
+def arrows(known: Mapping[str, Path]) -> dict[str, set[str]]:
+    """Each module's imports, as the modules that define what it takes (project and external alike)."""
+    found: dict[str, set[str]] = {}
+    for module, path in known.items():
+        targets: set[str] = set()
+        for node in import_statements(path):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            else:
+                assert node.module is not None
+                targets.update(resolve(node.module, alias.name, known) for alias in node.names)
+        found[module] = targets
+    return found
 
 
-def test_front_ends_import_the_core_only_through_its_doors():
+def violations(known: Mapping[str, Path], layers: Mapping[str, tuple[str, ...]] = LAYERS) -> dict[str, list[str]]:
+    """Every import a room's row does not allow, by importing module."""
     wrong: dict[str, list[str]] = {}
-    for name, found in arrows().items():
-        if not _under(name, FRONT_ENDS):
-            continue
-        allowed = FRONT_END_MAY_IMPORT + (COMMAND_PLUMBING if name.startswith("tilescope.visualizer.") else ())
-        through_static = [n for n in found if _under(n, ("tilescope.core.static",)) and n != "tilescope.core.static"]
-        outside = [
-            n
-            for n in found
-            if _under(n, ("tilescope.core",))
-            and n != "tilescope.core"
-            and not (n in allowed or _under(n, ("tilescope.core.model",)) or n == "tilescope.core.ide")
-        ]
-        if through_static or outside or "tilescope.core" in found:
-            wrong[name] = sorted({*through_static, *outside} | ({"tilescope.core"} & found))
-    assert wrong == {}
+    for module, targets in arrows(known).items():
+        room = room_of(module, layers)
+        allowed = (room, *layers[room])
+        bad = sorted(
+            target
+            for target in targets
+            if _under(target, ("tilescope",))
+            and not (
+                any(_under(target, (a,)) for a in allowed if a != GROUND)
+                or (GROUND in allowed and room_of(target, layers) == GROUND)
+            )
+        )
+        bad += sorted(t for t in targets if _under(t, TILELANG) and not _under(module, TILELANG_ROOMS))
+        if bad:
+            wrong[module] = bad
+    return wrong
+
+
+def test_every_module_imports_only_what_its_room_allows():
+    assert violations(modules()) == {}
+
+
+def test_front_ends_enter_the_editor_layer_by_its_door():
+    """The language server, the visualizer and the MCP server take editor views from ``tilescope.core.ide``
+    itself, as written, never from a module behind it: the modules behind the door stay free to move."""
+    wrong = {
+        name: sorted(n for n in written(path) if _under(n, (f"{CORE}.ide",)) and n != f"{CORE}.ide")
+        for name, path in modules().items()
+        if _under(name, FRONT_ENDS)
+    }
+    assert {k: v for k, v in wrong.items() if v} == {}
+
+
+def test_a_re_export_cannot_launder_an_arrow(tmp_path):
+    """A front end that takes the compiler host through the editor layer's door is still caught."""
+    files = {
+        "tilescope.core.compiler.service": "class Analyzer: ...\n",
+        "tilescope.core.ide": "from tilescope.core.compiler.service import Analyzer\n",
+        "tilescope.visualizer.app": "from tilescope.core.ide import Analyzer\n",
+        "tilescope.visualizer.ok": "from tilescope.core.compiler.service import Analyzer\n",
+    }
+    known = _planted(tmp_path, files)
+    layers = {**LAYERS, "tilescope.core.ide": (GROUND,), "tilescope.visualizer": ("tilescope.core.ide",)}
+    assert violations(known, layers) == {
+        "tilescope.core.ide": ["tilescope.core.compiler.service"],
+        "tilescope.visualizer.app": ["tilescope.core.compiler.service"],
+        "tilescope.visualizer.ok": ["tilescope.core.compiler.service"],
+    }
+
+
+def test_the_mcp_server_never_imports_a_command_module(tmp_path):
+    files = {
+        "tilescope.core.cli.profile_cmd": "def profile_file(): ...\n",
+        "tilescope.core.compiler.service": "class Analyzer: ...\n",
+        "tilescope.mcp.tools": (
+            "from tilescope.core.compiler.service import Analyzer\n"
+            "def profile():\n    from tilescope.core.cli.profile_cmd import profile_file\n"
+        ),
+    }
+    assert violations(_planted(tmp_path, files)) == {"tilescope.mcp.tools": ["tilescope.core.cli.profile_cmd"]}
+
+
+def test_only_the_worker_rooms_import_tilelang(tmp_path):
+    files = {"tilescope.core.compiler.batch": "import tvm\n", "tilescope.core.worker.lower": "import tilelang\n"}
+    assert violations(_planted(tmp_path, files)) == {"tilescope.core.compiler.batch": ["tvm"]}
+
+
+def _planted(root: Path, files: Mapping[str, str]) -> dict[str, Path]:
+    known: dict[str, Path] = {}
+    for module, text in files.items():
+        path = root / f"{module}.py"
+        path.write_text(text, encoding="utf-8")
+        known[module] = path
+    return known
+
+
+def test_the_core_top_level_is_the_ground_floor_alone():
+    """At most a dozen modules at the top of the core, each importing only the ground floor."""
+    top = sorted(p.stem for p in package_dir(CORE).glob("*.py") if p.stem != "__init__")
+    assert len(top) <= 12, top
 
 
 def test_views_never_import_tilelang():
     """Neither the editor layer nor a front end, nor anything they import in turn, loads TileLang."""
     known = modules()
     graph = {name: imports(path, known) - {name} for name, path in known.items()}
-    loads = {name for name, found in arrows().items() if any(_under(n, TILELANG) for n in found)}
-    views = [n for n in known if _under(n, ("tilescope.core.ide", *FRONT_ENDS))]
+    loads = {name for name, found in arrows(known).items() if any(_under(n, TILELANG) for n in found)}
+    views = [n for n in known if _under(n, (f"{CORE}.ide", *FRONT_ENDS))]
     wrong: dict[str, list[str]] = {}
     for view in views:
         seen, todo = {view}, [view]

@@ -101,6 +101,10 @@ CODES: dict[str, Code] = {c.code: c for c in (
 )}
 # fmt: on
 
+HAZARD_CODES = frozenset(c.code for c in CODES.values() if c.tier == "hazards")
+"""The codes of the hazard check: an error among them is a finding about the kernel's run, not a
+failure to build it, so the check's verdict and the editor's merge treat them apart."""
+
 
 def explain(code: str) -> str:
     """``tilescope explain CODE``: what a code means, where it comes from and what to do."""

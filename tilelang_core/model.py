@@ -542,7 +542,7 @@ class NcuFigures:
     """What Nsight Compute measured on one warm run (``None``: the metric was not reported).
 
     A kernel with several ``T.Kernel`` launches as many device kernels a run: counters are their sum,
-    launch and occupancy figures the first's (``profile_cmd.one_run``)."""
+    launch and occupancy figures the first's (``compiler.ncu.one_run``)."""
 
     metrics: dict[str, float]
     """Raw metric values by ncu name."""

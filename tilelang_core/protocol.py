@@ -21,6 +21,13 @@ from typing import Any, Literal, TypedDict
 
 # The compiler worker.
 
+CONFIG_ARG = "config"
+"""The pseudo-argument of an ``@autotune`` kernel that picks a config: an index, or ``all``. The host
+puts it among a request's arguments (``compiler.variants``, ``compiler.cluster``); the worker reads it."""
+
+PROFILE_LAUNCHES = 2
+"""Launches of a kernel under ``ncu`` in ``worker.gpu_run``: the profile command reads this many."""
+
 
 class _Lowering(TypedDict):
     """What a lowering depends on: the worker caches lowerings by these fields."""

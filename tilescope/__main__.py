@@ -2,6 +2,6 @@
 
 import sys
 
-from tilescope.core.cli import main
+from tilescope.core.cli.main import main
 
 sys.exit(main())

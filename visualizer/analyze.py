@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tilescope.core.ide import Analyzer
-from tilescope.core.kernel_options import KernelOptions, readable
+from tilescope.core.cli.kernel_options import KernelOptions, readable
+from tilescope.core.cli.terminal import Status, display_path
+from tilescope.core.compiler.service import Analyzer
 from tilescope.core.model import FileAnalysis, KernelModel
-from tilescope.core.terminal import Status, display_path
 
 
 def open_analyzer(args: argparse.Namespace) -> Analyzer:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Protocol
 
-from tilescope.core.kernel_options import add_kernel_options
+from tilescope.core.cli.kernel_options import add_kernel_options
 
 
 class Subcommands(Protocol):

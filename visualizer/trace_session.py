@@ -11,7 +11,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tilescope.core.ide import Analyzer, Diff, PassView, trace_view, unified
+from tilescope.core.compiler.service import Analyzer
+from tilescope.core.ide import Diff, PassView, trace_view, unified
 from tilescope.core.model import IRText, KernelModel
 
 

@@ -9,7 +9,7 @@ python3 benchmarks/gpu/install_shim.py /tmp/ts > "$OUT/slow-env.txt" 2>&1 || tru
 export PYTHONPATH=/tmp/ts:/tmp/site:$PWD TILESCOPE_CACHE=/tmp/tilescope-cache PYTHONUNBUFFERED=1
 {
   date -u; nvidia-smi; ncu --version; which nvcc ptxas
-  python3 -c "import torch, tilelang, tilescope.core.profile_cmd as p; print(torch.__version__, tilelang.__version__, p.__file__)"
+  python3 -c "import torch, tilelang, tilescope.core.cli.profile_cmd as p; print(torch.__version__, tilelang.__version__, p.__file__)"
   python3 -m tilescope --version
 } >> "$OUT/slow-env.txt" 2>&1 || true
 timeout 320 python3 benchmarks/gpu/slow_compare.py --out "$OUT" --budget-s 270 -j 14 2>&1 | tee "$OUT/slow-log.txt" || true

@@ -105,11 +105,11 @@ def warm_build(job: dict[str, Any]) -> str | None:
     """TileLang's own build of the kernel, so later builds hit its cache."""
     code = (
         "import json,sys\n"
-        "from tilescope.core.profile_cmd import run_payload\n"
-        "from tilescope.core import gpu_run\n"
+        "from tilescope.core.compiler.profile import run_payload\n"
+        "from tilescope.core.worker import gpu_run\n"
         "from pathlib import Path\n"
         "job=json.loads(sys.argv[1]); src=Path(job['file']).read_text()\n"
-        "from tilescope.core.discovery import instantiations\n"
+        "from tilescope.core.compiler.discovery import instantiations\n"
         "name=job['kernel'] or instantiations(src, job['file'])[0].kernel.name\n"
         "gpu_run.build(run_payload(job['file'], src, name, job['args'] or None))\n"
     )
@@ -123,29 +123,28 @@ def warm_build(job: dict[str, Any]) -> str | None:
 
 
 def profile_all(todo: list[dict[str, Any]], with_ncu: set[int], stop_at: float) -> None:
+    from tilescope.core.compiler.profile import ProfileQuery, profile_file
+    from tilescope.core.compiler.service import Analyzer
     from tilescope.core.model import to_json
-    from tilescope.core.profile_cmd import profile_file
-    from tilescope.core.profile_store import save
-    from tilescope.core.service import Analyzer
+    from tilescope.core.perf.profile_store import save
 
     with Analyzer(timeout_s=400, memory_mb=65536) as analyzer, Analyzer(400, 0, gpu=True) as timer:
         for job in todo:
             if elapsed() > stop_at:
                 job["profile_error"] = "skipped: time budget"
                 continue
-            args = argparse.Namespace(
+            query = ProfileQuery(
                 file=job["file"],
                 kernel=job["kernel"],
-                arg=[f"{k}={v}" for k, v in job["args"].items()],
-                target=None,
+                args=dict(job["args"]),
                 runs=20,
                 warmup=3,
-                no_ncu=job["index"] not in with_ncu,
-                timeout=400.0,
-                memory=65536,
+                ncu=job["index"] in with_ncu,
+                timeout_s=400.0,
+                memory_mb=65536,
             )
             try:
-                report = profile_file(args, analyzer, timer)
+                report = profile_file(query, analyzer, timer)
                 if report.timing is not None:
                     save(report)
                 job["profile"] = to_json(report)
@@ -164,8 +163,9 @@ def static_of(job: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def ncu_all(todo: list[dict[str, Any]], timeout_s: float) -> None:
+    from tilescope.core.compiler.ncu import METRICS, device_kernel_names, measure_batch_with_ncu
+    from tilescope.core.compiler.profile import kernel_payload
     from tilescope.core.model import KernelModel, from_json, to_json
-    from tilescope.core.profile_cmd import METRICS, device_kernel_names, kernel_payload, measure_batch_with_ncu
 
     ready = []
     for job in todo:
@@ -244,8 +244,9 @@ class Runtime:
 
 
 def occupancy_all(todo: list[dict[str, Any]], arch: str) -> None:
-    from tilescope.core import occupancy, ptxas
-    from tilescope.core.profile_cmd import device_kernel_names
+    from tilescope.core.compiler.ncu import device_kernel_names
+    from tilescope.core.perf import occupancy
+    from tilescope.core.worker import ptxas
 
     try:
         runtime = Runtime()
@@ -321,9 +322,9 @@ def committed_grader_times() -> dict[str, float]:
 
 
 def summarize(todo: list[dict[str, Any]]) -> str:
+    from tilescope.core.compiler.ncu import shared_requests
     from tilescope.core.model import KernelModel, from_json
-    from tilescope.core.perf_render import LSU_LOADS, LSU_STORES, conflicts_per_request
-    from tilescope.core.profile_cmd import shared_requests
+    from tilescope.core.perf.perf_render import LSU_LOADS, LSU_STORES, conflicts_per_request
 
     lines = ["# Static speed figures against the H200's", ""]
     lines += ["## Bank conflicts (ncu conflicts per request, loads and stores)", ""]

@@ -76,7 +76,7 @@ class Dispatcher:
         self.name = f"{socket.gethostname()}:{os.getpid()}"
 
     def start(self) -> Plan:
-        from tilescope.core.cluster import join
+        from tilescope.core.compiler.cluster import join
 
         deadline = time.monotonic() + CONNECT_S
         while True:

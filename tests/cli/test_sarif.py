@@ -8,9 +8,9 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from tilescope.core.cli.sarif import region
 from tilescope.core.compat import releases
 from tilescope.core.model import Span
-from tilescope.core.sarif import region
 
 from tests.cli.helpers import CORPUS, EXAMPLES, tilescope
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tilescope.core import Analyzer
+from tilescope.core.compiler.service import Analyzer
 
 FIXTURE = Path(__file__).parent / "fixtures" / "autotuned.py"
 
@@ -58,7 +58,7 @@ def test_the_autotuner_api_style_is_analysed_without_starting_the_tuner(analyzer
 GUARDED = """
 import sys
 sys.path.insert(0, sys.argv[1])
-from tilescope.core import autotune
+from tilescope.core.worker import autotune
 autotune.guard()
 import autotuned
 from tilelang.autotuner import AutoTuner

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tilescope.core import Analyzer
+from tilescope.core.compiler.service import Analyzer
 from tilescope.core.model import Diagnostic, FileAnalysis
 
 FIXTURES = Path(__file__).parent / "fixtures"

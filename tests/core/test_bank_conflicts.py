@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tilescope.core.bank_conflicts import (
+from tilescope.core.dtypes import dtype_bits, require_bits
+from tilescope.core.layout_eval import shared_map
+from tilescope.core.model import Layout
+from tilescope.core.perf.bank_conflicts import (
     analyze,
     column_reads,
     ldmatrix_tiles,
@@ -12,9 +15,6 @@ from tilescope.core.bank_conflicts import (
     row_vectors,
     tile_offsets,
 )
-from tilescope.core.dtypes import dtype_bits, require_bits
-from tilescope.core.layout_eval import shared_map
-from tilescope.core.model import Layout
 
 
 def _layout(index: str, shape: list[int], out: int) -> Layout:

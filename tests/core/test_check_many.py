@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tilescope.core.batch import python_files
+from tilescope.core.compiler.batch import python_files
 
 from tests.conftest import EXAMPLES
 

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_request_names_the_file_kernel_target_and_config_a_lost_node_held() -> None:
-    from tilescope.core.cluster import Request
+    from tilescope.core.compiler.cluster import Request
 
     assert Request("/k/gemm.py", None).label() == "/k/gemm.py"
     options = {"kernel": "matmul", "target": "sm_90", "args": {"config": 3, "M": 64}}

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tilescope.core import Analyzer, ptxas
+from tilescope.core.compiler.service import Analyzer
+from tilescope.core.worker import ptxas
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

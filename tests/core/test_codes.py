@@ -15,9 +15,9 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from tilescope.core.cli.sarif import to_sarif
 from tilescope.core.codes import CODES, explain, sarif_rule, schema_list
 from tilescope.core.model import Diagnostic, FileAnalysis, Span
-from tilescope.core.sarif import to_sarif
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = ("tilelang_core", "lsp", "visualizer", "puzzles", "mcp_server")

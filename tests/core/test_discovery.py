@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tilescope.core.discovery import discover, instantiations, syntax_diagnostic
+from tilescope.core.compiler.discovery import discover, instantiations, syntax_diagnostic
 
 from tests.conftest import EXAMPLES
 

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from tilescope.core import Analyzer
-from tilescope.core import dry_run as dry_run_module
-from tilescope.core.dry_run import cache_dir, dry_run
+from tilescope.core.compiler.service import Analyzer
+from tilescope.core.record import dry_run as dry_run_module
+from tilescope.core.record.dry_run import cache_dir, dry_run
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "dry_run"
 SIZES = FIXTURES / "sizes_from_run.py"

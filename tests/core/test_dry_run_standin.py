@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tilescope.core.record import record
+from tilescope.core.record.recorder import record
 
 KERNELS = """\
 import tilelang

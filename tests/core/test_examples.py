@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tilescope.core import Analyzer, KernelModel
+from tilescope.core.compiler.service import Analyzer
+from tilescope.core.model import KernelModel
 
 from tests.conftest import EXAMPLES
 

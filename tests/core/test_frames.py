@@ -3,7 +3,7 @@ a forged length included, is set aside and reported, never waited for."""
 
 from __future__ import annotations
 
-from tilescope.core.frames import MARKER, FrameReader, digest, encode
+from tilescope.core.sandbox.frames import MARKER, FrameReader, digest, encode
 
 
 def test_a_forged_huge_length_does_not_swallow_the_answer() -> None:

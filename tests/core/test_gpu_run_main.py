@@ -1,4 +1,4 @@
-"""``python -m tilescope.core.gpu_run BATCH``, the process Nsight Compute profiles, runs its batch.
+"""``python -m tilescope.core.worker.gpu_run BATCH``, the process Nsight Compute profiles, runs its batch.
 
 Without a GPU the kernel cannot run: the child must still read the batch, say why on stderr and write
 an empty manifest (a module that does nothing when run leaves ncu with "No kernels were profiled").
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tilescope.core.profile_cmd import run_payload
+from tilescope.core.compiler.profile import run_payload
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,7 +25,7 @@ def test_the_ncu_child_runs_its_batch_and_writes_the_manifest(tmp_path: Path) ->
     batch = tmp_path / "batch.json"
     batch.write_text(json.dumps({"requests": [payload], "manifest": str(manifest)}))
     done = subprocess.run(
-        [sys.executable, "-m", "tilescope.core.gpu_run", str(batch)], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "tilescope.core.worker.gpu_run", str(batch)], capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr
     launched = json.loads(manifest.read_text())

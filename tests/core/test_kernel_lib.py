@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tilescope.core import Analyzer
+from tilescope.core.compiler.service import Analyzer
 from tilescope.core.model import Diagnostic, FileAnalysis
-from tilescope.core.record_values import TAG
+from tilescope.core.record.record_values import TAG
 
 REPO = Path(__file__).resolve().parents[2]
 LIBRARY = Path(__file__).parent / "fixtures" / "kernel_lib"

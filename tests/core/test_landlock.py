@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from tilescope.core import landlock
-from tilescope.core.supervise import Limits, Supervised
+from tilescope.core.sandbox import landlock
+from tilescope.core.sandbox.supervise import Limits, Supervised
 
 pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="this kernel offers no Landlock")
 

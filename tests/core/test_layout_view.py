@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from tilescope.core import bank_conflicts, layout_eval
+from tilescope.core import layout_eval
 from tilescope.core.ide import palette
 from tilescope.core.ide.layout_text import thread_map_text
 from tilescope.core.ide.layout_view import choose, layout_buffers, layout_view, plot_order
 from tilescope.core.model import to_json
+from tilescope.core.perf import bank_conflicts
 
 from tests.core.view_fixtures import FIXTURE, ROW, STAGED, TRANSPOSED, fixture_json, model
 

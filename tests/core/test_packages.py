@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tilescope.core.loader import MODULE_NAME, module_name
+from tilescope.core.worker.loader import MODULE_NAME, module_name
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SRC = FIXTURES / "kernel_lib" / "src"
@@ -23,7 +23,7 @@ MODULES = {
 }
 _LOAD_IN_ORDER = """\
 import json, sys
-from tilescope.core.loader import load_module
+from tilescope.core.worker.loader import load_module
 out = []
 for path, name in json.loads(sys.argv[1]):
     try:
@@ -88,7 +88,7 @@ def test_a_pure_namespace_package_with_relative_imports_loads(tmp_path: Path) ->
         [
             sys.executable,
             "-c",
-            "import sys; from tilescope.core.loader import load_module; "
+            "import sys; from tilescope.core.worker.loader import load_module; "
             f"p = {str(kernel)!r}; print(load_module(open(p).read(), p)['copy']())",
         ],
         capture_output=True,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from tilescope.core import Analyzer
+from tilescope.core.compiler.service import Analyzer
 
 from tests.conftest import EXAMPLES
 

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from tilescope.core.private_files import PrivateFolder
+from tilescope.core.sandbox.private_files import PrivateFolder
 
 
 @pytest.fixture

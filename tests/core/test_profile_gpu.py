@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tilescope.core.profile_store import last_profile
+from tilescope.core.perf.profile_store import last_profile
 
 from tests.conftest import EXAMPLES
 

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from tilescope.core import Analyzer
-from tilescope.core.ptxas import find_nvcc, parse_report
+from tilescope.core.compiler.service import Analyzer
+from tilescope.core.worker.ptxas import find_nvcc, parse_report
 
 from tests.conftest import EXAMPLES
 

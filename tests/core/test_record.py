@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from tilescope.core import Analyzer
-from tilescope.core.record import record
+from tilescope.core.compiler.service import Analyzer
+from tilescope.core.record.recorder import record
 
 PROGRAM = """\
 from kernels import saxpy
@@ -153,7 +153,7 @@ def test_a_new_recording_rebuilds_the_kernel_and_its_pass_ir(workspace: Path, an
 
 def test_the_worker_builds_the_instantiation_it_is_sent(workspace: Path, analyzer: Analyzer) -> None:
     # One-way compiler path: discovery runs in the parent only; the worker builds exactly what it is sent.
-    from tilescope.core.discovery import instantiations
+    from tilescope.core.compiler.discovery import instantiations
     from tilescope.core.model import FileAnalysis, from_json, to_json
 
     path = str(workspace / "kernels.py")

@@ -9,8 +9,8 @@ import math
 from typing import NamedTuple
 
 import pytest
-from tilescope.core.record_rebuild import decode
-from tilescope.core.record_values import TAG, Unrecordable, describe, encode
+from tilescope.core.record.record_values import TAG, Unrecordable, describe, encode
+from tilescope.core.worker.record_rebuild import decode
 
 
 class Mode(enum.Enum):

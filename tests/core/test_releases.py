@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from tilescope.core import Analyzer
 from tilescope.core.compat.releases import interpreter_version
-from tilescope.core.spawn import module_command
+from tilescope.core.compiler.service import Analyzer
+from tilescope.core.sandbox.spawn import module_command
 
 REPO = Path(__file__).resolve().parents[2]
 ENVS = Path(os.environ.get("TILESCOPE_RELEASES", REPO / ".venv-releases"))
@@ -140,7 +140,7 @@ def test_children_ignore_the_working_directory(tmp_path: Path) -> None:
     """A workspace folder named like a Tilescope module does not shadow it in a child."""
     (tmp_path / "tilescope").mkdir()
     (tmp_path / "tilescope" / "__init__.py").write_text("raise SystemExit('shadowed')\n")
-    command = module_command(sys.executable, "tilescope.core.cli", "--version")
+    command = module_command(sys.executable, "tilescope.core.cli.main", "--version")
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("tilescope ")

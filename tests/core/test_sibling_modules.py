@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tilescope.core.service import Analyzer
+from tilescope.core.compiler.service import Analyzer
 
 pytest.importorskip("tilelang")
 
@@ -63,7 +63,7 @@ def test_what_tilelang_puts_on_the_path_stays_there(tmp_path: Path) -> None:
     first, second = (str(tmp_path / folder / "kernel.py") for folder in ("first", "second"))
     program = (
         "import json, sys\n"
-        "from tilescope.core import loader\n"
+        "from tilescope.core.worker import loader\n"
         "assert 'tilelang' not in sys.modules\n"
         f"loader.load_module(open({first!r}).read(), {first!r})\n"
         "before = [p for p in sys.path if 'tvm' in p]\n"

@@ -1,7 +1,7 @@
 """Static speed figures: bank conflicts of the lowered IR's shared accesses, occupancy, the roofline bound.
 
 Occupancy is checked against CUDA's occupancy rules case by case (each row worked by hand from the
-rules in ``tilescope.core.occupancy``'s docstring); conflicts against kernels whose conflicts follow
+rules in ``tilescope.core.perf.occupancy``'s docstring); conflicts against kernels whose conflicts follow
 from their indexing, lowered by the real compiler; the roofline against FLOPs and bytes counted by
 hand at the kernel's sizes. The same figures against the H200 are in ``benchmarks/gpu/slow.sh``.
 """
@@ -16,23 +16,23 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tilescope.core import Analyzer
-from tilescope.core.ide import quick_fixes, source_lines, speed_lenses, speed_markdown
-from tilescope.core.ide.layout_view import bank_rows
-from tilescope.core.model import KernelModel, ProfileReport, Timing, to_json
-from tilescope.core.occupancy import occupancy
-from tilescope.core.peaks import PEAKS, bounds, gpu_key
-from tilescope.core.perf_render import LSU_LOADS, conflicts_per_request, roofline_summary
-from tilescope.core.profile_cmd import (
+from tilescope.core.compiler.ncu import (
     measured_conflicts_per_request,
     ncu_figures,
     one_run,
     parse_ncu_launches,
     shared_requests,
 )
-from tilescope.core.profile_store import last_profile, save
-from tilescope.core.shared_access import lsu_phases, matrix_phases, request_cost
+from tilescope.core.compiler.service import Analyzer
+from tilescope.core.ide import quick_fixes, source_lines, speed_lenses, speed_markdown
+from tilescope.core.ide.layout_view import bank_rows
+from tilescope.core.model import KernelModel, ProfileReport, Timing, to_json
+from tilescope.core.perf.occupancy import occupancy
+from tilescope.core.perf.peaks import PEAKS, bounds, gpu_key
+from tilescope.core.perf.perf_render import LSU_LOADS, conflicts_per_request, roofline_summary
+from tilescope.core.perf.profile_store import last_profile, save
 from tilescope.core.static import analyze_source
+from tilescope.core.worker.shared_access import lsu_phases, matrix_phases, request_cost
 
 from tests.conftest import EXAMPLES
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tilescope.core import Analyzer
+from tilescope.core.compiler.service import Analyzer
 from tilescope.core.static import analyze_source
 
 from tests.conftest import EXAMPLES

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from tilescope.core.supervise import Limits, Supervised
+from tilescope.core.sandbox.supervise import Limits, Supervised
 
 
 def _python(code: str, **kw: object) -> Supervised:
@@ -53,7 +53,7 @@ def test_kill_ends_the_command_and_what_it_started() -> None:
 
 
 def test_a_worker_that_cannot_start_is_reported_with_what_it_printed(tmp_path: Path) -> None:
-    from tilescope.core.worker_link import WorkerError, WorkerLink
+    from tilescope.core.compiler.worker_link import WorkerError, WorkerLink
 
     python = tmp_path / "python"
     python.write_text("#!/bin/sh\necho 'first words' >&2\necho 'no TileLang in this interpreter' >&2\nexit 1\n")

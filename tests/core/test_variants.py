@@ -9,12 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tilescope.core import Analyzer
+from tilescope.core.cli.terminal import display_path
+from tilescope.core.cli.variant_diff import diff
+from tilescope.core.cli.variants_cmd import render
+from tilescope.core.compiler.service import Analyzer
+from tilescope.core.compiler.variants import DEFAULT_TARGETS, Pool, pool, run_variants
 from tilescope.core.model import VariantsReport, from_json, to_json, untimed
-from tilescope.core.terminal import display_path
-from tilescope.core.variant_diff import diff
-from tilescope.core.variants import DEFAULT_TARGETS, Pool, pool, run_variants
-from tilescope.core.variants_cmd import render
 
 from tests.conftest import EXAMPLES
 

@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 
 import pytest
-from tilescope.core import Analyzer
-from tilescope.core.hazards.diagnose import CODES
+from tilescope.core.codes import HAZARD_CODES
+from tilescope.core.compiler.service import Analyzer
 from tilescope.core.model import Diagnostic
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,14 +29,14 @@ def planted(path: Path) -> list[tuple[int, str]]:
 
 def hazard_diagnostics(analyzer: Analyzer, path: Path) -> list[Diagnostic]:
     result = analyzer.analyze(str(path))
-    return [d for d in result.all_diagnostics() if d.code in CODES]
+    return [d for d in result.all_diagnostics() if d.code in HAZARD_CODES]
 
 
 def test_there_are_at_least_twenty_planted_bugs_and_some_controls() -> None:
     bugs = [f for f in FIXTURES if planted(f)]
     controls = [f for f in FIXTURES if not planted(f)]
     assert len(bugs) >= 20 and len(controls) >= 8, (len(bugs), len(controls))
-    assert {code for f in bugs for _, code in planted(f)} == set(CODES)
+    assert {code for f in bugs for _, code in planted(f)} == set(HAZARD_CODES)
 
 
 @pytest.mark.parametrize("path", [f for f in FIXTURES if planted(f)], ids=lambda p: p.stem)
@@ -68,7 +68,7 @@ def test_the_check_says_which_blocks_ran_and_stops_on_its_budget(analyzer: Analy
     assert model.hazard_check is not None
     assert model.hazard_check.grid == [4] and model.hazard_check.blocks == [[0], [1], [2], [3]]
     off = analyzer.analyze(str(path), hazards_s=0).kernels[0]
-    assert off.hazard_check is None and not [d for d in off.diagnostics if d.code in CODES]
+    assert off.hazard_check is None and not [d for d in off.diagnostics if d.code in HAZARD_CODES]
 
 
 def test_the_race_names_both_threads_and_both_lines(analyzer: Analyzer) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tilescope.core import Analyzer
+from tilescope.core.compiler.service import Analyzer
 
 FIXTURES = Path(__file__).resolve().parents[2] / "benchmarks" / "hazards" / "fixtures"
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from tilescope.core.hazards.diagnose import Suspicion
-from tilescope.core.hazards.plan import Plan, chosen
-from tilescope.core.hazards.tilelang_check import parse
 from tilescope.core.interpret.context import Stop
+from tilescope.core.interpret.hazards.diagnose import Suspicion
+from tilescope.core.interpret.hazards.plan import Plan, chosen
+from tilescope.core.interpret.hazards.tilelang_check import parse
 
 REPORT = """[22:12:25] : Warning: Data race detected: 1 potential race(s)
   [1] `hist(A[bx * 64 + i] % 8,)` is written by multiple threads in loop (i,)

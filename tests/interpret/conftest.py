@@ -16,7 +16,7 @@ Build = Callable[..., tuple[Any, str]]
 def build(tmp_path: Path) -> Build:
     """``build(source, factory, **args)`` → (interpreter kernel, path of the file)."""
     from tilescope.core.interpret import compile_kernel
-    from tilescope.core.loader import load_module
+    from tilescope.core.worker.loader import load_module
 
     def make(source: str, factory: str = "kernel", **args: Any) -> tuple[Any, str]:
         path = tmp_path / f"k{len(list(tmp_path.iterdir()))}.py"

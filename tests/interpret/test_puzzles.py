@@ -20,7 +20,7 @@ of what a kernel computes: the interpreter has nothing to say about them."""
 def _verdict(p: Puzzle, path: str, case_index: int) -> str | None:
     """The failure kind of one case, judged the way the grader does, or ``None`` when it passes."""
     from tilescope.core.interpret import compile_kernel
-    from tilescope.core.loader import load_module
+    from tilescope.core.worker.loader import load_module
 
     case = p.cases[case_index]
     try:

@@ -165,7 +165,9 @@ async def test_revoking_trust_ends_the_worker_mid_build(client: LanguageClient) 
     uri = open_file(client, path, text=path.read_text() + "\n# revoked\n")
     await until(lambda: (uri, "analysing") in client.statuses, timeout=WAIT, what="the build")  # type: ignore[attr-defined]
     await until(
-        lambda: any(b"tilescope.core.worker" in cmd for _, cmd in _descendants(server)), timeout=5, what="the worker"
+        lambda: any(b"tilescope.core.worker.main" in cmd for _, cmd in _descendants(server)),
+        timeout=5,
+        what="the worker",
     )
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"trusted": False}))
     await until(lambda: not _descendants(server), timeout=5, what="the worker's processes to end")

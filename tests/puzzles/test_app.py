@@ -132,7 +132,7 @@ async def test_the_app_and_the_command_line_share_one_warm_grading_service() -> 
         assert app.store.status("01").attempts == 1
     first = service.status()
     assert first is not None and first["checks"] == 1  # the app's check, and the service outlives the app
-    from tilescope.core.cli import main
+    from tilescope.core.cli.main import main
 
     assert main(["puzzles", "check", "1", "--cpu", "--service", "--json"]) == 1
     second = service.status()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from tilescope.core.cli import main
+from tilescope.core.cli.main import main
 from tilescope.puzzles import catalog, workspace
 
 

@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 import torch
-from tilescope.core import Analyzer
+from tilescope.core.compiler.service import Analyzer
 from tilescope.puzzles import catalog, grader
 from tilescope.puzzles.catalog import KERNEL_NAME
 

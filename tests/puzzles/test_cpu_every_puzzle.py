@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tilescope.core import Analyzer
+from tilescope.core.compiler.service import Analyzer
 from tilescope.puzzles import catalog, grader
 from tilescope.puzzles.report import Report
 from tilescope.puzzles.session import Session

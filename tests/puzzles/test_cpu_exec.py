@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from tilescope.core import Analyzer
+from tilescope.core.compiler.service import Analyzer
 from tilescope.puzzles import catalog, grader, judge
 from tilescope.puzzles.session import Session
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from tilescope.core.cli import main
+from tilescope.core.cli.main import main
 from tilescope.puzzles import catalog, workspace
 from tilescope.puzzles.compare import compare
 from tilescope.puzzles.measures import GuardReport

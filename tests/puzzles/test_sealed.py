@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tilescope.core import landlock
-from tilescope.core.cli import main
+from tilescope.core.cli.main import main
+from tilescope.core.sandbox import landlock
 from tilescope.puzzles import catalog, manifest, workspace
 from tilescope.puzzles.progress import ProgressStore
 

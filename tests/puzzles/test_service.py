@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tilescope.core.cli import main
+from tilescope.core.cli.main import main
 from tilescope.puzzles import catalog, service
 
 
@@ -26,7 +26,7 @@ def _shell_check(file: Path) -> dict:
     """A check from a fresh interpreter, as from the shell: its report, and which heavy modules it imported."""
     code = (
         "import json, sys\n"
-        "from tilescope.core.cli import main\n"
+        "from tilescope.core.cli.main import main\n"
         f"main(['puzzles', 'check', '1', {str(file)!r}, '--json', '--cpu', '--service', '--timeout', '30'])\n"
         "heavy = [m for m in ('torch', 'tilelang', 'tvm') if m in sys.modules]\n"
         "print(json.dumps(heavy), file=sys.stderr)\n"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 
 import pytest
-from tilescope.core.discovery import instantiations
+from tilescope.core.compiler.discovery import instantiations
 from tilescope.core.static import analyze_source
 from tilescope.core.static.enums import int_enums
 from tilescope.core.static.evaluate import evaluate

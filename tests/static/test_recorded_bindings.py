@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tilescope.core.discovery import instantiations
+from tilescope.core.compiler.discovery import instantiations
 from tilescope.core.ide import Facts, describe_at, inlay_hints
 from tilescope.core.static import analyze_source
 

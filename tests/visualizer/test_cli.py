@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from tilescope.core.cli import main
+from tilescope.core.cli.main import main
 from tilescope.core.ide.layout_view import choose
 from tilescope.core.model import to_json
 

@@ -20,19 +20,17 @@ from tilescope.core.ide.merge import CompiledSnapshot, Facts, facts, fingerprint
 from tilescope.core.ide.navigate import OutlineKind, OutlineNode, definition, outline, references
 from tilescope.core.ide.run_view import run_failed, run_text
 from tilescope.core.ide.speed import speed_lenses, speed_markdown
+from tilescope.core.ide.summary import FileSummary, VariantsSummary, file_summary, variants_summary
 from tilescope.core.ide.trace_view import PassDiff, PassView, TraceView, passes_markdown, trace_view
 from tilescope.core.lines import source_lines
-from tilescope.core.private_files import PrivateFolder
-from tilescope.core.service import Analyzer
-from tilescope.core.supervise import guard_signals
 
 __all__ = [
     "HINT_KINDS",
-    "Analyzer",
     "CompiledSnapshot",
     "Completion",
     "Diff",
     "Facts",
+    "FileSummary",
     "Hint",
     "HintKind",
     "HoverText",
@@ -45,10 +43,10 @@ __all__ = [
     "Panel",
     "PassDiff",
     "PassView",
-    "PrivateFolder",
     "Row",
     "Signature",
     "TraceView",
+    "VariantsSummary",
     "autotune_hover",
     "buffer_markdown",
     "buffer_stages",
@@ -60,8 +58,8 @@ __all__ = [
     "describe_at",
     "dims_text",
     "facts",
+    "file_summary",
     "fingerprints",
-    "guard_signals",
     "hazard_hover",
     "identifier_at",
     "inlay_hints",
@@ -87,4 +85,5 @@ __all__ = [
     "thread_map_text",
     "trace_view",
     "unified",
+    "variants_summary",
 ]

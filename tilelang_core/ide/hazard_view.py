@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tilescope.core.hazards.diagnose import CODES
+from tilescope.core.codes import HAZARD_CODES
 from tilescope.core.ide.describe import HoverText
 from tilescope.core.ide.merge import Facts
 from tilescope.core.model import Span
@@ -16,7 +16,7 @@ def hazard_hover(facts: Facts, line: int) -> HoverText | None:
         if model is None:
             continue
         for d in model.diagnostics:
-            if d.code not in CODES or (d.span.line != line and all(r.span.line != line for r in d.related)):
+            if d.code not in HAZARD_CODES or (d.span.line != line and all(r.span.line != line for r in d.related)):
                 continue
             text = f"**{d.code}** ({d.severity}): {d.message}"
             others = [r for r in d.related if r.span.line != line or d.span.line != line]

@@ -10,7 +10,7 @@ Three rules live here and nowhere else:
 * **order**: which buffer is shown first (:func:`plot_order`): fragments, then dynamic shared, then
   static shared memory, each in declaration order.
 
-Values come from :mod:`tilescope.core.layout_eval` and :mod:`tilescope.core.bank_conflicts`.
+Values come from :mod:`tilescope.core.layout_eval` and :mod:`tilescope.core.perf.bank_conflicts`.
 """
 
 from __future__ import annotations
@@ -21,11 +21,12 @@ from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from tilescope.core import bank_conflicts, layout_eval
+from tilescope.core import layout_eval
 from tilescope.core.display import dims_text
 from tilescope.core.dtypes import require_bits
 from tilescope.core.ide import palette
 from tilescope.core.model import Buffer, KernelModel, Layout
+from tilescope.core.perf import bank_conflicts
 
 WRAP = 16
 """1-D buffers longer than this (and divisible by it) are drawn in rows of this many elements."""

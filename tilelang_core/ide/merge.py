@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from tilescope.core.hazards.diagnose import CODES
+from tilescope.core.codes import HAZARD_CODES
 from tilescope.core.lines import source_lines
 from tilescope.core.model import Diagnostic, FileAnalysis, KernelModel
 from tilescope.core.static.records import StaticFile, StaticKernel
@@ -72,7 +72,7 @@ def facts(static: StaticFile, current: dict[str, str], compiled: CompiledSnapsho
 
 def _build_error(d: Diagnostic) -> bool:
     """An error of building the kernel (a hazard the interpreter found is one of running it)."""
-    return d.severity == "error" and d.code not in CODES
+    return d.severity == "error" and d.code not in HAZARD_CODES
 
 
 def merged_diagnostics(static: StaticFile, compiled: FileAnalysis | None) -> list[Diagnostic]:

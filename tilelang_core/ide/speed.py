@@ -8,8 +8,8 @@ file ("measured 47.1 µs on NVIDIA H200, 87% of the roofline").
 from __future__ import annotations
 
 from tilescope.core.model import KernelModel
-from tilescope.core.perf_render import roofline_summary, static_lines
-from tilescope.core.profile_store import last_profile, profile_summary
+from tilescope.core.perf.perf_render import roofline_summary, static_lines
+from tilescope.core.perf.profile_store import last_profile, profile_summary
 
 
 def speed_lenses(model: KernelModel, path: str) -> list[str]:

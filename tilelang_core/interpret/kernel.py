@@ -94,7 +94,7 @@ class Kernel:
     def __call__(self, *args: Any, outputs: set[str] | None = None, tracker: Any = None, plan: Any = None) -> CpuRun:
         """Run the whole grid on ``args``; ``outputs`` names the buffers the kernel is meant to write:
         they start unwritten, and a write to any other buffer is reported as ``input-write``.
-        ``tracker`` observes every access (``tilescope.core.hazards``); ``plan`` picks the blocks."""
+        ``tracker`` observes every access (``tilescope.core.interpret.hazards``); ``plan`` picks the blocks."""
         if len(args) != len(self.params):
             raise TypeError(f"the kernel takes {len(self.params)} arguments, got {len(args)}")
         findings = Findings()

@@ -18,11 +18,11 @@ from typing import Any
 
 import torch
 from tilescope.core import errors
-from tilescope.core.discovery import instantiations
+from tilescope.core.compiler.discovery import instantiations
 from tilescope.core.interpret.kernel import Kernel, compile_kernel
 from tilescope.core.interpret.memory import NotInterpretable
-from tilescope.core.loader import build_prim_func, load_module
 from tilescope.core.model import Comparison, OutputStats, RunReport
+from tilescope.core.worker.loader import build_prim_func, load_module
 
 TORCH_DTYPES = {
     "float16": torch.float16,
@@ -159,10 +159,10 @@ def _compiled(prim_func: Any, path: str, name: str) -> tuple[Kernel, Any]:
     """The interpreter's kernel and the thread map of its parallel loops, from one real lowering
     (the front-end module the interpreter runs, and the loop layouts of ``tl.LayoutInference``);
     where the whole lowering fails, the front end alone, without thread names."""
-    from tilescope.core.hazards.front import front_end_module, tile_lines
-    from tilescope.core.hazards.threads import ThreadMap, loop_layouts
+    from tilescope.core.interpret.hazards.front import front_end_module, tile_lines
+    from tilescope.core.interpret.hazards.threads import ThreadMap, loop_layouts
     from tilescope.core.interpret.prepare import pass_configs
-    from tilescope.core.lowering import lower
+    from tilescope.core.worker.lowering import lower
 
     configs = pass_configs(prim_func)
     lowered = lower(prim_func, "sm_90", configs)
@@ -183,7 +183,7 @@ def _launch(
     seed: int,
     threads: Any = None,
 ) -> RunReport:
-    from tilescope.core.hazards.tracker import Tracker
+    from tilescope.core.interpret.hazards.tracker import Tracker
 
     params = compiled.buffer_params()
     directory = os.path.dirname(os.path.abspath(path))

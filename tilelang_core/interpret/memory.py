@@ -62,7 +62,7 @@ class Findings:
     """Every checked-access problem of a run, folded by (kind, buffer, line).
 
     ``block`` is the block running now (the grid loops set it); ``tracker`` is an optional access
-    observer (``tilescope.core.hazards``) that every checked access of a buffer is also shown to.
+    observer (``tilescope.core.interpret.hazards``) that every checked access of a buffer is also shown to.
     """
 
     def __init__(self) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 import tilelang
 import tvm
-from tilescope.core.lowering import cuda_target
+from tilescope.core.worker.lowering import cuda_target
 
 STOP_AFTER = "tl.VerifyBufferInit"
 

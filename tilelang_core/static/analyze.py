@@ -19,7 +19,7 @@ from typing import Any
 from tilescope.core.errors import surrogate_error
 from tilescope.core.lines import without_surrogates
 from tilescope.core.model import Diagnostic, KernelRef, Span
-from tilescope.core.record import RecordedValues
+from tilescope.core.record.recorder import RecordedValues
 from tilescope.core.static import catalog
 from tilescope.core.static.bindings import bindings, block_calls, kernel_names
 from tilescope.core.static.budget import Budget, collected, report

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tilescope.core.errors import surrogate_error
-from tilescope.core.record import RecordedValues, recorded_stamp
+from tilescope.core.record.recorder import RecordedValues, recorded_stamp
 from tilescope.core.static import catalog
 from tilescope.core.static.analyze import (
     FileAnalysis,

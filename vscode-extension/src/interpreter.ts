@@ -33,7 +33,7 @@ export function pickInterpreter(setting: string | undefined, pythonExtension: st
  */
 export const COMMAND_BOOTSTRAP =
   "import sys\nif sys.path and sys.path[0] == '': del sys.path[0]\n" +
-  "from tilescope.core.cli import main\nsys.exit(main(sys.argv[1:]))";
+  "from tilescope.core.cli.main import main\nsys.exit(main(sys.argv[1:]))";
 
 /** The interpreter's arguments that run `tilescope ARGS` from any working directory. */
 export function commandArgs(args: string[]): string[] {

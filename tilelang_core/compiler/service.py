@@ -1,0 +1,441 @@
+"""``Analyzer``: the compiler tier as a service, backed by a warm, supervised worker process.
+
+User code runs only in the worker. Each kernel is a separate request with its own timeout, so a
+kernel that hangs, exits the process or exhausts its memory limit becomes a diagnostic on that
+kernel's line; the worker is restarted on the next request and the caller never sees an exception.
+Results are cached by (source hash, path, kernel, arguments, target).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from tilescope.core.compiler.discovery import Instantiation, discover, instantiations, syntax_diagnostic
+from tilescope.core.compiler.worker_link import WorkerError, WorkerLink
+from tilescope.core.environment import gpu_message, needs_gpu
+from tilescope.core.lines import SourceError, read_source
+from tilescope.core.model import (
+    Diagnostic,
+    FileAnalysis,
+    IRText,
+    KernelModel,
+    KernelRef,
+    RunReport,
+    Span,
+    Timing,
+    from_json,
+    to_json,
+)
+from tilescope.core.protocol import AnalyzeRequest, PassIRRequest, ProfileRequest, RunRequest, WorkerRequest
+from tilescope.core.record.dry_run import DryRun, Planned, RunSettings, cached, dry_run, execute, pending, plan, store
+from tilescope.core.sandbox.landlock import Sandbox
+from tilescope.core.sandbox.supervise import Supervised
+from tilescope.core.targets import target_error
+
+HAZARD_BUDGET_S = 2.0
+"""Seconds of CPU interpretation per kernel that ``analyze`` spends looking for hazards by default."""
+
+NO_KERNELS = Diagnostic(
+    severity="warning",
+    message="No TileLang kernels found: expected a @T.prim_func, a factory returning one, or a @tilelang.jit function",
+    span=Span(line=1),
+    code="no-kernels",
+)
+
+DEFAULT_TIMEOUT_S = 120.0
+"""Seconds one kernel (or one run) may compute, the same for every command and the MCP server."""
+DEFAULT_MEMORY_MB = 8192
+"""Address space of the compiler worker (``RLIMIT_AS``) for the commands and the MCP server."""
+
+
+class Analyzer:
+    """Thread-safe front of the compiler tier. Never raises for bad user input."""
+
+    def __init__(
+        self,
+        timeout_s: float = 60.0,
+        memory_mb: int = 6144,
+        python: str | None = None,
+        cache_size: int = 64,
+        sandbox: Sandbox | None = None,
+        workdir: str | None = None,
+        dry_run: bool = False,
+        on_dry_run: Callable[[str], None] | None = None,
+        gpu: bool = False,
+    ) -> None:
+        """``sandbox`` and ``workdir``: the worker's file sandbox and working folder (``WorkerLink``), for
+        callers that run code they do not trust to leave their files alone. ``gpu``: the worker sees the
+        machine's GPUs (only ``profile``'s timing worker; analysis never does).
+
+        ``dry_run``: where the static sources leave a kernel without every size, run the file's own
+        ``__main__`` with stand-in kernels to learn them (``dry_run.py``); only for a trusted workspace.
+        With ``on_dry_run``, a run not cached yet goes on in the background (its kernels say so meanwhile)
+        and ``on_dry_run(path)`` is called when it has finished, to analyse the file again."""
+        self.sandbox = sandbox
+        self.workdir = workdir
+        self.gpu = gpu
+        self.timeout_s = timeout_s
+        self.dry_run = dry_run
+        self._on_dry_run = on_dry_run
+        self._dry_runs: set[str] = set()
+        """Cache files of the runs going on in the background."""
+        self._dry_children: set[Supervised] = set()
+        self.memory_mb = memory_mb
+        self.python = python or sys.executable
+        self._lock = threading.Lock()
+        self._worker: WorkerLink | None = None
+        self._cache: OrderedDict[str, KernelModel] = OrderedDict()
+        self._cache_size = cache_size
+        self._stopped = False
+        self._state_lock = threading.Lock()
+        """Guards ``_worker`` and ``_stopped`` for ``stop``, which does not wait for ``_lock``."""
+        self.restarts = 0
+
+    def __enter__(self) -> Analyzer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._worker is not None:
+                self._worker.kill()
+                self._worker = None
+
+    def stop(self) -> None:
+        """End the worker and every process it started now, even while a request is running (that
+        request then ends as a crash diagnostic); later requests start a new worker."""
+        with self._state_lock:
+            self._stopped = True
+            worker = self._worker
+        if worker is not None:
+            worker.process.kill()
+        for child in list(self._dry_children):
+            child.kill()
+        self.close()
+
+    def warm(self) -> None:
+        """Start the worker now rather than on the first request (it imports TileLang: seconds)."""
+        with self._lock:
+            self._ensure_worker()
+
+    def _ensure_worker(self) -> WorkerLink:
+        if self._stopped:
+            raise WorkerError("stopped", "the compiler tier was stopped")
+        if self._worker is None or not self._worker.alive:
+            if self._worker is not None:
+                self._worker.kill()
+                self.restarts += 1
+            worker = WorkerLink(self.python, self.memory_mb, self.sandbox, self.workdir, gpu=self.gpu)
+            with self._state_lock:
+                if self._stopped:
+                    worker.kill()
+                    raise WorkerError("stopped", "the compiler tier was stopped")
+                self._worker = worker
+            try:
+                worker.wait_ready()
+            except WorkerError:
+                worker.kill()
+                self._worker = None
+                raise
+        return self._worker
+
+    def _call(self, payload: WorkerRequest, timeout: float) -> tuple[Any, list[str]]:
+        """The worker's result and notes on what user code did to the process meanwhile."""
+        with self._lock:
+            worker = self._ensure_worker()
+            try:
+                answer, notes = worker.request(dict(payload), timeout)
+            except WorkerError as err:
+                if err.code == "worker-crash":
+                    tail = worker.last_words()
+                    if tail:
+                        err = WorkerError(err.code, f"{err} after printing: {' / '.join(tail)}")
+                worker.kill()
+                self._worker = None
+                self.restarts += 1
+                raise err from None
+        if not answer.get("ok"):
+            raise RuntimeError(answer.get("error", "worker error"))
+        return answer["result"], notes
+
+    @staticmethod
+    def _key(*parts: Any) -> str:
+        return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+    def analyze(
+        self,
+        path: str,
+        source: str | None = None,
+        *,
+        target: str = "sm_90",
+        kernel: str | None = None,
+        args: dict[str, Any] | None = None,
+        ptxas: bool = False,
+        timeout_s: float | None = None,
+        hazards_s: float = HAZARD_BUDGET_S,
+    ) -> FileAnalysis:
+        """Analyse every kernel of a file (or one, by name) with the real compiler; ``hazards_s``
+        seconds of interpretation per kernel look for races and bad accesses (0: none)."""
+        path = str(Path(path).resolve()) if not path.startswith("<") else path
+        if source is None:
+            try:
+                source = read_source(path)
+            except SourceError as err:
+                return _file_only(path, target, [], Diagnostic("error", str(err), Span(err.line), "io-error"))
+        syntax = syntax_diagnostic(source, path)
+        if syntax is not None:
+            return _file_only(path, target, [], syntax)
+        problem = target_error(target)
+        if problem:
+            return _file_only(path, target, discover(source, path), Diagnostic("error", problem, Span(1), "bad-target"))
+        found = self._instantiations(source, path, target)  # computed once, here: the worker builds what it is sent
+        discovered = [i.kernel for i in found]
+        if not discovered:
+            return _file_only(path, target, [], NO_KERNELS)
+        if kernel is not None:
+            found = [i for i in found if i.kernel.name == kernel]
+            if not found:
+                missing = Diagnostic("error", f"No kernel named '{kernel}' in this file", Span(line=1), "no-kernel")
+                return _file_only(path, target, discovered, missing)
+        kernels: list[KernelModel] = []
+        file_diagnostics: list[Diagnostic] = []
+        for inst in found:
+            payload: AnalyzeRequest = {
+                "op": "analyze",
+                "path": path,
+                "source": source,
+                "target": target,
+                "kernel": inst.kernel.name,
+                "instantiations": [to_json(inst)],  # recorded values included: a new recording misses the cache
+                "args": args,
+                "ptxas": ptxas,
+                "hazards_s": hazards_s,
+            }
+            partial = self._analyze_one(payload, inst.kernel, discovered, timeout_s)
+            kernels.extend(partial.kernels)
+            file_diagnostics.extend(d for d in partial.diagnostics if d not in file_diagnostics)
+        return FileAnalysis(
+            path=path, target=target, kernels=kernels, discovered=discovered, diagnostics=file_diagnostics
+        )
+
+    def _instantiations(self, source: str, path: str, target: str) -> list[Instantiation]:
+        """Discovery, with this analyzer's dry run (same interpreter and memory limit as its worker)."""
+        if not self.dry_run or path.startswith("<"):
+            return instantiations(source, path)
+        if self._on_dry_run is None:
+            return instantiations(
+                source, path, lambda: dry_run(path, python=self.python, memory_mb=self.memory_mb, target=target)
+            )
+        return instantiations(source, path, lambda: self._background_dry_run(path, target))
+
+    def _background_dry_run(self, path: str, target: str) -> DryRun | None:
+        planned = plan(path, self.python)
+        if planned is None:
+            return None
+        found = cached(planned)
+        if found is not None:
+            return found
+        with self._state_lock:
+            if self._stopped:
+                return None
+            started = str(planned.cached) not in self._dry_runs
+            self._dry_runs.add(str(planned.cached))
+        if started:
+            threading.Thread(target=self._dry_run_then_tell, args=(planned, target), daemon=True).start()
+        return pending(planned)
+
+    def _dry_run_then_tell(self, planned: Planned, target: str) -> None:
+        try:
+            result = execute(planned, RunSettings(self.python, self.memory_mb, target), self._dry_children)
+        finally:
+            with self._state_lock:
+                self._dry_runs.discard(str(planned.cached))
+                stopped = self._stopped
+        if stopped or self._on_dry_run is None:
+            return  # ended by stop(): not a result to keep
+        store(planned, result)
+        self._on_dry_run(str(planned.file))
+
+    def _analyze_one(
+        self,
+        payload: AnalyzeRequest,
+        ref: KernelRef | None,
+        discovered: list[KernelRef],
+        timeout_s: float | None,
+    ) -> FileAnalysis:
+        key = self._key(payload)
+        cached = self._cache.get(key)
+        if cached is not None:
+            self._cache.move_to_end(key)
+            return FileAnalysis(payload["path"], payload["target"], [cached], discovered, [])
+        timeout = timeout_s or self.timeout_s
+        try:
+            data, notes = self._call(payload, timeout)
+        except WorkerError as err:
+            return _failed(payload, ref, discovered, _worker_diagnostic(err, ref, timeout))
+        except RuntimeError as err:
+            line = ref.span.line if ref else 1
+            failure = Diagnostic("error", str(err), Span(line), "internal-error", kernel=ref.name if ref else None)
+            return _failed(payload, ref, discovered, failure)
+        result = from_json(FileAnalysis, data)
+        line, column = (ref.span.line, ref.span.column) if ref else (1, 0)
+        for note in notes:
+            where = Span(line, column)
+            kernel = ref.name if ref else None
+            message = f"While kernel '{kernel}' was built, {note}" if kernel else f"While this file was built, {note}"
+            result.diagnostics.append(Diagnostic("warning", message, where, "supervised", kernel=kernel))
+        if len(result.kernels) == 1 and not result.diagnostics:
+            self._cache[key] = result.kernels[0]
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return result
+
+    def run(
+        self,
+        path: str,
+        source: str | None = None,
+        *,
+        kernel: str | None = None,
+        args: dict[str, Any] | None = None,
+        inputs: str | None = None,
+        compare: str | None = None,
+        seed: int = 0,
+        timeout_s: float | None = None,
+    ) -> RunReport:
+        """Interpret one kernel of a file on the CPU in the worker (``tilescope.core.interpret``)."""
+        try:
+            path, source = _file(path, source)
+        except SourceError as err:
+            return RunReport(kernel or "", args or {}, [], [], 0.0, error=str(err), line=err.line)
+        payload: RunRequest = {
+            "op": "run",
+            "path": path,
+            "source": source,
+            "kernel": kernel,
+            "args": args,
+            "inputs": inputs,
+            "compare": compare,
+            "seed": seed,
+        }
+        timeout = timeout_s or self.timeout_s
+        try:
+            data, _ = self._call(payload, timeout)
+            return from_json(RunReport, data)
+        except (WorkerError, RuntimeError) as err:
+            return _run_failure(err, kernel, args, timeout)
+
+    def profile(self, payload: dict[str, Any], timeout_s: float | None = None) -> Timing:
+        """Time one kernel on this machine's GPU in the worker (``tilescope.core.worker.gpu_run``)."""
+        request: ProfileRequest = {
+            "op": "profile",
+            "path": payload["path"],
+            "source": payload["source"],
+            "instantiation": payload["instantiation"],
+            "args": payload["args"],
+            "warmup": payload["warmup"],
+            "runs": payload["runs"],
+        }
+        try:
+            data, _ = self._call(request, timeout_s or self.timeout_s)
+        except (WorkerError, RuntimeError) as err:
+            return Timing(gpu="", arch="", time_us=0.0, times_us=[], warmup=0, error=str(err))
+        return from_json(Timing, data)
+
+    def pass_ir(
+        self,
+        path: str,
+        source: str | None = None,
+        *,
+        kernel: str,
+        index: int,
+        target: str = "sm_90",
+        args: dict[str, Any] | None = None,
+    ) -> IRText:
+        """The IR after pass ``index`` (``-1``: before the first pass), printed on demand."""
+        path, source = _file(path, source)
+        payload: PassIRRequest = {
+            "op": "pass_ir",
+            "path": path,
+            "source": source,
+            "target": target,
+            "kernel": kernel,
+            "instantiations": [
+                to_json(i) for i in self._instantiations(source, path, target) if i.kernel.name == kernel
+            ],
+            "args": args,
+            "index": index,
+        }
+        data, _ = self._call(payload, self.timeout_s)
+        return IRText(text=data["text"], source_lines=data["source_lines"])
+
+
+def _run_failure(err: Exception, kernel: str | None, args: dict[str, Any] | None, timeout: float) -> RunReport:
+    if isinstance(err, WorkerError) and err.code == "timeout":
+        message = f"the run did not finish within {timeout:g} s (the worker was stopped and restarted)"
+    else:
+        message = f"the worker died while running the kernel ({err}); it was restarted"
+    return RunReport(kernel or "", dict(args or {}), [], [], 0.0, error=message)
+
+
+def _file(path: str, source: str | None) -> tuple[str, str]:
+    """The absolute path (a ``<name>`` as given) and the text: ``source``, or the file's."""
+    path = str(Path(path).resolve()) if not path.startswith("<") else path
+    return path, read_source(path) if source is None else source
+
+
+def _file_only(path: str, target: str, discovered: list[KernelRef], diagnostic: Diagnostic) -> FileAnalysis:
+    return FileAnalysis(path=path, target=target, kernels=[], discovered=discovered, diagnostics=[diagnostic])
+
+
+def _failed(
+    payload: Mapping[str, Any], ref: KernelRef | None, discovered: list[KernelRef], failure: Diagnostic
+) -> FileAnalysis:
+    """The worker could not answer for a kernel: the kernel still appears in ``kernels``, with why."""
+    path, target = payload["path"], payload["target"]
+    if ref is None:
+        return _file_only(path, target, discovered, failure)
+    kernel = KernelModel.unanalysed(ref.name, {}, target, [failure])
+    return FileAnalysis(path=path, target=target, kernels=[kernel], discovered=discovered, diagnostics=[])
+
+
+def _worker_diagnostic(err: WorkerError, ref: KernelRef | None, timeout: float) -> Diagnostic:
+    name = ref.name if ref else "the file"
+    span = ref.span if ref else Span(1)
+    if err.code == "worker-crash" and gpu_message(str(err)):
+        what = f"Building kernel '{name}' ended the compiler worker because it asked for a GPU ({err})"
+        return replace(needs_gpu(what, span.line, ref.name if ref else None), span=Span(span.line, span.column))
+    if err.code not in ("timeout", "worker-crash", "worker-channel", "supervisor-lost", "worker-leftovers"):
+        return Diagnostic("error", str(err), Span(span.line, span.column), err.code, kernel=ref.name if ref else None)
+    if err.code == "timeout":
+        message = (
+            f"Analysing kernel '{name}' did not finish within {timeout:g} s: building it may loop forever "
+            "(the analysis was stopped and the worker restarted)"
+        )
+    elif err.code == "worker-channel":
+        message = f"Building kernel '{name}' broke the compiler worker's protocol ({err}); the worker was restarted"
+    elif err.code == "worker-leftovers":
+        message = (
+            f"Building kernel '{name}' left the compiler worker changed ({err}); the worker and everything in it "
+            "were ended and a fresh worker started"
+        )
+    elif err.code == "supervisor-lost":
+        message = (
+            f"Building kernel '{name}' stopped or ended the compiler worker's supervisor ({err}); the worker and "
+            "every process it started were ended and the worker restarted"
+        )
+    else:
+        message = (
+            f"The compiler worker died while building kernel '{name}' ({err}); it may have exited the process, "
+            "crashed in native code or exceeded its memory limit. The worker was restarted."
+        )
+    return Diagnostic("error", message, Span(span.line, span.column), err.code, kernel=ref.name if ref else None)

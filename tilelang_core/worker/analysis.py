@@ -1,0 +1,428 @@
+"""Analyse one file with the real compiler: load, build, lower, extract. Runs in the worker.
+
+Each kernel is analysed on its own, so one broken kernel leaves the others' models intact.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+import traceback
+from dataclasses import dataclass, replace
+from typing import Any
+
+from tilescope.core import environment, errors
+from tilescope.core.compat import spans
+from tilescope.core.compiler.discovery import Instantiation
+from tilescope.core.model import (
+    Access,
+    Buffer,
+    Diagnostic,
+    FileAnalysis,
+    HazardCheck,
+    KernelModel,
+    Layout,
+    SharedAccess,
+    Span,
+)
+from tilescope.core.perf import occupancy
+from tilescope.core.protocol import CONFIG_ARG
+from tilescope.core.static import StaticKernel, analyze_source
+from tilescope.core.targets import decorator_target, shared_memory_budget
+from tilescope.core.worker import (
+    autotune,
+    compiler_warnings,
+    device_profile,
+    extract,
+    launch_records,
+    ptxas,
+    record_rebuild,
+    roofline,
+    shared_access,
+)
+from tilescope.core.worker.loader import build_prim_func, jit_options, load_module
+from tilescope.core.worker.lowering import Lowered, lower
+from tvm import tirx
+
+
+@dataclass
+class KernelRun:
+    """What the worker keeps of one kernel's lowering, for IR printed on demand."""
+
+    model: KernelModel
+    lowered: Lowered | None
+
+
+def analyze_file(
+    path: str,
+    source: str,
+    found: list[Instantiation],
+    *,
+    target: str = "sm_90",
+    args: dict[str, Any] | None = None,
+    with_ptxas: bool = False,
+    hazards_s: float = 0.0,
+) -> tuple[FileAnalysis, dict[str, KernelRun]]:
+    """Load the file once and analyse each instantiation the caller computed (the parent's discovery).
+
+    The caller has already reported syntax errors, a bad target and a file without kernels; what is
+    left here is what needs the user's code: loading the module, building and lowering.
+    """
+    loaded = _load(source, path)
+    if loaded[0] is None:
+        # Each kernel still appears (not lowered); why is the file's diagnostic.
+        kernels = [_empty(i.kernel.name, dict(i.args), i.target or target, []) for i in found]
+        return FileAnalysis(path=path, target=target, kernels=kernels, discovered=[], diagnostics=[loaded[1]]), {}
+    namespace = loaded[0]
+
+    runs: dict[str, KernelRun] = {}
+    static = {} if spans.STAMPED else {k.ref.name: k for k in analyze_source(source, path, target=target).kernels}
+    for inst in found:
+        if args:
+            known = {p.name for p in inst.kernel.params} | {CONFIG_ARG}
+            overrides = {k: v for k, v in args.items() if k in known}
+            inst = replace(
+                inst,
+                args={**inst.args, **overrides},
+                missing=[m for m in inst.missing if m not in overrides],
+                unrecorded={k: why for k, why in inst.unrecorded.items() if k not in overrides},
+            )
+        kernel_target, kernel_static = inst.target or target, static.get(inst.kernel.name)
+
+        def analyze(ns: dict[str, Any], i: Instantiation, t: str = kernel_target, k: Any = kernel_static) -> KernelRun:
+            return _analyze_kernel(ns, i, path, t, with_ptxas, k, hazards_s)
+
+        try:
+            runs[inst.kernel.name] = autotune.analyze_kernel(namespace, inst, analyze)
+        except Exception as err:  # a fault of Tilescope's own: the kernel still appears, with what went wrong
+            runs[inst.kernel.name] = KernelRun(
+                _empty(inst.kernel.name, {}, kernel_target, [_internal(inst, err)]), None
+            )
+    analysis = FileAnalysis(
+        path=path, target=target, kernels=[r.model for r in runs.values()], discovered=[], diagnostics=[]
+    )
+    return analysis, runs
+
+
+_failed: dict[tuple[str, str], Diagnostic] = {}
+
+
+def _load(source: str, path: str) -> tuple[dict[str, Any], None] | tuple[None, Diagnostic]:
+    """The file's namespace, or why it could not load; a ``sys.exit()`` at import ends the load, not the worker.
+
+    Kernels of a file arrive one request each; like a successful load (``loader``), a failed one
+    is kept for the last file, so the file's other kernels report it without executing it again.
+    """
+    key = (path, source)
+    if key in _failed:
+        return None, _failed[key]
+    _failed.clear()
+    exited: SystemExit | None = None
+    with compiler_warnings.captured_stderr() as printed:
+        try:
+            return load_module(source, path), None
+        except SystemExit as err:  # a probe such as ``if not torch.cuda.is_available(): sys.exit(1)``
+            exited = err
+        except Exception as err:
+            failure = errors.load_error(err, path)
+    if exited is not None:
+        failure = environment.exited(exited, printed[0], path, None, 1)
+    _failed[key] = failure
+    return None, failure
+
+
+def _empty(name: str, args: dict[str, Any], target: str, diagnostics: list[Diagnostic]) -> KernelModel:
+    return KernelModel.unanalysed(name, args, target, diagnostics)
+
+
+def _shared_overflow(shared: int, target: str, buffers: list[Buffer], kernel: str, line: int) -> Diagnostic | None:
+    budget = shared_memory_budget(target)
+    if budget is None or shared <= budget:
+        return None
+    first = next((b.line for b in buffers if b.scope.startswith("shared") and b.line), line)
+    return Diagnostic(
+        severity="error",
+        message=f"Kernel '{kernel}' needs {shared} bytes of shared memory per block, over the {budget} bytes "
+        f"{target} allows (pipeline stages multiply every shared tile)",
+        span=Span(line=first),
+        code="shared-memory-overflow",
+        kernel=kernel,
+    )
+
+
+def _bound_args(obj: Any, inst: Instantiation) -> dict[str, Any]:
+    """Every argument the kernel was built with, defaults included, as JSON-friendly values."""
+    function = getattr(obj, "signature", None) or obj
+    try:
+        signature = function if isinstance(function, inspect.Signature) else inspect.signature(function)
+    except (TypeError, ValueError):
+        return dict(inst.args)
+    names = list(signature.parameters)
+    values = {k: v for k, v in inst.args.items() if k not in names}  # T.const names come first
+    for param in signature.parameters.values():
+        if param.name in inst.args:
+            values[param.name] = inst.args[param.name]
+        elif param.default is not inspect.Parameter.empty:
+            values[param.name] = param.default
+    return {k: _json_value(v) for k, v in values.items()}
+
+
+def _not_a_kernel(name: str, built: Any, span: Span) -> Diagnostic:
+    what = "nothing" if built is None else f"a {type(built).__name__}"
+    return Diagnostic(
+        severity="information",
+        message=f"'{name}' returned {what}, not a T.prim_func, so it is not analysed as a kernel "
+        "(a factory of factories, or a helper): analyse the kernel it makes instead",
+        span=span,
+        code="not-a-kernel",
+        kernel=name,
+    )
+
+
+def _build_for_profile(
+    namespace: dict[str, Any], inst: Instantiation, target: str, failure: Diagnostic
+) -> tuple[Any, device_profile.Profile | None, Diagnostic]:
+    """The build again with its device queries answered from a profile; the first failure if that fails too."""
+    profile = device_profile.profile(target, inst.device)
+    if profile is None:
+        return None, None, failure
+    try:
+        with device_profile.answering(profile):
+            return build_prim_func(namespace, inst), profile, failure
+    except Exception:
+        return None, None, failure
+
+
+def _profile_note(name: str, profile: device_profile.Profile, span: Span) -> Diagnostic:
+    asked = ", ".join(profile.asked) or "the device"
+    return Diagnostic(
+        severity="information",
+        message=f"Kernel '{name}' asked for the GPU while it was built ({asked}); analysis runs without one, so "
+        f"the answers came from {profile.describe()}. A record of a run on the GPU ('tilescope record') "
+        "gives the answers of the device it ran on",
+        span=span,
+        code="device-profile",
+        kernel=name,
+    )
+
+
+def _internal(inst: Instantiation, err: Exception) -> Diagnostic:
+    return Diagnostic(
+        severity="error",
+        message=f"Tilescope failed while analysing kernel '{inst.kernel.name}': {type(err).__name__}: {err}",
+        span=inst.kernel.span,
+        code="internal-error",
+        kernel=inst.kernel.name,
+        detail=traceback.format_exc()[-4000:],
+    )
+
+
+def _unrecorded(inst: Instantiation) -> Diagnostic:
+    """The recorded instance had arguments the record could not keep: building with defaults would be
+    another kernel, so it is not built."""
+    reasons = "; ".join(f"'{k}' was {why}" for k, why in inst.unrecorded.items())
+    names = " ".join(f"{k}=..." for k in inst.unrecorded)
+    return Diagnostic(
+        severity="warning",
+        message=f"Kernel '{inst.kernel.name}' cannot be rebuilt as recorded: {reasons}. "
+        f"Give the value in a '# tilescope: {names}' directive above the def",
+        span=inst.kernel.span,
+        code="record-incomplete",
+        kernel=inst.kernel.name,
+    )
+
+
+def _stale_record(inst: Instantiation, err: Exception) -> Diagnostic:
+    return Diagnostic(
+        severity="warning",
+        message=f"Kernel '{inst.kernel.name}' cannot be rebuilt as recorded: {type(err).__name__}: {err}. "
+        "Record the program again (tilescope record -- ...)",
+        span=inst.kernel.span,
+        code="record-incomplete",
+        kernel=inst.kernel.name,
+    )
+
+
+def _json_value(value: Any) -> Any:
+    return value if isinstance(value, int | float | str | bool) or value is None else str(value)
+
+
+def _analyze_kernel(
+    namespace: dict[str, Any],
+    inst: Instantiation,
+    path: str,
+    requested: str,
+    with_ptxas: bool,
+    static: StaticKernel | None,
+    hazards_s: float = 0.0,
+) -> KernelRun:
+    name, line = inst.kernel.name, inst.kernel.span.line
+    target = inst.target or requested
+    if inst.missing:
+        missing = ", ".join(inst.missing)
+        diagnostic = Diagnostic(
+            severity="warning",
+            message=f"Kernel '{name}' needs values for {missing}: add '# tilescope: "
+            + " ".join(f"{m}=..." for m in inst.missing)
+            + "' above the def, or call it in this file"
+            + (f" ({inst.dry_run})" if inst.dry_run else ""),
+            span=inst.kernel.span,
+            code="missing-args",
+            kernel=name,
+        )
+        return KernelRun(_empty(name, dict(inst.args), target, [diagnostic]), None)
+    if inst.unrecorded:
+        return KernelRun(_empty(name, dict(inst.args), target, [_unrecorded(inst)]), None)
+    try:
+        inst = replace(inst, args={k: record_rebuild.decode(v, namespace, path) for k, v in inst.args.items()})
+    except Exception as err:  # a recorded class or enum that the file no longer has
+        return KernelRun(_empty(name, dict(inst.args), target, [_stale_record(inst, err)]), None)
+    args = _bound_args(namespace[name], inst)
+    exited: SystemExit | None = None
+    with compiler_warnings.captured_stderr() as printed:
+        profile = None
+        try:
+            prim_func = build_prim_func(namespace, inst)
+        except SystemExit as err:
+            prim_func, exited = None, err
+        except Exception as err:
+            prim_func, failure = None, errors.build_error(err, path, name, line)
+            if failure.code == "needs-gpu":
+                built_for = inst.target or decorator_target(getattr(namespace[name], "target", None), requested)
+                prim_func, profile, failure = _build_for_profile(namespace, inst, built_for, failure)
+        if prim_func is not None and not isinstance(prim_func, tirx.PrimFunc):
+            prim_func, failure = None, _not_a_kernel(name, prim_func, inst.kernel.span)
+        if prim_func is not None:
+            configs, jit_target, out_idx = jit_options(namespace, inst, prim_func)
+            target = inst.target or decorator_target(jit_target, requested)
+            start = time.perf_counter()
+            lowered = lower(prim_func, target, configs)
+            lower_ms = (time.perf_counter() - start) * 1000
+    warnings = compiler_warnings.parse(printed[0], path, name)
+    if exited is not None:
+        failure = environment.exited(exited, printed[0], path, name, line)
+    if prim_func is None:
+        return KernelRun(_empty(name, args, target, [failure, *warnings]), None)
+
+    if profile is not None:
+        warnings.insert(0, _profile_note(name, profile, inst.kernel.span))
+    device_mod = lowered.artifact.device_mod if lowered.artifact is not None else None
+    launches = launch_records.launches(prim_func, device_mod, lowered.layout_module, path)
+    buffers, accesses, first, pipelines = spans.with_static_lines(
+        static,
+        extract.buffers(prim_func, path),
+        extract.accesses(prim_func, path),
+        launches[0] if launches else None,
+        extract.pipelines(prim_func, path),
+    )
+    launches = [first, *launches[1:]] if first is not None else launches
+    diagnostics: list[Diagnostic] = list(warnings)
+    if lowered.error is not None:
+        failure = errors.lowering_error(lowered.error, lowered.failed_pass, name, line, buffers, accesses)
+        if profile is not None:  # built for a device it only assumed: on the user's own GPU it may build
+            failure = replace(
+                failure,
+                severity="warning",
+                message=f"{failure.message} (built for {profile.describe()}, which the kernel asked about; "
+                "give --target for the GPU it runs on, or record a run there)",
+            )
+        diagnostics.append(failure)
+    shared = extract.shared_bytes(device_mod)
+    overflow = _shared_overflow(shared, target, buffers, name, line)
+    if overflow is not None:
+        diagnostics.append(overflow)
+    hazard_check = None
+    if hazards_s > 0 and lowered.error is None:
+        found, hazard_check = _hazards(prim_func, lowered, path, name, line, hazards_s)
+        diagnostics.extend(found)
+    source = lowered.artifact.kernel_source if lowered.artifact is not None else None
+    resources = None
+    if with_ptxas and source and target.startswith("sm_"):
+        resources, ptx_diagnostics = ptxas.resource_usage(source, target, name, line)
+        diagnostics.extend(ptx_diagnostics)
+    layouts = extract.layouts(lowered.layout_module)
+    launch = launches[0] if launches else None
+    accessed, bank_diagnostics = _shared_accesses(lowered, path, accesses, buffers, layouts, target, name)
+    diagnostics.extend(bank_diagnostics)
+    threads = launch.threads_after_ws if launch is not None else 0
+    registers = resources.registers if resources is not None else None
+    model = KernelModel(
+        kernel=name,
+        args=args,
+        target=target,
+        buffers=buffers,
+        launch=launches[0] if launches else None,
+        launches=launches,
+        arg_sources=dict(inst.sources),
+        pass_configs={k: _json_value(v) for k, v in configs.items()},
+        out_idx=[out_idx] if isinstance(out_idx, int) else (list(out_idx) if out_idx is not None else None),
+        layouts=layouts,
+        pipelines=pipelines,
+        warp_specialized=extract.warp_specialized(lowered.layout_module),
+        shared_bytes=shared,
+        passes=lowered.passes,
+        accesses=accesses,
+        device_source=source,
+        resources=resources,
+        diagnostics=diagnostics,
+        lower_ms=round(lower_ms, 2),
+        hazard_check=hazard_check,
+        shared_accesses=accessed,
+        occupancy=occupancy.occupancy(target, threads, registers, shared) if target.startswith("sm_") else None,
+        roofline=roofline.from_ir(
+            shared_access.module_before_merge(lowered.modules, _names(lowered)),
+            buffers,
+            accessed,
+            _operand_dtype(buffers),
+        )
+        if target.startswith("sm_")
+        else None,
+    )
+    return KernelRun(model, lowered)
+
+
+def _hazards(
+    prim_func: Any, lowered: Lowered, path: str, name: str, line: int, budget_s: float
+) -> tuple[list[Diagnostic], HazardCheck]:
+    """The interpreter's hazard check; a failure of the check itself never fails the analysis."""
+    try:
+        from tilescope.core.interpret.hazards.check import check
+
+        return check(prim_func, lowered, path, name, line, budget_s)
+    except Exception as err:  # the interpreter's needs (torch, ml_dtypes) may be missing in this interpreter
+        return [], HazardCheck([], [], 0.0, f"not interpreted: {type(err).__name__}: {err}")
+
+
+def _operand_dtype(buffers: list[Buffer]) -> str:
+    """The dtype of the first shared tile (the gemm operands' usually), else of the first parameter."""
+    shared = next((b.dtype for b in buffers if b.scope.startswith("shared")), None)
+    return shared or next((b.dtype for b in buffers if b.is_param), "float16")
+
+
+def _names(lowered: Lowered) -> list[str]:
+    return [p.name for p in lowered.passes]
+
+
+def _shared_accesses(
+    lowered: Lowered,
+    path: str,
+    accesses: list[Access],
+    buffers: list[Buffer],
+    layouts: list[Layout],
+    target: str,
+    kernel: str,
+) -> tuple[list[SharedAccess], list[Diagnostic]]:
+    """Bank conflicts of the lowered kernel's shared accesses (CUDA only), and a warning where they cost."""
+    if not target.startswith("sm_"):
+        return [], []
+    module = shared_access.module_before_merge(lowered.modules, _names(lowered))
+    found = shared_access.shared_accesses(module, path, accesses)
+    by_name = {b.name: b for b in buffers}
+    swizzles = {layout.buffer: layout.swizzle for layout in layouts if layout.kind == "layout"}
+    diagnostics = []
+    for record, group in found:
+        linear = swizzles.get(record.buffer) in (None, "none")
+        diagnostic = shared_access.conflict_diagnostic(record, group, by_name.get(record.buffer), linear, kernel)
+        if diagnostic is not None:
+            diagnostics.append(diagnostic)
+    return [record for record, _ in found], diagnostics
