@@ -19,6 +19,7 @@ from typing import Annotated, Any, Generic, TypeVar
 from pydantic import Field, TypeAdapter
 from tilescope.core.codes import CODES, TIERS, Code
 from tilescope.core.codes import explain as explain_text
+from tilescope.core.compiler.gpu import local_gpu
 from tilescope.core.compiler.profile import ProfileQuery, profile_file
 from tilescope.core.compiler.service import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, Analyzer
 from tilescope.core.compiler.variants import DEFAULT_TARGETS, Pool, run_variants
@@ -347,7 +348,6 @@ def puzzles_check(session: Session, given: PuzzleInput) -> tuple[dict[str, Any],
     else in a grader of its own on the CPU path; the learner's file is loaded only in the sealed loader and the
     verdict made by the grader from its own bytes. Progress is not recorded: an agent's check is a question,
     not the learner's attempt."""
-    import os
 
     from tilescope.puzzles import catalog
     from tilescope.puzzles.session import CheckOptions
@@ -358,7 +358,7 @@ def puzzles_check(session: Session, given: PuzzleInput) -> tuple[dict[str, Any],
         raise Refused(str(err.args[0])) from None
     path = _file(session, given)
     options = CheckOptions(device="cpu" if given.cpu else None, perf=given.perf, timeout_s=given.timeout_s)
-    if not given.cpu and os.path.exists("/dev/nvidiactl"):
+    if not given.cpu and local_gpu() is not None:
         from tilescope.puzzles import service
 
         try:

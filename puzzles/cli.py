@@ -8,6 +8,7 @@ import json
 import sys
 from collections.abc import Callable
 
+from tilescope.core.compiler.gpu import local_gpu
 from tilescope.puzzles import catalog
 from tilescope.puzzles.session import DEFAULT_TIMEOUT_S
 
@@ -187,7 +188,7 @@ def _check(args: argparse.Namespace) -> int:
         sanitize=args.sanitize,
         timeout_s=args.timeout,
     )
-    if args.service is True or (args.service is None and not args.cpu and os.path.exists("/dev/nvidiactl")):
+    if args.service is True or (args.service is None and not args.cpu and local_gpu() is not None):
         from tilescope.puzzles import service
 
         try:

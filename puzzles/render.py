@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tilescope.core.display import dims_text
 from tilescope.puzzles.catalog import PerfSpec
 from tilescope.puzzles.report import CaseResult, Report
 
@@ -61,7 +62,7 @@ def _case_lines(case: CaseResult, said: str) -> list[str]:
                     f"  {out.name}: {comp.wrong}/{comp.total} wrong; first at [{where}]: expected {comp.expected:.6g}, "
                     f"got {comp.got:.6g}; {comp.abs_error_words}, max rel error {comp.max_rel_error:.3g}"
                 )
-            shape = "×".join(str(s) for s in comp.shape)
+            shape = dims_text(comp.shape)
             lines.append(f"  where {out.name} ({shape}) is wrong:")
             lines.extend("    " + line for line in heatmap_lines(comp.heatmap))
     return lines

@@ -7,10 +7,11 @@ kernel process compiles the hidden shapes ahead.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
+from tilescope.core.compiler.gpu import local_gpu
+from tilescope.core.sandbox.spawn import NO_GPU
 from tilescope.core.sandbox.supervise import Limits
 from tilescope.puzzles.children import ADDRESS_SPACE, Child, ChildGone
 
@@ -43,10 +44,10 @@ DEFAULT_OPTIONS = CheckOptions()
 class Session:
     def __init__(self, *, cpu_only: bool = False, keep_spare: bool = True, precompile: bool | None = None) -> None:
         self.keep_spare = keep_spare
-        maybe_gpu = not cpu_only and os.path.exists("/dev/nvidiactl")  # no torch import just to ask
+        maybe_gpu = not cpu_only and local_gpu() is not None  # no torch import just to ask
         self.precompile = maybe_gpu if precompile is None else precompile
         self._helper: Child | None = None
-        self.env = {"CUDA_VISIBLE_DEVICES": ""} if cpu_only else {}
+        self.env = dict(NO_GPU) if cpu_only else {}
         self._builder: Child | None = None
         self._executor: Child | None = None
         self.hello: dict[str, Any] | None = None

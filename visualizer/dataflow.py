@@ -8,6 +8,7 @@ edge, so accumulators do not turn the picture into a knot of back edges.
 from __future__ import annotations
 
 import graphviz
+from tilescope.core.display import kib
 from tilescope.core.ide import buffer_stages, dims_text, stages_text
 from tilescope.core.model import Access, Buffer, KernelModel
 
@@ -49,7 +50,7 @@ def _title(kernel: KernelModel) -> str:
             threads += f" ({kernel.launch.threads_after_ws} after warp specialisation)"
         parts.append(f"grid {dims_text(kernel.launch.grid)}, {threads}")
     if kernel.shared_bytes:
-        parts.append(f"{kernel.shared_bytes / 1024:.1f} KiB shared")
+        parts.append(f"{kib(kernel.shared_bytes)} shared")
     return " · ".join(parts)
 
 

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from tilescope.core.display import kib
 from tilescope.core.ide import KernelLayout, NoLayout, choose, layout_buffers
 from tilescope.core.model import KernelModel, dumps
 from tilescope.visualizer.analyze import kernel_model, open_analyzer
@@ -67,5 +68,5 @@ def run(args: argparse.Namespace) -> int:
             started = time.perf_counter()
             path = save(view, _destination(args, kernel.kernel, view.buffer, len(chosen) > 1))
             took = time.perf_counter() - started
-            print(f"{path}: {view.buffer} ({view.kind}), {path.stat().st_size // 1024} KiB in {took:.2f} s")
+            print(f"{path}: {view.buffer} ({view.kind}), {kib(path.stat().st_size)} in {took:.2f} s")
     return 0

@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from tilescope.core.display import kib
 from tilescope.visualizer.analyze import kernel_model, open_analyzer
 from tilescope.visualizer.trace_session import TraceSession
 
@@ -34,8 +35,7 @@ def run(args: argparse.Namespace) -> int:
             out.write_text(text)
             took = time.perf_counter() - started
             changed = sum(p.changed for p in session.passes)
-            size = len(text) // 1024
-            print(f"{out}: {len(session.passes)} passes, {changed} changed the IR, {size} KiB in {took:.2f} s")
+            print(f"{out}: {len(session.passes)} passes, {changed} changed the IR, {kib(len(text))} in {took:.2f} s")
             return 0
         from tilescope.visualizer.trace_app import TraceApp
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
-import shutil
 import sys
 from pathlib import Path
 
 from tilescope.core.cli.kernel_options import add_json_option, add_timeout_option
+from tilescope.core.compiler.gpu import local_gpu
 from tilescope.core.record.recorder import INSTANCES, merge, record
 
 _GPU_STOP = re.compile(r"CUDA|NVIDIA driver|No registered target detector|GPU|nvcc", re.IGNORECASE)
@@ -43,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({**summary, "exit_status": code, "stopped_by": stop}, indent=2))
     else:
         print(f"tilescope record: {len(instances)} kernel instantiations ({added} new) → {workspace / INSTANCES}")
-    if stop and _GPU_STOP.search(stop) and not _has_gpu():
+    if stop and _GPU_STOP.search(stop) and not local_gpu() is not None:
         print(
             "tilescope record: no GPU here, so the program stopped at its first device call "
             f"({stop}); kernels it would build after that point were not recorded",
@@ -54,7 +53,3 @@ def run(args: argparse.Namespace) -> int:
     elif code != 0:
         print(f"tilescope record: the command exited with status {code}" + (f" ({stop})" if stop else ""), file=out)
     return code
-
-
-def _has_gpu() -> bool:
-    return shutil.which("nvidia-smi") is not None and os.path.exists("/dev/nvidia0")

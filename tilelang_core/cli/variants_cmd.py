@@ -16,6 +16,7 @@ from tilescope.core.cli.kernel_options import KernelOptions, UsageError, add_ker
 from tilescope.core.cli.terminal import Status, display_path
 from tilescope.core.cli.variant_diff import diff
 from tilescope.core.compiler.variants import DEFAULT_TARGETS, Lowerer, label, parse_configs, pool, run_variants
+from tilescope.core.display import dims_text
 from tilescope.core.model import KernelModel, Variant, VariantDiff, VariantsReport, dumps
 from tilescope.core.targets import target_error
 
@@ -126,7 +127,7 @@ def row(v: Variant) -> list[str]:
     k = v.kernels[0] if v.kernels else None
     if k is None or not k.passes:
         return [v.kernel, v.target, _config(v), "", "", "", "", "", "", v.status, ""]
-    grid = "×".join(map(str, k.launch.grid)) if k.launch else ""
+    grid = dims_text(k.launch.grid) if k.launch else ""
     threads = str(k.launch.threads_after_ws) if k.launch else ""
     regs = f"{k.resources.registers}/{k.resources.spill_store_bytes}" if k.resources else "-"
     stages = ",".join(str(p.num_stages) for p in k.pipelines) or "-"

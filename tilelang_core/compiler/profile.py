@@ -10,14 +10,13 @@ Without a GPU it says so and returns the static figures.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tilescope.core.compiler.discovery import instantiations
+from tilescope.core.compiler.gpu import local_gpu
 from tilescope.core.compiler.ncu import device_kernel_names, measure_with_ncu
 from tilescope.core.compiler.service import DEFAULT_MEMORY_MB, Analyzer
 from tilescope.core.model import KernelModel, ProfileReport, Timing, to_json
@@ -41,28 +40,6 @@ class ProfileQuery:
     warmup: int = 3
     ncu: bool = True
     """Measure one launch with Nsight Compute where it is installed."""
-
-
-def local_gpu() -> tuple[str, str] | None:
-    """``(name, sm_XX)`` of the first NVIDIA GPU, asked of ``nvidia-smi`` (no CUDA context in this process)."""
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
-        return None
-    try:
-        done = subprocess.run(
-            [smi, "--query-gpu=name,compute_cap", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    first = done.stdout.strip().splitlines()[:1]
-    if done.returncode != 0 or not first or "," not in first[0]:
-        return None
-    name, cap = (part.strip() for part in first[0].rsplit(",", 1))
-    return name, "sm_" + cap.replace(".", "")
 
 
 def run_payload(
@@ -112,7 +89,7 @@ def profile_file(
         source = Path(path).read_text()
         overrides = request.args or None
         gpu = local_gpu()
-        target = request.target or (gpu[1] if gpu else "sm_90")
+        target = request.target or (gpu.arch if gpu and gpu.arch else "sm_90")
         analysis = analyzer.analyze(path, source, target=target, kernel=request.kernel, args=overrides, ptxas=True)
         kernel = analysis.kernels[0] if analysis.kernels else None
         name = kernel.kernel if kernel is not None else (request.kernel or "")
@@ -122,7 +99,7 @@ def profile_file(
             warnings = [d.message for d in analysis.all_diagnostics() if d.severity == "warning"]
             message = (problems or warnings or ["no kernel lowered"])[0]
             return ProfileReport(
-                **base, gpu=gpu[0] if gpu else None, message=message, timing=None, roofline_share=None, static=kernel
+                **base, gpu=gpu.name if gpu else None, message=message, timing=None, roofline_share=None, static=kernel
             )
         if gpu is None:
             return ProfileReport(
@@ -144,7 +121,7 @@ def profile_file(
         message = timing.error or f"timed on {timing.gpu}"
         return ProfileReport(
             **base,
-            gpu=gpu[0],
+            gpu=gpu.name,
             message=message,
             timing=timing,
             roofline_share=_share(kernel, timing),

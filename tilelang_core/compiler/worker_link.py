@@ -26,7 +26,7 @@ from typing import Any
 
 from tilescope.core.sandbox.frames import CHANNEL_DAMAGED_EXIT, FrameReader, digest
 from tilescope.core.sandbox.landlock import Sandbox
-from tilescope.core.sandbox.spawn import worker_command, worker_env
+from tilescope.core.sandbox.spawn import NO_GPU, worker_command, worker_env
 from tilescope.core.sandbox.supervise import Limits, Supervised, SupervisorLost
 
 START_TIMEOUT_S = 120.0
@@ -38,10 +38,6 @@ _STDERR_LINES = 60
 CONFIRM_TIMEOUT_S = 10.0
 """How long the worker may take to confirm an answer (it only reads a line and writes a frame)."""
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-NO_GPU = {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "", "ROCR_VISIBLE_DEVICES": ""}
-"""Analysis lowers for a named target and never needs a device; user code that asks for one while a
-file loads or a kernel builds (``get_num_sms()``, ``torch.cuda...``) finds none, even on a GPU machine,
-and becomes a ``needs-gpu`` diagnostic instead of opening a CUDA context there."""
 
 
 class WorkerError(Exception):

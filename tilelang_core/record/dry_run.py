@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from tilescope.core.record.recorder import INSTANCES_VERSION, hook_env, read_lines, wait_for_hook
-from tilescope.core.sandbox.spawn import worker_env
+from tilescope.core.sandbox.spawn import NO_GPU, worker_env
 from tilescope.core.sandbox.supervise import Limits, Supervised, SupervisorLost
 
 DRY_RUN_VERSION = 1
@@ -42,7 +42,6 @@ DRY_RUN_VERSION = 1
 WALL_S = 90.0
 IDLE_S = 25.0
 """A run that built a kernel and then nothing new for this long is stopped (it is timing or training)."""
-_NO_GPU = {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "", "ROCR_VISIBLE_DEVICES": ""}
 _STAND_IN = {"TILESCOPE_RECORD_CPU_TENSORS": "1", "TILESCOPE_RECORD_STAND_IN": "1", "OMP_NUM_THREADS": "1"}
 _TEST_NAME = re.compile(r"^(test_.*|.*_test)\.py$")
 _MAX_FILES = 5000
@@ -269,7 +268,7 @@ def _run(planned: Planned, settings: RunSettings, children: set[Supervised]) -> 
         hooks.mkdir()
         scratch.mkdir()
         out = hooks / "instances.jsonl"
-        env = {**worker_env(os.environ), **_STAND_IN, **_NO_GPU}
+        env = {**worker_env(os.environ), **_STAND_IN, **NO_GPU}
         if settings.target.startswith("sm_"):  # what TileLang detects on such a GPU, for kernels that ask at build time
             env["TILELANG_DEFAULT_TARGET"] = json.dumps({"kind": "cuda", "arch": settings.target})
         env = hook_env(hooks, out, env)

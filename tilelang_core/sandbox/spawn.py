@@ -20,6 +20,12 @@ from tilescope.core.sandbox.frames import MARKER
 CORE_DIR = Path(__file__).resolve().parents[1]
 """The core package's folder (``tilelang_core``), which the worker's bootstrap loads as ``tilescope.core``."""
 
+NO_GPU = {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "", "ROCR_VISIBLE_DEVICES": ""}
+"""A child's environment additions that hide every GPU from CUDA, HIP and ROCm. Analysis lowers for a
+named target and never needs a device; user code that asks for one while a file loads or a kernel
+builds (``get_num_sms()``, ``torch.cuda...``) finds none, even on a GPU machine, and becomes a
+``needs-gpu`` diagnostic instead of opening a CUDA context there. The dry run hides it likewise."""
+
 _SAFE_PATH = "import sys\nif sys.path and sys.path[0] == '': del sys.path[0]\n"
 
 _MODULE = _SAFE_PATH + "import runpy\nrunpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)\n"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from tilescope.core.display import dims_text
 from tilescope.core.interpret.hazards.diagnose import diagnostics
 from tilescope.core.interpret.hazards.front import FRONT_END, front_end_module, tile_lines
 from tilescope.core.interpret.hazards.plan import Plan
@@ -88,6 +89,6 @@ def check(
     ran = plan.blocks_run()
     summary = HazardCheck(compiled.grid, ran, round(time.perf_counter() - start, 3), run.stopped)
     blocks = ", ".join(str(tuple(b)) for b in ran) or "none"
-    grid = "×".join(str(g) for g in compiled.grid) or "1"
+    grid = dims_text(compiled.grid) or "1"
     ran_words = f"blocks {blocks} of the {grid} grid"
     return diagnostics(run.findings, tracker.hazards(), found, path, kernel, ran_words, 0), summary

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tilescope.core.display import dims_text
 from tilescope.core.model import Diagnostic, Finding, Hazard, Related, Severity, Span
 
 
@@ -27,7 +28,7 @@ _FINDING_KINDS = ("out-of-bounds-read", "out-of-bounds-write", "uninitialised-re
 
 def _finding(f: Finding, path: str, kernel: str, ran: str) -> Diagnostic:
     index = ", ".join(str(i) for i in f.index)
-    shape = "×".join(str(s) for s in f.shape)
+    shape = dims_text(f.shape)
     many = f" ({f.count} elements)" if f.count > 1 else ""
     if f.kind == "uninitialised-read":
         message = f"Reads {f.buffer}[{index}], which nothing wrote first{many}"
