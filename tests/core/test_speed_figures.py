@@ -32,7 +32,8 @@ from tilescope.core.perf.peaks import PEAKS, bounds, gpu_key
 from tilescope.core.perf.perf_render import LSU_LOADS, conflicts_per_request, roofline_summary
 from tilescope.core.perf.profile_store import last_profile, save
 from tilescope.core.static import analyze_source
-from tilescope.core.worker.shared_access import lsu_phases, matrix_phases, request_cost
+from tilescope.core.worker.shared_access import request_cost
+from tilescope.core.worker.shared_sites import lsu_phases, matrix_phases
 
 from tests.conftest import EXAMPLES
 

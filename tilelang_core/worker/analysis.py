@@ -39,6 +39,7 @@ from tilescope.core.worker import (
     record_rebuild,
     roofline,
     shared_access,
+    shared_sites,
 )
 from tilescope.core.worker.loader import build_prim_func, jit_options, load_module
 from tilescope.core.worker.lowering import Lowered, lower
@@ -370,7 +371,7 @@ def _analyze_kernel(
         shared_accesses=accessed,
         occupancy=occupancy.occupancy(target, threads, registers, shared) if target.startswith("sm_") else None,
         roofline=roofline.from_ir(
-            shared_access.module_before_merge(lowered.modules, _names(lowered)),
+            shared_sites.module_before_merge(lowered.modules, _names(lowered)),
             buffers,
             accessed,
             _operand_dtype(buffers),
@@ -415,7 +416,7 @@ def _shared_accesses(
     """Bank conflicts of the lowered kernel's shared accesses (CUDA only), and a warning where they cost."""
     if not target.startswith("sm_"):
         return [], []
-    module = shared_access.module_before_merge(lowered.modules, _names(lowered))
+    module = shared_sites.module_before_merge(lowered.modules, _names(lowered))
     found = shared_access.shared_accesses(module, path, accesses)
     by_name = {b.name: b for b in buffers}
     swizzles = {layout.buffer: layout.swizzle for layout in layouts if layout.kind == "layout"}
