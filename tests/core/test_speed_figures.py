@@ -29,7 +29,7 @@ from tilescope.core.ide.layout_view import bank_rows
 from tilescope.core.model import KernelModel, ProfileReport, Timing, to_json
 from tilescope.core.perf.occupancy import occupancy
 from tilescope.core.perf.peaks import PEAKS, bounds, gpu_key
-from tilescope.core.perf.perf_render import LSU_LOADS, conflicts_per_request, roofline_summary
+from tilescope.core.perf.perf_render import LSU_LOADS, conflicts_per_request, roofline_summary, static_lines
 from tilescope.core.perf.profile_store import last_profile, save
 from tilescope.core.static import analyze_source
 from tilescope.core.worker.shared_access import request_cost
@@ -92,10 +92,27 @@ def test_occupancy_says_what_one_more_block_would_need() -> None:
     assert occupancy("sm_80", 256, 64, 82945).blocks_per_sm == 1  # type: ignore[union-attr]
 
 
-def test_occupancy_without_registers_counts_threads_and_shared_memory_only() -> None:
+def test_occupancy_without_registers_is_a_bound_that_names_no_limit() -> None:
+    """Without ptxas the registers are unknown: threads and shared memory give the most blocks, never the
+    limit. TileLang's warp-specialised GEMM (256 threads, 49 KiB shared, 240 registers) is 4 blocks by shared
+    memory and 1 by its registers: saying "4 blocks, limited by shared" without ptxas would be false."""
     found = occupancy("sm_90", 128, None, 0)
     assert found is not None and "registers" not in found.limits and found.blocks_per_sm == 16
+    assert found.upper_bound and found.limited_by == [] and found.what_if == []
+    gemm = occupancy("sm_90", 256, None, 49152)
+    assert gemm is not None and gemm.blocks_per_sm == 4 and gemm.upper_bound and gemm.limited_by == []
+    measured = occupancy("sm_90", 256, 240, 49152)
+    assert measured is not None and measured.blocks_per_sm == 1 and not measured.upper_bound
+    assert measured.limited_by == ["registers"]
     assert occupancy("gfx942", 128, None, 0) is None
+
+
+def test_the_occupancy_line_says_at_most_without_registers(analyzer: Analyzer) -> None:
+    path = EXAMPLES / "gemm.py"
+    (kernel,) = analyzer.analyze(str(path), path.read_text(), target="sm_90").kernels
+    assert kernel.occupancy is not None and kernel.occupancy.upper_bound
+    line = next(line for line in static_lines(kernel) if "occupancy" in line)
+    assert "occupancy at most " in line and "registers unknown (--ptxas)" in line and "limited by" not in line
 
 
 def _lanes(byte_offsets: list[int]) -> tuple[np.ndarray, np.ndarray]:
