@@ -334,7 +334,7 @@ def _analyze_kernel(
         diagnostics.append(overflow)
     hazard_check = None
     if hazards_s > 0 and lowered.error is None:
-        found, hazard_check = _hazards(prim_func, lowered, path, name, line, hazards_s)
+        found, hazard_check = _hazards(lowered, configs, path, name, line, hazards_s)
         diagnostics.extend(found)
     source = lowered.artifact.kernel_source if lowered.artifact is not None else None
     resources = None
@@ -383,13 +383,14 @@ def _analyze_kernel(
 
 
 def _hazards(
-    prim_func: Any, lowered: Lowered, path: str, name: str, line: int, budget_s: float
+    lowered: Lowered, configs: dict[str, Any], path: str, name: str, line: int, budget_s: float
 ) -> tuple[list[Diagnostic], HazardCheck]:
-    """The interpreter's hazard check; a failure of the check itself never fails the analysis."""
+    """The interpreter's hazard check of the code TileLang runs with the kernel's own ``configs``; a failure
+    of the check itself never fails the analysis."""
     try:
         from tilescope.core.interpret.hazards.check import check
 
-        return check(prim_func, lowered, path, name, line, budget_s)
+        return check(lowered, configs, path, name, line, budget_s)
     except Exception as err:  # the interpreter's needs (torch, ml_dtypes) may be missing in this interpreter
         return [], HazardCheck([], [], 0.0, f"not interpreted: {type(err).__name__}: {err}")
 
