@@ -188,6 +188,22 @@ def test_the_padded_tile_that_warning_suggests_is_conflict_free(analyzer: Analyz
     assert load.lane_banks == list(range(32))
 
 
+@pytest.mark.parametrize(("pad", "load_ways"), [(0, 32), (1, 1)])
+def test_a_transpose_written_with_thread_indices_has_its_conflicts_counted(
+    analyzer: Analyzer, pad: int, load_ways: int
+) -> None:
+    """A (32, 8) block and per-thread scalar accesses: threadIdx.y counts as well as threadIdx.x."""
+    path = FIXTURES / "bank_kernels.py"
+    (kernel,) = analyzer.analyze(str(path), target="sm_90", kernel="transpose_by_thread", args={"pad": pad}).kernels
+    found = {a.op: a for a in kernel.shared_accesses}
+    assert set(found) == {"load", "store"}
+    assert found["store"].ways == 1 and found["store"].instruction == "sts"
+    assert found["load"].ways == load_ways and found["load"].line == 35
+    assert found["load"].requests_per_block == 32
+    warned = [d for d in kernel.diagnostics if d.code == "bank-conflict"]
+    assert bool(warned) == (load_ways > 1)
+
+
 def test_the_gemm_on_sm80_reads_its_swizzled_tiles_with_conflict_free_ldmatrix(analyzer: Analyzer) -> None:
     kernel = _kernel(analyzer, EXAMPLES / "gemm.py", target="sm_80")
     found = {(a.buffer, a.instruction): a for a in kernel.shared_accesses}

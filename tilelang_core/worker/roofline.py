@@ -20,7 +20,7 @@ import numpy as np
 from tilescope.core.dtypes import dtype_bits
 from tilescope.core.model import Buffer, Roofline, SharedAccess
 from tilescope.core.perf.peaks import bounds
-from tilescope.core.worker.shared_sites import Env, Unknown, per_thread, var_key
+from tilescope.core.worker.shared_sites import Env, ThreadAxes, Unknown, per_thread, var_key
 from tvm import tirx
 
 _SHAPE = re.compile(r"m(\d+)n(\d+)k(\d+)")
@@ -30,9 +30,8 @@ _MATH_CALLS = ("tirx.exp", "tirx.exp2", "tirx.log", "tirx.log2", "tirx.sqrt", "t
 
 @dataclass
 class _Count:
-    threads: int = 1
     grid: int = 1
-    thread_var: Any | None = None
+    axes: ThreadAxes = field(default_factory=ThreadAxes)
     global_vars: dict[int, int] = field(default_factory=dict)
     """Data variables of global buffers, with bytes per element."""
     global_bytes: float = 0.0
@@ -42,15 +41,15 @@ class _Count:
     def runs(self, loops: tuple, conds: tuple, per: int = 1) -> float:
         """How often a statement runs in one block: trips times threads let through, per ``per`` threads."""
         trips = math.prod(int(e) for _v, e in loops if isinstance(e, tirx.IntImm))
-        env = Env(self.threads)
-        if self.thread_var is not None:
-            env.values[var_key(self.thread_var)] = np.arange(self.threads, dtype=np.int64)[:, None]
+        threads = self.axes.threads
+        env = Env(threads)
+        self.axes.fill(env)
         for var, _extent in loops:
             env.values[var_key(var)] = 0
-        active = np.ones(self.threads, dtype=bool)
+        active = np.ones(threads, dtype=bool)
         for cond in conds:
             try:
-                active &= per_thread(np.asarray(env.value(cond), dtype=np.int64), self.threads)[:, 0] != 0
+                active &= per_thread(np.asarray(env.value(cond), dtype=np.int64), threads)[:, 0] != 0
             except Unknown:
                 continue
         return trips * max(int(active.sum()), 1) / per
@@ -63,9 +62,7 @@ class _Count:
             case tirx.AttrStmt():
                 if str(stmt.attr_key) == "thread_extent":
                     tag = str(stmt.node.thread_tag)
-                    if tag == "threadIdx.x":
-                        self.thread_var, self.threads = stmt.node.var, int(stmt.value)
-                    elif tag.startswith("blockIdx"):
+                    if not self.axes.bind(stmt) and tag.startswith("blockIdx"):
                         self.grid *= int(stmt.value) if isinstance(stmt.value, tirx.IntImm) else 1
                 self.walk(stmt.body, loops, conds)
             case tirx.For():

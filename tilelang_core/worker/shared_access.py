@@ -25,6 +25,7 @@ from tilescope.core.worker.shared_sites import (
     WARP,
     Env,
     Site,
+    ThreadAxes,
     Unknown,
     Walker,
     per_thread,
@@ -69,10 +70,10 @@ def _instances(loops: tuple, env: Env) -> tuple[list[dict[int, int]], int | None
     return assignments, trips
 
 
-def _measure(site: Site, threads: int, thread_var: Any) -> _Tally | None:
+def _measure(site: Site, axes: ThreadAxes) -> _Tally | None:
+    threads = axes.threads
     env = Env(threads)
-    if thread_var is not None:
-        env.values[var_key(thread_var)] = np.arange(threads, dtype=np.int64)[:, None]
+    axes.fill(env)
     for var, value in site.binds:
         env.binds[var_key(var)] = value
     try:
@@ -194,12 +195,12 @@ def _groups(
             walked.extend((site, walker) for site in walker.sites)
     grouped: dict[tuple[str, int | None, SharedOp, SharedInstruction], _Group] = {}
     for site, walker in walked:
-        tally = _measure(site, walker.threads, walker.thread_var)
+        tally = _measure(site, walker.axes)
         if tally is None:
             continue
         line, tile_op = _tile_line(site.buffer, site.op, tile_ops)
         line = line or site.line
-        walked, trips = _trips(site, walker.threads)
+        walked, trips = _trips(site, walker.axes.threads)
         per_block = tally.requests // max(walked, 1) * trips
         key = (site.buffer, line, site.op, site.instruction)
         group = grouped.get(key)

@@ -9,6 +9,7 @@ axis); ``roofline`` uses it for global traffic too. ``shared_access`` turns the 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -147,6 +148,37 @@ class Site:
     line: int | None
 
 
+@dataclass
+class ThreadAxes:
+    """A block's thread indices as the lowered IR binds them (``threadIdx.x``, ``.y``, ``.z``: a kernel of
+    ``threads=(32, 8)`` or ``T.get_thread_binding(1)`` has more than one), laid out as CUDA forms warps:
+    ``x`` fastest, then ``y``, then ``z``."""
+
+    axes: dict[str, tuple[Any, int]] = field(default_factory=dict)
+
+    def bind(self, stmt: Any) -> bool:
+        """Record ``stmt`` if it is a ``thread_extent`` of a thread index; whether it was."""
+        tag = str(stmt.node.thread_tag) if str(stmt.attr_key) == "thread_extent" else ""
+        if tag not in ("threadIdx.x", "threadIdx.y", "threadIdx.z") or not isinstance(stmt.value, tirx.IntImm):
+            return False
+        self.axes[tag[-1]] = (stmt.node.var, int(stmt.value))
+        return True
+
+    @property
+    def threads(self) -> int:
+        return math.prod(extent for _var, extent in self.axes.values())
+
+    def fill(self, env: Env) -> None:
+        """Each index as an array over the block's threads, in linear (warp) order."""
+        linear = np.arange(self.threads, dtype=np.int64)
+        stride = 1
+        for axis in "xyz":
+            if axis in self.axes:
+                var, extent = self.axes[axis]
+                env.values[var_key(var)] = ((linear // stride) % extent)[:, None]
+                stride *= extent
+
+
 def lsu_phases(unit: int) -> list[list[int]]:
     """Accesses up to 4 bytes are served 32 lanes at a time, 8 bytes per half-warp, 16 bytes per quarter-warp."""
     per = WARP if unit <= BANK_BYTES else WARP * BANK_BYTES // unit
@@ -161,8 +193,7 @@ def matrix_phases(count: int) -> Callable[[int], list[list[int]]]:
 @dataclass
 class Walker:
     path: str
-    threads: int = 1
-    thread_var: Any | None = None
+    axes: ThreadAxes = field(default_factory=ThreadAxes)
     shared: dict[int, tuple[str, str]] = field(default_factory=dict)
     sites: list[Site] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
@@ -178,8 +209,7 @@ class Walker:
                 for s in stmt.seq:
                     binds = self.walk(s, loops, conds, binds, line)
             case tirx.AttrStmt():
-                if str(stmt.attr_key) == "thread_extent" and str(stmt.node.thread_tag) == "threadIdx.x":
-                    self.thread_var, self.threads = stmt.node.var, int(stmt.value)
+                self.axes.bind(stmt)
                 self.walk(stmt.body, loops, conds, binds, line)
             case tirx.For():
                 self.walk(stmt.body, (*loops, (stmt.loop_var, stmt.min, stmt.extent)), conds, binds, line)
