@@ -57,7 +57,7 @@ _COPYABLE = (
 grading it again would hold a slot for the whole limit once more), or any CPU verdict (untimed) but one the
 node may explain."""
 
-_PRIVATE_FOLDER = re.compile(re.escape(PRIVATE_PREFIX) + r"[^/\\\s]*[/\\]\d+[/\\]")
+_PRIVATE_FOLDER = re.compile(r"[^\s\"'()<>]*" + re.escape(PRIVATE_PREFIX) + r"[^/\\\s]*[/\\]\d+[/\\]")
 """A grading slot's private folder for one submission, as a traceback in a report may name it (with its id)."""
 
 
