@@ -36,8 +36,10 @@ HEADERS = {
         "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"
     ),
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",
 }
+"""``same-origin``, not ``no-referrer``: under ``no-referrer`` a browser sends ``Origin: null`` on the page's own
+forms, and the sign-in form could not be told from another site's."""
 
 
 class ReportResponse(JSONResponse):
