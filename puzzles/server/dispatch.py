@@ -10,8 +10,6 @@ process itself never grades.
 
 from __future__ import annotations
 
-import os
-import socket
 import sys
 import threading
 import time
@@ -20,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tilescope.puzzles import catalog
+from tilescope.puzzles.server.lease import holder_name
 from tilescope.puzzles.server.store import Graded, Job, Store
 from tilescope.puzzles.workspace import is_solution_text
 
@@ -73,7 +72,7 @@ class Dispatcher:
         self.wake = threading.Event()
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []
-        self.name = f"{socket.gethostname()}:{os.getpid()}"
+        self.name = holder_name()
 
     def start(self) -> Plan:
         from tilescope.core.cluster import join

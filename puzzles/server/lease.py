@@ -4,12 +4,15 @@ A server takes the lease before it queues again what a previous server was gradi
 while it runs; a second server on the same database finds it renewed, says who holds it, and does
 not start, so it never takes a live server's gradings. A server killed outright stops renewing: once
 its lease has lapsed (``TTL_S``) the next server takes it over and queues that server's gradings
-again. A server that cannot renew in time (a stalled process, a lost database) has lost the lease and
+again; on the same host, a holder whose process is gone is known dead at once, so a restart after a
+crash does not wait. A server that cannot renew in time (a stalled process, a lost database) has lost the lease and
 must stop grading: another may hold it by then.
 """
 
 from __future__ import annotations
 
+import os
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -25,6 +28,26 @@ RENEW_S = 3.0
 POLL_S = 0.5
 _ROW = 1
 """The lease is one row: a database has one grader."""
+
+
+def holder_name() -> str:
+    """This process as a lease names its holder: ``host:pid``."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _gone(holder: str) -> bool:
+    """Whether ``holder`` (``host:pid``) is a process of this host that no longer exists. A live process, one of
+    another host, or a pid taken since by another process all read as not gone: the lease is then watched."""
+    host, _, pid = holder.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # it exists, as another user's process
+        return False
+    return False
 
 
 class LeaseHeld(Exception):
@@ -64,7 +87,7 @@ class Lease:
             return self._start()
         seen = self._read()
         assert seen is not None  # the row exists: it was there, or another server inserted it just now
-        if seen.holder is not None and seen.holder != self.holder:
+        if seen.holder is not None and seen.holder != self.holder and not _gone(seen.holder):
             now = time.time()
             deadline = min(max(seen.expires_at, now + 2 * self.renew_s), now + self.ttl_s + 2 * self.renew_s)
             while time.time() < deadline:

@@ -65,7 +65,7 @@ def serve(
 
     import uvicorn
     from tilescope.puzzles.server.dispatch import Dispatcher
-    from tilescope.puzzles.server.lease import Lease, LeaseHeld
+    from tilescope.puzzles.server.lease import Lease, LeaseHeld, holder_name
     from tilescope.puzzles.server.web import create_app
 
     dispatcher = Dispatcher(store, address, cpu_slots=cpu_slots)
@@ -79,7 +79,7 @@ def serve(
         dispatcher.stopping.set()
         server.should_exit = True
 
-    lease = Lease(store, dispatcher.name, on_lost=on_lost)
+    lease = Lease(store, holder_name(), on_lost=on_lost)
     try:
         lease.acquire()
     except LeaseHeld as err:

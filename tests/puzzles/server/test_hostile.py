@@ -167,9 +167,9 @@ def test_a_learner_past_their_grading_budget_is_refused_until_it_frees(db_url: s
 
 HOLDER = """
 import sys, time
-from tilescope.puzzles.server.lease import Lease
+from tilescope.puzzles.server.lease import Lease, holder_name
 from tilescope.puzzles.server.store import Store
-Lease(Store(sys.argv[1]), "live-server:1", ttl_s=4.0, renew_s=0.5).acquire()
+Lease(Store(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else holder_name(), ttl_s=4.0, renew_s=0.5).acquire()
 print("held", flush=True)
 time.sleep(600)
 """
@@ -183,7 +183,9 @@ def test_a_second_server_neither_starts_nor_requeues_a_live_servers_work(db_url:
     assert alice
     number = store.submit(alice, "01", "a.py", SOURCE)
     assert store.claim("live-server:1/slot-0") is not None
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, db_url], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, db_url, "live-server:1"], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         started = time.monotonic()
@@ -198,10 +200,30 @@ def test_a_second_server_neither_starts_nor_requeues_a_live_servers_work(db_url:
     finally:
         holder.send_signal(signal.SIGKILL)  # the live server dies without a word: its lease lapses
         holder.wait(30)
-    started = time.monotonic()
-    Lease(store, "next-server:2").acquire()
+    started, lease = time.monotonic(), Lease(store, "next-server:2")
+    lease.acquire()
     assert time.monotonic() - started < 10  # the dead one's 4 s lease, and two of its renewal periods
     assert store.requeue_abandoned() == 1
+    lease.release()
+    store.close()
+
+
+def test_a_restart_after_a_crash_on_the_same_host_takes_the_lease_at_once(db_url: str) -> None:
+    from tilescope.puzzles.server.lease import Lease, LeaseHeld
+
+    store = Store(db_url)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, db_url], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(LeaseHeld):  # alive on this host: watched, and renewed
+            Lease(store, "next-server:2").acquire()
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(30)
+    started, lease = time.monotonic(), Lease(store, "next-server:2")
+    lease.acquire()
+    assert time.monotonic() - started < 1.0  # its process is gone: no need to wait for the lease to lapse
+    lease.release()
     store.close()
 
 
