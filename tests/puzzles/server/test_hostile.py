@@ -467,3 +467,38 @@ def test_the_database_and_its_folder_are_created_private(tmp_path: Path) -> None
     given = tmp_path / "given.db"
     assert tilescope("puzzles", "serve", "--db", f"sqlite:///{given}", "--add-learner", "a").returncode == 0
     assert stat.S_IMODE(given.stat().st_mode) == 0o600
+
+
+# An older database
+
+
+def test_a_database_of_the_first_schema_is_migrated_safely(db_url: str) -> None:
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import insert
+    from tilescope.puzzles.server.db import MIGRATIONS, engine_for
+    from tilescope.puzzles.server.store import token_hash
+
+    engine = engine_for(db_url)
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0001")
+        connection.execute(
+            insert(Learner.__table__).values(id=1, name="ada", token_hash=token_hash("old"), created_at=1.0)  # type: ignore[arg-type]
+        )
+        for number in (1, 2):  # an older server let one learner hold two slots
+            row = {"learner_id": 1, "puzzle": "01", "filename": "a.py", "source": SOURCE, "sha256": str(number)}
+            connection.execute(
+                insert(Submission.__table__).values(  # type: ignore[arg-type]
+                    id=number, state="grading", created_at=1.0, attempts=1, claimed_by="old", **row
+                )
+            )
+    engine.dispose()
+    store = Store(db_url)
+    assert store.learner("old") is None  # a token from before expiry was issued no longer works
+    with store.session() as s:
+        states = s.execute(select(Submission.id, Submission.state).order_by(Submission.id)).all()
+    assert [tuple(r) for r in states] == [(1, "grading"), (2, "queued")]
+    store.close()
