@@ -104,16 +104,19 @@ class Lease:
         return self._start()
 
     def release(self) -> None:
-        """Stop renewing and give the lease up, so that the next server starts at once."""
+        """Stop renewing and give the lease up, so that the next server starts at once (a stop must not fail on it)."""
         self.stopping.set()
         if self.thread is not None:
             self.thread.join(self.renew_s + 30.0)
-        with self.store.writing() as s, s.begin():
-            s.execute(
-                update(ServerLease)
-                .where(ServerLease.id == _ROW, ServerLease.holder == self.holder)
-                .values(holder=None, expires_at=0.0)
-            )
+        try:
+            with self.store.writing() as s, s.begin():
+                s.execute(
+                    update(ServerLease)
+                    .where(ServerLease.id == _ROW, ServerLease.holder == self.holder)
+                    .values(holder=None, expires_at=0.0)
+                )
+        except SQLAlchemyError:  # the database is away: the lease lapses by itself, as a killed server's does
+            pass
 
     def _start(self) -> None:
         self.thread = threading.Thread(target=self._renew, name="server-lease", daemon=True)
