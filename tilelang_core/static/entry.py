@@ -16,6 +16,7 @@ Nothing is executed; the choice and the reason are given together so a command c
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tilescope.core.static import catalog
@@ -73,18 +74,21 @@ def _through(via: tuple[str, ...]) -> str:
     return f" (through {' → '.join(via)})" if via else ""
 
 
-def _definitions(context: ModuleContext) -> dict[str, ast.stmt]:
+Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+def _definitions(context: ModuleContext) -> dict[str, Definition]:
     """The file's top-level functions and classes by name, in file order."""
-    found: dict[str, ast.stmt] = {}
+    found: dict[str, Definition] = {}
     for placed in context.blocks:
         for stmt in placed.block.statements:
-            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if isinstance(stmt, Definition):
                 found.setdefault(stmt.name, stmt)
     return found
 
 
 def _leads_to(
-    body: list[ast.stmt], defs: dict[str, ast.stmt], kernels: frozenset[str], via: tuple[str, ...] = ()
+    body: Sequence[ast.stmt], defs: dict[str, Definition], kernels: frozenset[str], via: tuple[str, ...] = ()
 ) -> tuple[str, tuple[str, ...]] | None:
     """The first kernel named in ``body``, following the file's functions it names depth first, in
     the order the names are written; with the functions it was reached through."""
@@ -105,7 +109,7 @@ def _leads_to(
     return None
 
 
-def _names_in_order(body: list[ast.stmt]) -> list[str]:
+def _names_in_order(body: Sequence[ast.stmt]) -> list[str]:
     """Every name and attribute ``body`` mentions, in the order they are written."""
     found: list[tuple[int, int, str]] = []
     for stmt in body:
