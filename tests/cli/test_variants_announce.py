@@ -48,9 +48,8 @@ def test_a_long_run_on_a_pipe_is_refused_with_the_count_and_how_to_go_on(monkeyp
     err = _streams(monkeypatch, tty=False)
     assert variants_cmd._announce(_plan(216), slots=2, yes=False) == 2
     said = err.getvalue().splitlines()
-    assert (
-        said[0]
-        == "tilescope variants: 1080 lowerings to go (1 kernel, up to 216 autotune configs), about 18 min with 2 workers"
+    assert said[0] == (
+        "tilescope variants: 1080 lowerings to go (1 kernel, up to 216 autotune configs), about 18 min with 2 workers"
     )
     assert said[1].startswith("tilescope variants: not starting 1080 lowerings without --yes (--configs 0,1,2")
 
