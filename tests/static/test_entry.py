@@ -5,9 +5,13 @@ from __future__ import annotations
 import io
 import os
 from pathlib import Path
+from typing import cast
 
 import pytest
 from tilescope.core.cli.kernel_options import KernelOptions
+from tilescope.core.compiler.profile import ProfileQuery, profile_file
+from tilescope.core.compiler.service import Analyzer
+from tilescope.core.model import FileAnalysis
 from tilescope.core.static.entry import kernel_choice
 
 CORPUS = Path(
@@ -102,3 +106,18 @@ def test_tilelangs_examples_open_the_kernel_they_run(example: str, kernel: str) 
     path = CORPUS / "examples" / example
     choice = kernel_choice(path.read_text(), str(path))
     assert choice is not None and choice.kernel == kernel
+
+
+def test_profile_without_a_kernel_profiles_the_one_the_file_builds(tmp_path: Path) -> None:
+    """The MCP server's ``ProfileQuery`` names no kernel either: it gets the same choice as the CLI."""
+    path = tmp_path / "two.py"
+    path.write_text(HEADER + "if __name__ == '__main__':\n    real(16)\n")
+    asked: list[str | None] = []
+
+    class Compiler:
+        def analyze(self, path: str, source: str, *, kernel: str | None = None, **_: object) -> FileAnalysis:
+            asked.append(kernel)
+            return FileAnalysis(path, "sm_90", [], [], [])
+
+    report = profile_file(ProfileQuery(file=str(path)), analyzer=cast(Analyzer, Compiler()))
+    assert asked == ["real"] and report.timing is None
