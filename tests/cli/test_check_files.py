@@ -18,7 +18,7 @@ from tests.cli.helpers import EXAMPLES, tilescope
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     """A kernel file, the same kernel in Latin-1 with its cookie, a file that is not UTF-8, a test file,
-    a runner that imports the kernels and a file that means to define one and does not."""
+    a runner that imports the kernels (and a Triton reference) and a file that means to define one and does not."""
     shutil.copy(EXAMPLES / "elementwise_add.py", tmp_path / "add.py")
     latin = "# -*- coding: latin-1 -*-\n# café\n" + (EXAMPLES / "elementwise_add.py").read_text()
     (tmp_path / "latin.py").write_bytes(latin.encode("latin-1"))
@@ -26,7 +26,8 @@ def folder(tmp_path: Path) -> Path:
     tests = tmp_path / "tests"
     tests.mkdir()
     (tests / "test_add.py").write_text("import tilelang\n\n\ndef test_add():\n    pass\n")
-    (tmp_path / "regression_add.py").write_text("import tilelang.testing\nimport add\n\nadd.main()\n")
+    runner = "import tilelang.testing\nimport triton\nimport add\n\n\n@triton.jit\ndef reference(x):\n    pass\n"
+    (tmp_path / "regression_add.py").write_text(runner + "\n\nadd.main()\n")
     (tmp_path / "loose.py").write_text(
         "import tilelang.language as T\n\nwith T.Kernel(1, threads=32) as bx:\n    pass\n"
     )
