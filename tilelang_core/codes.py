@@ -1,7 +1,7 @@
 """Every diagnostic code Tilescope emits, in one table: its severity, the tier that finds it, what it
 says (in plain words and as the message a site fills in), how to fix it, and a minimal example.
 
-A site never writes a diagnostic's words: it calls ``diagnostic(code, span, **fields)`` and the
+A site never writes a diagnostic's words: it calls ``diagnostic(code, span, field=value, ...)`` and the
 message is the code's template (or one of its named ``forms``) filled with the fields, so the words
 users read, ``tilescope explain`` and the SARIF rules cannot drift apart. ``SCHEMA.md``'s code list,
 the SARIF rules of ``tilescope check --format sarif`` and ``tilescope explain`` are written from this
@@ -47,7 +47,7 @@ CodeName = Literal[
 ]  # fmt: skip
 """Every code, so a site that names one pyright does not know is a type error (the test checks it lists ``CODES``)."""
 
-RESERVED = frozenset({"code", "span", "form", "severity", "kernel", "detail", "related", "witness"})
+RESERVED = frozenset({"code", "span", "form", "severity", "kernel", "detail", "related", "witness", "fields"})
 """``diagnostic``'s own parameters: a template names ``kernel`` to show the diagnostic's kernel, and no other."""
 
 
@@ -166,7 +166,7 @@ CODES: dict[str, Code] = {c.code: c for c in (
        "Fix the syntax error; the rest of the file is still analysed.",
        "x = ((((((((((...))))))))))   # nested thousands deep: RecursionError"),
     _c("copy-shape", "error", "static", "T.copy between two whole buffers of different shapes.",
-       "T.copy shapes differ: {src} is {a} but {dst} is {b}", "Copy between regions of one shape.",
+       "T.copy shapes differ: {src} is {src_shape} but {dst} is {dst_shape}", "Copy between regions of one shape.",
        "A_s = T.alloc_shared((64, 32), 'float16')\nB_s = T.alloc_shared((32, 64), 'float16')\nT.copy(A_s, B_s)"),
     _c("gemm-shape", "error", "static", "T.gemm operands do not agree in M, N or K.",
        _K, "Make A (M×K), B (K×N) and C (M×N) agree, transposing B where its shape says so.",
@@ -361,7 +361,7 @@ CODES: dict[str, Code] = {c.code: c for c in (
        "the compiler tier was stopped", "Nothing to do: trust was revoked or the server is ending.",
        "(the language server stops the compiler tier when the workspace's trust is revoked)"),
     _c("tilelang-version", "error", "worker", "The interpreter that analyses has a TileLang release Tilescope does not support.",
-       "{problem} (interpreter {python})", "Install a supported release there.",
+       "{error} (interpreter {python})", "Install a supported release there.",
        "pip install tilelang==0.1.0   # in the interpreter tilescope analyses with"),
     _c("tilelang-import", "error", "worker", "Importing TileLang failed in the interpreter that analyses.",
        "importing TileLang {version} failed: {error} (interpreter {python})", "Repair that interpreter's TileLang.",
@@ -403,15 +403,19 @@ def diagnostic(
     detail: str | None = None,
     related: Sequence[Related] = (),
     witness: str | None = None,
-    **fields: object,
+    fields: Mapping[str, object] | None = None,
+    **named: object,
 ) -> Diagnostic:
     """The diagnostic ``code`` at ``span``, its message the code's template (or ``form``) filled with
-    ``fields`` (and ``kernel`` where the template names it), its severity the registry's unless a site
-    has a reason for another. A field the template does not name, or a name it lacks, is a bug of the
-    site: it raises rather than print a message with a hole."""
+    the ``named`` fields and those a site gathered in ``fields`` (and ``kernel`` where the template
+    names it), its severity the registry's unless a site has a reason for another. A field the
+    template does not name, or a name it lacks, is a bug of the site: it raises rather than print a
+    message with a hole."""
     entry = CODES[code]
     template = entry.template(form)
-    given = {**fields, "kernel": kernel} if "kernel" in placeholders(template) and "kernel" not in fields else fields
+    given = {**(fields or {}), **named}
+    if "kernel" in placeholders(template) and "kernel" not in given:
+        given["kernel"] = kernel
     if set(given) != placeholders(template):
         raise TypeError(f"{code} ({form or 'message'}) names {sorted(placeholders(template))}, given {sorted(given)}")
     return Diagnostic(

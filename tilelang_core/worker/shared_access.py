@@ -13,10 +13,11 @@ async engines, not the load/store unit, and so have no bank conflicts to report.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from tilescope.core.codes import diagnostic
 from tilescope.core.dtypes import dtype_bits
 from tilescope.core.model import Access, Buffer, Diagnostic, SharedAccess, SharedInstruction, SharedOp, Span
 from tilescope.core.perf.bank_conflicts import BANK_BYTES, BANKS, phase_degrees
@@ -277,18 +278,25 @@ def conflict_diagnostic(
         return None
     what = {"lds": "loads", "sts": "stores", "cp.async": "cp.async stores"}.get(record.instruction, record.instruction)
     by = {"parallel": " by this T.Parallel loop", None: ""}.get(record.tile_op, f" by this T.{record.tile_op}")
-    message = (
-        f"{record.ways}-way shared-memory bank conflict: {what} of '{record.buffer}'{by} take "
-        f"{record.wavefronts:g} wavefronts per warp request instead of {record.ideal_wavefronts:g}"
-    )
-    fix = None
+    conflict = {
+        "ways": record.ways,
+        "what": what,
+        "buffer": record.buffer,
+        "by": by,
+        "wavefronts": record.wavefronts,
+        "ideal": record.ideal_wavefronts,
+    }
+    span = Span(record.line)
     if buffer is not None and linear and all(isinstance(d, int) for d in buffer.shape):
         element = max((dtype_bits(buffer.dtype) or 8) // 8, 1)
         shape = [int(d) for d in buffer.shape]
         pad = padding_fix(group, shape, element)
         if pad is not None:
             padded = ", ".join(str(d) for d in shape[:-1]) + f", {shape[-1]} + {pad}"
-            fix = f"allocate it as ({padded}) to make them conflict-free"
-    if fix is None:
-        fix = "a swizzled layout (T.annotate_layout with tilelang.layout.make_swizzled_layout) may remove them"
-    return Diagnostic("warning", f"{message}; {fix}", Span(record.line), "bank-conflict", kernel=kernel, detail=fix)
+            return _with_fix(diagnostic("bank-conflict", span, kernel=kernel, padded=padded, fields=conflict))
+    return _with_fix(diagnostic("bank-conflict", span, form="swizzle", kernel=kernel, fields=conflict))
+
+
+def _with_fix(warning: Diagnostic) -> Diagnostic:
+    """The warning with the fix it names as ``detail``, where the editor's code action reads the padding."""
+    return replace(warning, detail=warning.message.split("; ", 1)[1])
