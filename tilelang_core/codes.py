@@ -100,10 +100,10 @@ _GPU = (
 _EXITED = ", so it could not be analysed"
 _OOB = "{buffer}[{index}], outside its shape {shape}"
 _READ_NOWHERE = "Reads {buffer}[{index}], which nothing wrote first"
-_CONFLICT = (
-    "{ways}-way shared-memory bank conflict: {what} of '{buffer}'{by} take {wavefronts:g} wavefronts per warp "
-    "request instead of {ideal:g}; "
-)
+_CONFLICT = "{ways}-way shared-memory bank conflict: {what} of '{buffer}'"
+_COST = " take {wavefronts:g} wavefronts per warp request instead of {ideal:g}; "
+_PAD = "allocate it as ({padded}) to make them conflict-free"
+_SWIZZLE = "a swizzled layout (T.annotate_layout with tilelang.layout.make_swizzled_layout) may remove them"
 _MISSING_ARGS = (
     "Kernel '{kernel}' needs values for {names}: add '# tilescope: {directive}' above the def, or call it in this file"
 )
@@ -290,13 +290,14 @@ CODES: dict[str, Code] = {c.code: c for c in (
        "Run again on a quieter machine, or leave --ptxas off for this file.",
        "tilescope check --ptxas kernel.py   # on a machine too busy for ptxas to finish"),
     _c("bank-conflict", "warning", "compiler", "Warps' shared-memory accesses collide in the same banks.",
-       _CONFLICT + "allocate it as ({padded}) to make them conflict-free",
+       _CONFLICT + " by this {op}" + _COST + _PAD,
        "Do what the message says: allocate the tile with the padded last dimension it gives or, where it names no "
        "padding, give the tile a swizzled layout (T.annotate_layout with tilelang.layout.make_swizzled_layout).",
        "A_s = T.alloc_shared((32, 32), 'float32')\nfor i, j in T.Parallel(32, 32):\n"
        "    B[j, i] = A_s[i, j]   # a column per warp: 32-way; allocate (32, 32 + 1)",
-       {"swizzle": _CONFLICT + "a swizzled layout (T.annotate_layout with tilelang.layout.make_swizzled_layout) "
-                               "may remove them"}),
+       {"swizzle": _CONFLICT + " by this {op}" + _COST + _SWIZZLE,
+        "unattributed": _CONFLICT + _COST + _PAD,
+        "unattributed_swizzle": _CONFLICT + _COST + _SWIZZLE}),
     _c("internal-error", "error", "compiler", "Tilescope itself failed; the kernel may be fine.",
        "Tilescope failed while analysing kernel '{kernel}': {error}", "Report it with the file that caused it.",
        "(no kernel causes it: a bug of Tilescope)",

@@ -13,7 +13,7 @@ async engines, not the load/store unit, and so have no bank conflicts to report.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -277,15 +277,16 @@ def conflict_diagnostic(
     if record.ways < WARN_WAYS or record.line is None:
         return None
     what = {"lds": "loads", "sts": "stores", "cp.async": "cp.async stores"}.get(record.instruction, record.instruction)
-    by = {"parallel": " by this T.Parallel loop", None: ""}.get(record.tile_op, f" by this T.{record.tile_op}")
-    conflict = {
+    conflict: dict[str, object] = {
         "ways": record.ways,
         "what": what,
         "buffer": record.buffer,
-        "by": by,
         "wavefronts": record.wavefronts,
         "ideal": record.ideal_wavefronts,
     }
+    if record.tile_op is not None:
+        conflict["op"] = "T.Parallel loop" if record.tile_op == "parallel" else f"T.{record.tile_op}"
+    attributed = record.tile_op is not None
     span = Span(record.line)
     if buffer is not None and linear and all(isinstance(d, int) for d in buffer.shape):
         element = max((dtype_bits(buffer.dtype) or 8) // 8, 1)
@@ -293,10 +294,7 @@ def conflict_diagnostic(
         pad = padding_fix(group, shape, element)
         if pad is not None:
             padded = ", ".join(str(d) for d in shape[:-1]) + f", {shape[-1]} + {pad}"
-            return _with_fix(diagnostic("bank-conflict", span, kernel=kernel, padded=padded, fields=conflict))
-    return _with_fix(diagnostic("bank-conflict", span, form="swizzle", kernel=kernel, fields=conflict))
-
-
-def _with_fix(warning: Diagnostic) -> Diagnostic:
-    """The warning with the fix it names as ``detail``, where the editor's code action reads the padding."""
-    return replace(warning, detail=warning.message.split("; ", 1)[1])
+            form = None if attributed else "unattributed"
+            return diagnostic("bank-conflict", span, form=form, kernel=kernel, padded=padded, fields=conflict)
+    form = "swizzle" if attributed else "unattributed_swizzle"
+    return diagnostic("bank-conflict", span, form=form, kernel=kernel, fields=conflict)
