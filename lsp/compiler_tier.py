@@ -18,9 +18,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from tilescope.core.codes import diagnostic
 from tilescope.core.compiler.service import Analyzer
 from tilescope.core.ide import CompiledSnapshot
-from tilescope.core.model import Diagnostic, FileAnalysis, IRText, RunReport, Span
+from tilescope.core.model import FileAnalysis, IRText, RunReport, Span
 from tilescope.lsp.documents import Documents
 from tilescope.lsp.settings import Settings
 
@@ -233,7 +234,5 @@ def _analyze(analyzer: Analyzer, path: str, source: str, target: str, timeout: f
         return analyzer.analyze(path, source, target=target, timeout_s=timeout, ptxas=ptxas)
     except Exception as err:
         log.exception("the compiler tier failed")
-        problem = f"{type(err).__name__}: {err}"
-        message = f"The compiler tier could not run ({problem}); check the tilescope.python setting"
-        diagnostic = Diagnostic("error", message, Span(1), "worker-start")
-        return FileAnalysis(path=path, target=target, kernels=[], discovered=[], diagnostics=[diagnostic])
+        failure = diagnostic("worker-start", Span(1), form="editor", error=f"{type(err).__name__}: {err}")
+        return FileAnalysis(path=path, target=target, kernels=[], discovered=[], diagnostics=[failure])

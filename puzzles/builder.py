@@ -13,6 +13,8 @@ from __future__ import annotations
 import sys
 from typing import IO, Any
 
+from tilescope.core.codes import diagnostic
+from tilescope.core.model import Span, to_json
 from tilescope.puzzles.children import ADDRESS_SPACE, reply_channel
 from tilescope.puzzles.protocol import BuildError, BuildPuzzleRequest, Built, Done, Ready
 
@@ -31,8 +33,7 @@ def _memory_diagnostic(path: str, err: BaseException) -> dict[str, Any]:
     for frame in traceback.extract_tb(err.__traceback__):
         if frame.filename == path and frame.lineno:
             line = frame.lineno
-    message = f"The file's code ran out of memory (MemoryError; the loader allows {ADDRESS_SPACE >> 30} GiB)."
-    return {"severity": "error", "message": message, "span": {"line": line}, "code": "out-of-memory"}
+    return to_json(diagnostic("out-of-memory", Span(line), limit_gib=ADDRESS_SPACE >> 30))
 
 
 def build_all(request: BuildPuzzleRequest, replies: IO[str]) -> None:

@@ -85,16 +85,17 @@ class Executor:
         self, key: str, func: Any, path: str, params: list[dict[str, Any]], scopes: list[str]
     ) -> Compiled | CompileFailed:
         """Translate for the tile interpreter; what it cannot run exactly is a compile error with its line."""
+        from tilescope.core.codes import diagnostic
         from tilescope.core.interpret import NotInterpretable, compile_kernel
-        from tilescope.core.model import Diagnostic, Span, to_json
+        from tilescope.core.model import Span, to_json
 
         try:
             self.kernels[key] = compile_kernel(func, path)
         except NotInterpretable as err:
-            diagnostic = Diagnostic("error", str(err), Span(max(err.line, 1)), "not-interpretable")
-            return {"op": "compile-error", "diagnostic": to_json(diagnostic)}
+            failure = diagnostic("not-interpretable", Span(max(err.line, 1)), reason=str(err))
+            return {"op": "compile-error", "diagnostic": to_json(failure)}
         except Exception as err:
-            return {"op": "compile-error", "diagnostic": None, "message": f"not a kernel: {type(err).__name__}: {err}"}
+            return {"op": "compile-error", "diagnostic": None, "message": f"{type(err).__name__}: {err}"}
         self.resident.clear()
         return {"op": "compiled", "key": key, "params": params, "scopes": scopes}
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import torch
+from tilescope.core.codes import diagnostic
 from tilescope.core.model import Diagnostic, Span, from_json
 from tilescope.puzzles.buffers import Workspace
 from tilescope.puzzles.cases import TIMED, PlannedCase, fresh_seed, plan
@@ -570,7 +571,7 @@ def _run(
                 reply = _call(executor, compile_request, timeout_s, {"compiled", "compile-error"})
                 if reply["op"] == "compile-error":
                     d = _diagnostic(reply.get("diagnostic")) if reply.get("diagnostic") else None
-                    d = d or Diagnostic("error", str(reply.get("message")), Span(1), "compile-error")
+                    d = d or diagnostic("compile-error", Span(1), form="not_kernel", error=reply.get("message"))
                     summary = f"line {d.span.line}: {d.message}"
                     return Report(**base, passed=False, failure="compile-error", diagnostics=[d], summary=summary)
                 params[case.key] = [Param(p["name"], tuple(p["shape"]), p["dtype"]) for p in reply["params"]]

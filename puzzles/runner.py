@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tilescope.core.codes import diagnostic
 from tilescope.core.compiler.discovery import discover
 from tilescope.core.errors import build_error, first_message, load_error
 from tilescope.core.model import Diagnostic, Span
@@ -38,8 +39,7 @@ def build(path: str, source: str, args: dict[str, Any]) -> Any:
         raise CompileFailure(load_error(err, path)) from err
     factory = namespace.get(KERNEL_NAME)
     if not callable(factory):
-        message = f"The file defines no `{KERNEL_NAME}` function; the grader calls `{KERNEL_NAME}(...)`."
-        raise CompileFailure(Diagnostic("error", message, Span(1), "no-kernel"))
+        raise CompileFailure(diagnostic("no-kernel", Span(1), form="puzzle", function=KERNEL_NAME))
     try:
         return factory(**args)
     except MemoryError:
@@ -55,16 +55,15 @@ def compile_kernel(prim_func: Any, path: str, source: str, flags: list[str] | No
     try:
         return tilelang.compile(prim_func, target="cuda", compile_flags=flags)
     except Exception as err:
-        message = f"Compiling kernel '{KERNEL_NAME}' for cuda failed: {first_message(err)}"
-        diagnostic = Diagnostic(
-            "error",
-            message,
-            Span(_kernel_line(source, path)),
+        failure = diagnostic(
             "compile-error",
+            Span(_kernel_line(source, path)),
+            form="cuda",
             kernel=KERNEL_NAME,
+            error=first_message(err),
             detail=str(err)[-4000:],
         )
-        raise CompileFailure(diagnostic) from err
+        raise CompileFailure(failure) from err
 
 
 def params(prim_func: Any) -> list[Param]:

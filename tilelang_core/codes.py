@@ -1,21 +1,27 @@
 """Every diagnostic code Tilescope emits, in one table: its severity, the tier that finds it, what it
-says and how to fix it.
+says (in plain words and as the message a site fills in), how to fix it, and a minimal example.
 
-``SCHEMA.md``'s code list, the SARIF rules of ``tilescope check --format sarif`` and ``tilescope
-explain`` are written from this table, and ``tests/core/test_codes.py`` checks that every code the
-source emits is here and every code here is emitted (and expected by a test). A new diagnostic is
-one line in ``CODES``.
+A site never writes a diagnostic's words: it calls ``diagnostic(code, span, field=value, ...)`` and the
+message is the code's template (or one of its named ``forms``) filled with the fields, so the words
+users read, ``tilescope explain`` and the SARIF rules cannot drift apart. ``SCHEMA.md``'s code list,
+the SARIF rules of ``tilescope check --format sarif`` and ``tilescope explain`` are written from this
+table, and ``tests/core/test_codes.py`` checks that every code the source emits is here, every code
+here is emitted (and expected by a test), no site passes words of its own, and every site gives
+exactly the fields its template names. A new diagnostic is one entry in ``CODES``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
+import string
 import sys
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Literal
 
-from tilescope.core.model import Severity
+from tilescope.core.model import Diagnostic, Related, Severity, Span
 
 Tier = Literal["input", "static", "compiler", "hazards", "worker", "editor", "puzzles"]
 TIERS: dict[Tier, str] = {
@@ -28,76 +34,352 @@ TIERS: dict[Tier, str] = {
     "puzzles": "the puzzle grader and its CPU interpreter",
 }
 
+CodeName = Literal[
+    "syntax-error", "io-error", "bad-target", "no-kernels", "no-kernel", "unknown-primitive", "wrong-arguments",
+    "missing-values", "not-evaluated", "not-analysed", "copy-shape", "gemm-shape", "gemm-dtype", "gemm-accum-dtype",
+    "gemm-uninitialised", "reduce-shape", "shared-memory", "load-error", "missing-module", "needs-gpu",
+    "not-a-kernel", "missing-args", "record-incomplete", "device-profile", "build-error", "compile-error",
+    "layout-inference", "shared-memory-overflow", "autotune-config", "tilelang-warning", "ptxas-error", "ptxas-spill",
+    "ptxas-timeout", "bank-conflict", "internal-error", "data-race", "missing-barrier", "out-of-bounds",
+    "uninitialised-read", "timeout", "worker-crash", "worker-channel", "worker-leftovers", "supervisor-lost",
+    "supervised", "stopped", "tilelang-version", "tilelang-import", "worker-start", "not-interpretable",
+    "out-of-memory",
+]  # fmt: skip
+"""Every code, so a site that names one pyright does not know is a type error (the test checks it lists ``CODES``)."""
+
+RESERVED = frozenset({"code", "span", "form", "severity", "kernel", "detail", "related", "witness", "fields"})
+"""``diagnostic``'s own parameters: a template names ``kernel`` to show the diagnostic's kernel, and no other."""
+
 
 @dataclass(frozen=True)
 class Code:
     code: str
     severity: Severity
-    """The usual severity; a few codes are emitted at another where the case is milder (``needs-gpu``)."""
+    """The usual severity; a site passes another only for a documented reason (``needs-gpu``'s notes)."""
     tier: Tier
+    summary: str
+    """What the code means in one plain sentence, with no placeholders (SARIF's ``shortDescription``)."""
     message: str
-    """What the diagnostic says, with ``{placeholders}`` for what varies."""
+    """The message, with ``{placeholders}`` for the fields a site gives (``str.format`` syntax)."""
     fix: str
+    example: str
+    """A minimal case that gives the code: source lines, or the situation where no source does."""
+    forms: Mapping[str, str] = field(default_factory=dict[str, str])
+    """Other messages of the code, by name, for cases that say more or differently (``diagnostic(form=...)``)."""
+
+    def template(self, form: str | None = None) -> str:
+        """The message named ``form`` (the code's own ``message`` when ``None``)."""
+        if form is None:
+            return self.message
+        if form not in self.forms:
+            raise KeyError(f"{self.code} has no form {form!r} (it has {', '.join(self.forms) or 'none'})")
+        return self.forms[form]
+
+    def templates(self) -> dict[str | None, str]:
+        """Every message of the code, by form (``None`` for the main one)."""
+        return {None: self.message, **self.forms}
 
 
-def _c(code: str, severity: Severity, tier: Tier, message: str, fix: str) -> Code:
-    return Code(code, severity, tier, message, fix)
+def _c(
+    code: CodeName,
+    severity: Severity,
+    tier: Tier,
+    summary: str,
+    message: str,
+    fix: str,
+    example: str,
+    forms: Mapping[str, str] | None = None,
+) -> Code:
+    return Code(code, severity, tier, summary, message, fix, example, dict(forms or {}))
 
 
-# One line a code, in the order SCHEMA.md lists them: code, severity, tier, message, fix.
+_GPU = (
+    ", and analysis runs without one. Give the values it needs in a '# tilescope: NAME=VALUE' directive above the "
+    "def, or record a real run with 'tilescope record -- python FILE' on a GPU machine"
+)
+_EXITED = ", so it could not be analysed"
+_OOB = "{buffer}[{index}], outside its shape {shape}"
+_READ_NOWHERE = "Reads {buffer}[{index}], which nothing wrote first"
+_CONFLICT = "{ways}-way shared-memory bank conflict: {what} of '{buffer}'"
+_COST = " take {wavefronts:g} wavefronts per warp request instead of {ideal:g}; "
+_PAD = "allocate it as ({padded}) to make them conflict-free"
+_SWIZZLE = "a swizzled layout (T.annotate_layout with tilelang.layout.make_swizzled_layout) may remove them"
+_MISSING_ARGS = (
+    "Kernel '{kernel}' needs values for {names}: add '# tilescope: {directive}' above the def, or call it in this file"
+)
+_SUSPECTS = (
+    "TileLang's race check suspects that several iterations of the loop over {loop_vars} store different values "
+    "to `{access}`; "
+)
+_RELEASE = " (TileLang {version})"
+_K = "T.gemm K mismatch: {a} gives K = {k_a}, {b} gives K = {k_b}"
+_WORKER_START = "The compiler worker could not start in {python} ({error})"
+
+# One entry a code, in the order SCHEMA.md lists them: code, severity, tier, summary, message, fix,
+# example, and the other forms of the message.
 # fmt: off
 CODES: dict[str, Code] = {c.code: c for c in (
-    _c("syntax-error", "error", "input", "Syntax error: {msg}", "Fix the Python syntax at the line shown."),
-    _c("io-error", "error", "input", "Cannot read file: {error}", "Check the path and its permissions."),
-    _c("bad-target", "error", "input", "{problem}", "Name a target TileLang knows, such as sm_90 or sm_80."),
-    _c("no-kernels", "warning", "input", "No TileLang kernels found in this file", "Decorate a kernel with @T.prim_func or @tilelang.jit."),
-    _c("no-kernel", "error", "input", "No kernel named '{kernel}' in this file", "Name a kernel of the file."),
-    _c("unknown-primitive", "information", "static", "T.{name} is not in the catalog of tilelang.language {version}", "Check the spelling; the note suggests the closest name."),
-    _c("wrong-arguments", "information", "static", "T.{name} has no argument {arg}, is missing {args}, ...", "Call it as its signature in this release says."),
-    _c("missing-values", "information", "static", "no value for {names}", "Add a '# tilescope: NAME=VALUE' directive above the def (the quick fix writes it)."),
-    _c("not-evaluated", "information", "static", "not evaluated: computing the values here takes more than the static tier's budget ({limit})", "Give the values a kernel needs in a '# tilescope:' directive; the rest of the file is analysed."),
-    _c("not-analysed", "information", "static", "not analysed: Python cannot parse this block ({error})", "Fix the syntax error; the rest of the file is still analysed."),
-    _c("copy-shape", "error", "static", "T.copy shapes differ: {src} is {a} but {dst} is {b}", "Copy between regions of one shape."),
-    _c("gemm-shape", "error", "static", "T.gemm operands do not agree in M, N or K: {detail}", "Make A (M×K), B (K×N) and C (M×N) agree."),
-    _c("gemm-dtype", "error", "static", "T.gemm inputs {a} and {b} cannot be mixed", "Use one input dtype (or int8 with uint8, int4 with uint4)."),
-    _c("gemm-accum-dtype", "error", "static", "T.gemm of {a} cannot accumulate in {acc}", "Accumulate in a dtype TileLang accepts for the inputs (float32 for float16)."),
-    _c("gemm-uninitialised", "warning", "static", "{name} is accumulated by T.gemm before anything writes it", "Call T.clear({name}) before the loop (the quick fix inserts it)."),
-    _c("reduce-shape", "error", "static", "T.{name} along dim {dim} of {src} gives {kept}, but {dst} is {b}", "Give the result the shape the reduction keeps."),
-    _c("shared-memory", "warning", "static", "shared memory of {size} per block exceeds the {target} limit of {budget}", "Use smaller tiles or fewer pipeline stages."),
-    _c("load-error", "error", "compiler", "The file raised {error} while loading: {message}", "Fix what the file runs at import."),
-    _c("missing-module", "warning", "compiler", "Cannot analyse this file: it imports '{module}', which {python} does not have", "Install it there, or analyse with the interpreter that runs the file (--python)."),
-    _c("needs-gpu", "warning", "compiler", "Kernel '{kernel}' needs a GPU, and analysis runs without one", "Give the values in a '# tilescope: NAME=VALUE' directive, or record a real run (tilescope record)."),
-    _c("not-a-kernel", "information", "compiler", "'{name}' returned {what}, not a T.prim_func", "Nothing to do if it is not a kernel; else return the prim_func."),
-    _c("missing-args", "warning", "compiler", "Kernel '{kernel}' needs values for {names}", "Add a '# tilescope: NAME=VALUE' directive or pass --arg NAME=VALUE."),
-    _c("record-incomplete", "warning", "compiler", "Kernel '{kernel}' cannot be rebuilt as recorded: {reasons}", "Give the value in a '# tilescope: NAME=VALUE' directive, or record the program again."),
-    _c("device-profile", "information", "compiler", "Kernel '{kernel}' asked for the GPU while it was built ({queries}); the answers came from {profile}", "Nothing to do; record a run on the GPU (tilescope record) to use its own answers."),
-    _c("build-error", "error", "compiler", "Building kernel '{kernel}' failed: {error}", "Fix the kernel at the line shown (TileLang's own checks fail here)."),
-    _c("compile-error", "error", "compiler", "Lowering kernel '{kernel}' failed in pass {pass}: {error}", "Fix the kernel; the pass and the buffer it names point at the line."),
-    _c("layout-inference", "error", "compiler", "Layout inference failed: no single register layout satisfies every operation on {fragments}", "Index each fragment in T.Parallel the way the operation that produced it laid it out."),
-    _c("shared-memory-overflow", "error", "compiler", "Kernel '{kernel}' needs {bytes} bytes of shared memory per block, over the {budget} bytes {target} allows", "Use smaller tiles or fewer pipeline stages."),
-    _c("autotune-config", "warning", "compiler", "config={choice} does not name a config of '{kernel}'", "Name a config by its index, or all."),
-    _c("tilelang-warning", "warning", "compiler", "{message} (a warning TileLang logged while lowering)", "Follow TileLang's advice."),
-    _c("ptxas-error", "error", "compiler", "nvcc/ptxas rejected the generated CUDA: {error}", "Report it to TileLang with the kernel."),
-    _c("ptxas-spill", "warning", "compiler", "Registers spill to local memory: {stored} bytes stored, {loaded} bytes loaded", "Use smaller fragments per thread or more threads."),
-    _c("ptxas-timeout", "warning", "compiler", "ptxas took too long; resource usage is unknown", "Run again on a quieter machine, or leave --ptxas off for this file."),
-    _c("bank-conflict", "warning", "compiler", "{ways}-way shared-memory bank conflict: {what} of '{buffer}' take {wavefronts} wavefronts per warp request instead of {ideal}", "Pad the tile's last dimension as the message says, or give it a swizzled layout with T.annotate_layout."),
-    _c("internal-error", "error", "compiler", "{error} (Tilescope failed, not the kernel)", "Report it with the file that caused it."),
-    _c("data-race", "error", "hazards", "Thread {a} and thread {b} of block {block} both write {buffer}[{index}] in one statement, nothing ordering them", "Use T.atomic_add, a reduction (T.reduce_*), disjoint tiles per block, or one writer."),
-    _c("missing-barrier", "error", "hazards", "Thread {a} overwrites {buffer}[{index}] while thread {b} reads it in the same statement", "Read into a fragment or a second buffer first, then write: TileLang places the barrier between the two statements."),
-    _c("out-of-bounds", "error", "hazards", "{Reads|Writes} {buffer}[{index}], outside its shape {shape}", "Guard the access (if ... < N), size the buffer for its halo, or keep TileLang's safe-memory pass on."),
-    _c("uninitialised-read", "error", "hazards", "Reads {buffer}[{index}], which nothing wrote first", "Write it first: T.clear or T.fill the accumulator, copy the whole tile, or load it for the tail block too."),
-    _c("timeout", "error", "worker", "Analysing kernel '{kernel}' did not finish within {seconds} s", "Look for a loop that never ends, or raise the timeout."),
-    _c("worker-crash", "error", "worker", "The compiler worker died while building kernel '{kernel}' ({why})", "Look for an exit, a native crash or a large allocation at that kernel."),
-    _c("worker-channel", "error", "worker", "{error} (the worker could not answer over its protocol)", "Leave the worker's private descriptors alone."),
-    _c("worker-leftovers", "error", "worker", "Building kernel '{kernel}' left the compiler worker changed ({what}); the worker was replaced", "Do not leave threads or trace hooks running after the kernel is built."),
-    _c("supervisor-lost", "error", "worker", "{error} (the code stopped or ended the worker's supervisor)", "Do not signal or kill the parent process."),
-    _c("supervised", "warning", "worker", "{what} while building (ended or ignored)", "Start no processes and send no signals while building."),
-    _c("stopped", "error", "worker", "the compiler tier was stopped", "Nothing to do: trust was revoked or the server is ending."),
-    _c("tilelang-version", "error", "worker", "{problem} (a TileLang release Tilescope does not support)", "Install a supported release there."),
-    _c("tilelang-import", "error", "worker", "importing TileLang {version} failed: {error}", "Repair that interpreter's TileLang."),
-    _c("worker-start", "error", "editor", "The compiler tier could not run ({error})", "Check the tilescope.python setting."),
-    _c("not-interpretable", "error", "puzzles", "{error} (outside what the CPU interpreter runs)", "Use the primitives the interpreter supports, or grade on a GPU."),
-    _c("out-of-memory", "error", "puzzles", "The file's code ran out of memory (MemoryError)", "Allocate less when the file is loaded."),
+    _c("syntax-error", "error", "input", "Python cannot parse the file.",
+       "Syntax error: {msg}", "Fix the Python syntax at the line shown.",
+       "def kernel(A):\n    for i in range(4)\n        A[i] = 0",
+       {"surrogate": "Syntax error: lone surrogate {char} (not valid in UTF-8 source)"}),
+    _c("io-error", "error", "input", "The file cannot be read or decoded.",
+       "{problem}", "Check the path and its permissions, or the file's encoding.",
+       "tilescope check missing.py   # no such file"),
+    _c("bad-target", "error", "input", "The requested target is not one TileLang knows.",
+       "{problem}", "Name a target TileLang knows, such as sm_90 or sm_80.",
+       "tilescope check --target sm_1000 examples/gemm.py"),
+    _c("no-kernels", "warning", "input", "The file defines no TileLang kernel.",
+       "No TileLang kernels found: expected a @T.prim_func, a factory returning one, or a @tilelang.jit function",
+       "Decorate a kernel with @T.prim_func or @tilelang.jit.",
+       "def add(a, b):\n    return a + b   # plain Python, no kernel",
+       {"nothing": "nothing was analysed"}),
+    _c("no-kernel", "error", "input", "The kernel asked for is not in the file.",
+       "No kernel named '{name}' in this file", "Name a kernel of the file.",
+       "tilescope check --kernel no_such_kernel examples/gemm.py",
+       {"puzzle": "The file defines no `{function}` function; the grader calls `{function}(...)`."}),
+    _c("unknown-primitive", "information", "static", "A T.* name is not in this TileLang release.",
+       "T.{name} is not in the catalog of tilelang.language {version}",
+       "Check the spelling; the message suggests the closest name.",
+       "T.cleer(C_local)   # T.clear",
+       {"guess": "T.{name} is not in the catalog of tilelang.language {version}; did you mean T.{guess}?"}),
+    _c("wrong-arguments", "information", "static", "A T.* call does not match the primitive's signature.",
+       "T.{name} has no argument {arg!r}" + _RELEASE, "Call it as its signature in this release says.",
+       "T.copy(A[by * 64, k * 32], A_shared, disable_tma=True, stages=2)   # no argument 'stages'",
+       {"unknown_close": "T.{name} has no argument {arg!r}; did you mean {close}?" + _RELEASE,
+        "positional": "T.{name} takes {expected} positional arguments but {given} were given" + _RELEASE,
+        "twice": "T.{name} got multiple values for argument {arg!r}" + _RELEASE,
+        "missing": "T.{name} is missing {names}" + _RELEASE}),
+    _c("missing-values", "information", "static", "No value was found for a kernel's parameters, so shapes stay symbolic.",
+       "no value for {names}: Tilescope looked for a '# tilescope:' directive above the def, the calls of {kernel} "
+       "the file makes when run (from its __main__ block through its own functions, with argparse defaults), its "
+       "other calls in this file, and parameter defaults; shapes using them stay symbolic",
+       "Add a '# tilescope: NAME=VALUE' directive above the def (the quick fix writes it).",
+       "def matmul(M, N, K):   # never called in the file, no directive\n    @T.prim_func\n    def main(A: T.Tensor((M, K), 'float16')): ..."),
+    _c("not-evaluated", "information", "static", "Computing some values took more than the static tier's budget.",
+       "not evaluated: computing the values here takes more than the static tier's budget ({limit}); values that "
+       "depend on it stay unknown",
+       "Give the values a kernel needs in a '# tilescope:' directive; the rest of the file is analysed.",
+       "N = sum(range(10**9))   # computed at import, too long to evaluate while typing"),
+    _c("not-analysed", "information", "static", "A block of the file is too deep or too large for Python to parse.",
+       "not analysed: Python cannot parse this block ({error})",
+       "Fix the syntax error; the rest of the file is still analysed.",
+       "x = ((((((((((...))))))))))   # nested thousands deep: RecursionError"),
+    _c("copy-shape", "error", "static", "T.copy between two whole buffers of different shapes.",
+       "T.copy shapes differ: {src} is {src_shape} but {dst} is {dst_shape}", "Copy between regions of one shape.",
+       "A_s = T.alloc_shared((64, 32), 'float16')\nB_s = T.alloc_shared((32, 64), 'float16')\nT.copy(A_s, B_s)"),
+    _c("gemm-shape", "error", "static", "T.gemm operands do not agree in M, N or K.",
+       _K, "Make A (M×K), B (K×N) and C (M×N) agree, transposing B where its shape says so.",
+       "A_s = T.alloc_shared((64, 32), 'float16')\nB_s = T.alloc_shared((64, 32), 'float16')\n"
+       "C_l = T.alloc_fragment((64, 64), 'float32')\nT.gemm(A_s, B_s, C_l)   # B is N×K: transpose_B=True",
+       {"k_transposed": _K + "; {b} is {b0}×{b1}, so pass transpose_B={setting} or allocate it as {b1}×{b0}",
+        "output": "T.gemm output shape: {a}·{b} is {m}×{n} but {c} is {c0}×{c1}"}),
+    _c("gemm-dtype", "error", "static", "T.gemm inputs of two dtypes no MMA instruction mixes.",
+       "T.gemm operands differ in dtype: {a} is {da}, {b} is {db}",
+       "Use one input dtype (or int8 with uint8, int4 with uint4).",
+       "A_s = T.alloc_shared((64, 32), 'float16')\nB_s = T.alloc_shared((32, 64), 'bfloat16')\nT.gemm(A_s, B_s, C_l)"),
+    _c("gemm-accum-dtype", "error", "static", "T.gemm accumulates in a dtype its inputs cannot use.",
+       "T.gemm accumulator {c} is {dc}; {da} inputs accumulate in {wanted}",
+       "Accumulate in a dtype TileLang accepts for the inputs (float32 for float16).",
+       "C_l = T.alloc_fragment((64, 64), 'int32')\nT.gemm(A_s, B_s, C_l)   # float16 inputs"),
+    _c("gemm-uninitialised", "warning", "static", "A T.gemm accumulator is added to before anything writes it.",
+       "{name} is accumulated by T.gemm before anything writes it: the first sum adds to uninitialised registers; "
+       "call {alias}.clear({name}) before the loop",
+       "Call T.clear on the accumulator before the loop (the quick fix inserts it).",
+       "C_l = T.alloc_fragment((64, 64), 'float32')\nfor k in T.Pipelined(K // 32, num_stages=2):\n"
+       "    T.gemm(A_s, B_s, C_l)   # no T.clear(C_l) before the loop"),
+    _c("reduce-shape", "error", "static", "A reduction's result buffer does not have the shape the reduction keeps.",
+       "T.{name} along dim {dim} of {src} ({shape}) gives {kept}, but {dst} is {b}",
+       "Give the result the shape the reduction keeps.",
+       "S = T.alloc_fragment((64, 128), 'float32')\nm = T.alloc_fragment((128,), 'float32')\n"
+       "T.reduce_max(S, m, dim=1)   # keeps 64"),
+    _c("shared-memory", "warning", "static", "The kernel's shared memory exceeds what the target gives a block.",
+       "shared memory of at least {size} per block (live together from line {line}: {parts}) exceeds the "
+       "{target} limit of {budget}",
+       "Use smaller tiles or fewer pipeline stages.",
+       "A_s = T.alloc_shared((256, 256), 'float32')   # 256 KiB, over sm_90's 227 KiB",
+       {"planned": "shared memory of {size} per block (as TileLang lays out its buffers, pipeline copies included) "
+                   "exceeds the {target} limit of {budget}"}),
+    _c("load-error", "error", "compiler", "Running the file's top level raised an exception.",
+       "The file raised {error} while loading: {message}", "Fix what the file runs at import.",
+       "import tilelang.language as T\nraise ValueError('configure me first')",
+       {"exit": "Loading the file called sys.exit({status!r})" + _EXITED,
+        "exit_printed": "Loading the file called sys.exit({status!r}) after printing '{said}'" + _EXITED}),
+    _c("missing-module", "warning", "compiler", "The file imports a module the analysing interpreter lacks.",
+       "Cannot analyse this file: it imports '{module}', which the analysing interpreter ({python}) does not have. "
+       "Install '{top}' there, or analyse with the interpreter that runs this program (tilescope check --python "
+       "PATH, or the 'python' setting of the language server)",
+       "Install it there, or analyse with the interpreter that runs the file (--python).",
+       "import einops   # not installed where tilescope runs"),
+    _c("needs-gpu", "warning", "compiler", "Building the kernel asks for a GPU, and analysis runs without one.",
+       "{who} calls '{function}()', which needs a GPU" + _GPU,
+       "Give the values in a '# tilescope: NAME=VALUE' directive, or record a real run (tilescope record).",
+       "def matmul(M, N, K):\n    sms = torch.cuda.get_device_properties(0).multi_processor_count\n    ...",
+       {"detect": "{who} asks TileLang to detect the GPU (target 'auto')" + _GPU,
+        "detect_through": "{who} asks TileLang to detect the GPU (target 'auto') through '{function}()'" + _GPU,
+        "plain": "{who} needs a GPU" + _GPU,
+        "exit": "{who} called sys.exit({status!r}): it looks for a GPU" + _GPU,
+        "exit_printed": "{who} called sys.exit({status!r}) after printing '{said}': it looks for a GPU" + _GPU,
+        "worker": "Building kernel '{name}' ended the compiler worker because it asked for a GPU ({error})" + _GPU}),
+    _c("not-a-kernel", "information", "compiler", "A function that looked like a kernel factory returned no T.prim_func.",
+       "'{name}' returned {what}, not a T.prim_func, so it is not analysed as a kernel (a factory of factories, or a "
+       "helper): analyse the kernel it makes instead",
+       "Nothing to do if it is not a kernel; else return the prim_func.",
+       "def make(M):\n    def factory(N):\n        @T.prim_func\n        def main(...): ...\n        return main\n    return factory"),
+    _c("missing-args", "warning", "compiler", "A kernel factory was found without values for its parameters.",
+       _MISSING_ARGS, "Add a '# tilescope: NAME=VALUE' directive or pass --arg NAME=VALUE.",
+       "def matmul(M, N, K):   # never called, no directive\n    @T.prim_func\n    def main(...): ...\n    return main",
+       {"dry_run": _MISSING_ARGS + " ({dry_run})"}),
+    _c("record-incomplete", "warning", "compiler", "A recorded kernel instance cannot be rebuilt from its record.",
+       "Kernel '{kernel}' cannot be rebuilt as recorded: {reasons}. Give the value in a '# tilescope: {names}' "
+       "directive above the def",
+       "Give the value in a '# tilescope: NAME=VALUE' directive, or record the program again.",
+       "matmul(M, N, K, fn=lambda x: x)   # recorded: a lambda cannot be kept",
+       {"stale": "Kernel '{kernel}' cannot be rebuilt as recorded: {error}. Record the program again "
+                 "(tilescope record -- ...)"}),
+    _c("device-profile", "information", "compiler", "The kernel asked the GPU while it was built; a datasheet answered.",
+       "Kernel '{kernel}' asked for the GPU while it was built ({queries}); analysis runs without one, so the answers "
+       "came from {profile}. A record of a run on the GPU ('tilescope record') gives the answers of the device it "
+       "ran on",
+       "Nothing to do; record a run on the GPU (tilescope record) to use its own answers.",
+       "def matmul(M, N, K):\n    sms = tilelang.carver.arch.driver.get_num_sms()\n    ..."),
+    _c("build-error", "error", "compiler", "Building the kernel's T.prim_func raised.",
+       "Building kernel '{kernel}' failed: {error}",
+       "Fix the kernel at the line shown (TileLang's own checks fail here).",
+       "T.gemm(A_s, B_s, C_l)   # A_s is 64×32, B_s 64×64: TileLang's K check fails",
+       {"assertion": "Building kernel '{kernel}' failed: an assertion in TileLang failed",
+        "memory": "Building kernel '{kernel}' failed: it ran out of memory (the worker's memory limit stopped it)",
+        "exit": "Building kernel '{kernel}' called sys.exit({status!r})" + _EXITED,
+        "exit_printed": "Building kernel '{kernel}' called sys.exit({status!r}) after printing '{said}'" + _EXITED}),
+    _c("compile-error", "error", "compiler", "Lowering or compiling the kernel failed in a pass of TileLang.",
+       "Lowering kernel '{kernel}' failed in pass {stage}: {error}",
+       "Fix the kernel; the pass and the buffer it names point at the line.",
+       "for i, j in T.Parallel(64, 64):\n    C_l[i, j] = A_s[i, j] / 0   # rejected while lowering",
+       {"no_pass": "Lowering kernel '{kernel}' failed: {error}",
+        "cuda": "Compiling kernel '{kernel}' for cuda failed: {error}",
+        "not_kernel": "not a kernel: {error}"}),
+    _c("layout-inference", "error", "compiler", "No register layout satisfies every operation on some fragments.",
+       "Layout inference failed: no single register layout satisfies every operation on {fragments}. Operations that "
+       "constrain them: {uses}. A T.Parallel loop must index each fragment the way the operation that produced it "
+       "laid it out (for example a row reduction's result by row, not by column). Compiler: {error}",
+       "Index each fragment in T.Parallel the way the operation that produced it laid it out.",
+       "T.reduce_max(S, m, dim=1)\nfor i, j in T.Parallel(64, 64):\n    S[i, j] -= m[j]   # m is per row: m[i]"),
+    _c("shared-memory-overflow", "error", "compiler", "The lowered kernel needs more shared memory than the target allows.",
+       "Kernel '{kernel}' needs {bytes} bytes of shared memory per block, over the {budget} bytes {target} allows "
+       "(pipeline stages multiply every shared tile)",
+       "Use smaller tiles or fewer pipeline stages.",
+       "for k in T.Pipelined(K // 128, num_stages=4):   # four copies of 128×128 tiles\n    T.copy(A[...], A_s)"),
+    _c("autotune-config", "warning", "compiler", "An autotune config was named that the kernel does not have.",
+       "config={choice} given, but kernel '{kernel}' is not autotuned", "Name a config by its index, or all.",
+       "# tilescope: config=7   (the kernel's space has 4 configs)",
+       {"unknown": "config={choice!r} does not name a config of '{kernel}': use 0..{last} or all",
+        "unreadable": "Could not read the autotune configs of '{kernel}' ({error}); analysed it with its own arguments"}),
+    _c("tilelang-warning", "warning", "compiler", "TileLang logged a warning about the kernel while lowering it.",
+       "{warning}", "Follow TileLang's advice.",
+       "T.copy(A[by * 64, 0], A_s)   # TileLang warns that the copy falls back from TMA"),
+    _c("ptxas-error", "error", "compiler", "nvcc or ptxas rejected the CUDA TileLang generated.",
+       "nvcc/ptxas rejected the generated CUDA: {error}", "Report it to TileLang with the kernel.",
+       "tilescope check --ptxas kernel.py   # on a kernel whose generated CUDA does not compile"),
+    _c("ptxas-spill", "warning", "compiler", "The kernel's registers spill to local memory.",
+       "Registers spill to local memory: {stored} bytes stored, {loaded} bytes loaded ({registers} registers per "
+       "thread)",
+       "Use smaller fragments per thread or more threads.",
+       "C_l = T.alloc_fragment((256, 256), 'float32')   # with threads=128: 512 floats a thread"),
+    _c("ptxas-timeout", "warning", "compiler", "ptxas did not finish in time, so resource usage is unknown.",
+       "ptxas took too long; resource usage is unknown",
+       "Run again on a quieter machine, or leave --ptxas off for this file.",
+       "tilescope check --ptxas kernel.py   # on a machine too busy for ptxas to finish"),
+    _c("bank-conflict", "warning", "compiler", "Warps' shared-memory accesses collide in the same banks.",
+       _CONFLICT + " by this {op}" + _COST + _PAD,
+       "Do what the message says: allocate the tile with the padded last dimension it gives or, where it names no "
+       "padding, give the tile a swizzled layout (T.annotate_layout with tilelang.layout.make_swizzled_layout).",
+       "A_s = T.alloc_shared((32, 32), 'float32')\nfor i, j in T.Parallel(32, 32):\n"
+       "    B[j, i] = A_s[i, j]   # a column per warp: 32-way; allocate (32, 32 + 1)",
+       {"swizzle": _CONFLICT + " by this {op}" + _COST + _SWIZZLE,
+        "unattributed": _CONFLICT + _COST + _PAD,
+        "unattributed_swizzle": _CONFLICT + _COST + _SWIZZLE}),
+    _c("internal-error", "error", "compiler", "Tilescope itself failed; the kernel may be fine.",
+       "Tilescope failed while analysing kernel '{kernel}': {error}", "Report it with the file that caused it.",
+       "(no kernel causes it: a bug of Tilescope)",
+       {"file": "Tilescope failed on this file: {error}",
+        "worker": "The compiler worker failed: {error}"}),
+    _c("data-race", "error", "hazards", "Two threads or blocks write one element with nothing ordering them.",
+       "{first} and {second} both write {element} in one statement, nothing ordering them: a data race; use "
+       "T.atomic_add, a reduction, or one writer",
+       "Use T.atomic_add, a reduction (T.reduce_*), disjoint tiles per block, or one writer.",
+       "for i in T.Parallel(128):\n    B[0] = A[i]   # every thread writes B[0]",
+       {"blocks": "Blocks {first} and {second} both touch {element} ({first_side} at line {line}, {second_side} "
+                  "here) and blocks are never ordered; use T.atomic_add or disjoint tiles",
+        "suspected": _SUSPECTS + "the interpreter did not reproduce it ({ran})",
+        "suspected_not_run": _SUSPECTS + "the interpreter could not run this kernel"}),
+    _c("missing-barrier", "error", "hazards", "A thread overwrites an element another thread reads in the same statement.",
+       "{writer} overwrites {element} while {reader} reads it in the same statement (line {line}): no barrier can "
+       "separate them; read into a fragment or a second buffer first",
+       "Read into a fragment or a second buffer first, then write: TileLang places the barrier between the two "
+       "statements.",
+       "for i in T.Parallel(128):\n    A_s[i] = A_s[127 - i]   # reverses in place"),
+    _c("out-of-bounds", "error", "hazards", "The kernel reads or writes outside a buffer's shape.",
+       "Reads " + _OOB, "Guard the access (if ... < N), size the buffer for its halo, or keep TileLang's safe-memory "
+       "pass on.",
+       "for i in T.Parallel(128):\n    B[i] = A[i + 1]   # A has 128 elements",
+       {"read_many": "Reads " + _OOB + " ({count} elements)",
+        "write": "Writes " + _OOB,
+        "write_many": "Writes " + _OOB + " ({count} elements)"}),
+    _c("uninitialised-read", "error", "hazards", "The kernel reads an element nothing wrote first.",
+       _READ_NOWHERE,
+       "Write it first: T.clear or T.fill the accumulator, copy the whole tile, or load it for the tail block too.",
+       "C_l = T.alloc_fragment((64,), 'float32')\nfor i in T.Parallel(64):\n    C[i] = C_l[i]   # never written",
+       {"many": _READ_NOWHERE + " ({count} elements)"}),
+    _c("timeout", "error", "worker", "Analysing a kernel did not finish in time.",
+       "Analysing kernel '{name}' did not finish within {seconds:g} s: building it may loop forever (the analysis "
+       "was stopped and the worker restarted)",
+       "Look for a loop that never ends, or raise the timeout.",
+       "def matmul(M, N, K):\n    while True:   # the factory never returns\n        pass"),
+    _c("worker-crash", "error", "worker", "The compiler worker died while building a kernel.",
+       "The compiler worker died while building kernel '{name}' ({error}); it may have exited the process, crashed "
+       "in native code or exceeded its memory limit. The worker was restarted.",
+       "Look for an exit, a native crash or a large allocation at that kernel.",
+       "def matmul(M, N, K):\n    os._exit(3)   # ends the worker itself"),
+    _c("worker-channel", "error", "worker", "Code the worker ran broke its protocol with Tilescope.",
+       "Building kernel '{name}' broke the compiler worker's protocol ({error}); the worker was restarted",
+       "Leave the worker's private descriptors alone.",
+       "def matmul(M, N, K):\n    os.write(1, b'noise')   # writes into the worker's reply channel"),
+    _c("worker-leftovers", "error", "worker", "Building a kernel left threads or hooks running in the worker.",
+       "Building kernel '{name}' left the compiler worker changed ({error}); the worker and everything in it were "
+       "ended and a fresh worker started",
+       "Do not leave threads or trace hooks running after the kernel is built.",
+       "def matmul(M, N, K):\n    threading.Thread(target=forever, daemon=True).start()\n    ..."),
+    _c("supervisor-lost", "error", "worker", "Code the worker ran stopped or ended the worker's supervisor.",
+       "Building kernel '{name}' stopped or ended the compiler worker's supervisor ({error}); the worker and every "
+       "process it started were ended and the worker restarted",
+       "Do not signal or kill the parent process.",
+       "def matmul(M, N, K):\n    os.kill(os.getppid(), signal.SIGSTOP)"),
+    _c("supervised", "warning", "worker", "Code the worker ran started processes or sent signals, which were stopped.",
+       "While kernel '{kernel}' was built, {note}", "Start no processes and send no signals while building.",
+       "def matmul(M, N, K):\n    subprocess.Popen(['sleep', '100'])   # ended when the build is done",
+       {"file": "While this file was built, {note}"}),
+    _c("stopped", "error", "worker", "The compiler tier was stopped before it analysed the file.",
+       "the compiler tier was stopped", "Nothing to do: trust was revoked or the server is ending.",
+       "(the language server stops the compiler tier when the workspace's trust is revoked)"),
+    _c("tilelang-version", "error", "worker", "The interpreter that analyses has a TileLang release Tilescope does not support.",
+       "{error} (interpreter {python})", "Install a supported release there.",
+       "pip install tilelang==0.1.0   # in the interpreter tilescope analyses with"),
+    _c("tilelang-import", "error", "worker", "Importing TileLang failed in the interpreter that analyses.",
+       "importing TileLang {version} failed: {error} (interpreter {python})", "Repair that interpreter's TileLang.",
+       "(a TileLang whose native library does not load in the interpreter tilescope analyses with)"),
+    _c("worker-start", "error", "editor", "The compiler worker could not be started.",
+       _WORKER_START, "Check the tilescope.python setting (or --python).",
+       "tilescope check --python /no/such/python examples/gemm.py",
+       {"printed": _WORKER_START + "; it printed: {printed}",
+        "refused": "{error} (interpreter {python})",
+        "editor": "The compiler tier could not run ({error}); check the tilescope.python setting"}),
+    _c("not-interpretable", "error", "puzzles", "The kernel uses something the CPU tile interpreter does not run.",
+       "{reason}", "Use the primitives the interpreter supports, or grade on a GPU.",
+       "T.call_extern('int32', '__nanosleep', 100)   # CUDA only: the interpreter cannot run it"),
+    _c("out-of-memory", "error", "puzzles", "The file's code ran out of memory while the grader loaded it.",
+       "The file's code ran out of memory (MemoryError; the loader allows {limit_gib} GiB).",
+       "Allocate less when the file is loaded.",
+       "table = [0] * 10**11   # at the top of the file"),
 )}
 # fmt: on
 
@@ -106,10 +388,70 @@ HAZARD_CODES = frozenset(c.code for c in CODES.values() if c.tier == "hazards")
 failure to build it, so the check's verdict and the editor's merge treat them apart."""
 
 
-def explain(code: str) -> str:
-    """``tilescope explain CODE``: what a code means, where it comes from and what to do."""
+def placeholders(template: str) -> set[str]:
+    """The fields a template names (``{ways}``, ``{wavefronts:g}`` and ``{arg!r}`` name ``ways``,
+    ``wavefronts`` and ``arg``)."""
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def diagnostic(
+    code: CodeName,
+    span: Span,
+    *,
+    form: str | None = None,
+    severity: Severity | None = None,
+    kernel: str | None = None,
+    detail: str | None = None,
+    related: Sequence[Related] = (),
+    witness: str | None = None,
+    fields: Mapping[str, object] | None = None,
+    **named: object,
+) -> Diagnostic:
+    """The diagnostic ``code`` at ``span``, its message the code's template (or ``form``) filled with
+    the ``named`` fields and those a site gathered in ``fields`` (and ``kernel`` where the template
+    names it), its severity the registry's unless a site has a reason for another. A field the
+    template does not name, or a name it lacks, is a bug of the site: it raises rather than print a
+    message with a hole."""
     entry = CODES[code]
-    return f"{entry.code} ({entry.severity}, from {TIERS[entry.tier]})\n  says: {entry.message}\n  fix:  {entry.fix}\n"
+    template = entry.template(form)
+    given = {**(fields or {}), **named}
+    if "kernel" in placeholders(template) and "kernel" not in given:
+        given["kernel"] = kernel
+    if set(given) != placeholders(template):
+        raise TypeError(f"{code} ({form or 'message'}) names {sorted(placeholders(template))}, given {sorted(given)}")
+    return Diagnostic(
+        severity or entry.severity,
+        template.format(**given),
+        span,
+        code,
+        kernel=kernel,
+        detail=detail,
+        related=list(related),
+        witness=witness,
+    )
+
+
+_PLACEHOLDER = re.compile(r"\{(\w+)(?:![rsa])?(?::[^}]*)?\}")
+
+
+def readable(template: str) -> str:
+    """A template as a reader sees it: each placeholder as its name in capitals (``{ways}-way`` is
+    ``WAYS-way``), the rest as written."""
+    return _PLACEHOLDER.sub(lambda m: m.group(1).upper(), template)
+
+
+def explain(code: str) -> str:
+    """``tilescope explain CODE``: what a code means, where it comes from, what it says, a minimal
+    example and what to do."""
+    entry = CODES[code]
+    example = "\n".join(f"        {line}" for line in entry.example.splitlines())
+    return (
+        f"{entry.code} ({entry.severity}, from {TIERS[entry.tier]})\n"
+        f"  {entry.summary}\n"
+        f"  says: {readable(entry.message)}\n"
+        f"  example:\n{example}\n"
+        f"  fix:  {entry.fix}\n"
+    )
 
 
 def schema_list() -> str:
@@ -119,17 +461,26 @@ def schema_list() -> str:
     return "\n".join(rows) + "\n"
 
 
+_MORE = "Run `tilescope check FILE` for the full report; `tilescope explain CODE` gives an example."
+
+
 def sarif_rule(code: str) -> dict[str, object]:
-    """A SARIF ``reportingDescriptor``: short text, the fix as help, the default level."""
+    """A SARIF ``reportingDescriptor``: the plain-words summary, the message as a full description
+    (placeholders in capitals), the fix as help in text and Markdown, the default level."""
     entry = CODES.get(code)
     if entry is None:
         return {"id": code, "name": code}
     level = {"error": "error", "warning": "warning"}.get(entry.severity, "note")
+    example = "\n".join(f"    {line}" for line in entry.example.splitlines())
     return {
         "id": code,
         "name": code,
-        "shortDescription": {"text": entry.message},
-        "help": {"text": entry.fix},
+        "shortDescription": {"text": entry.summary},
+        "fullDescription": {"text": readable(entry.message)},
+        "help": {
+            "text": entry.fix,
+            "markdown": f"{entry.fix}\n\nFor example:\n\n{example}\n\n{_MORE.replace('CODE', code)}",
+        },
         "defaultConfiguration": {"level": level},
         "properties": {"tier": entry.tier},
     }

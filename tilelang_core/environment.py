@@ -11,6 +11,7 @@ import re
 import sys
 import traceback
 
+from tilescope.core.codes import diagnostic
 from tilescope.core.model import Diagnostic, Span
 
 _GPU_MODULES = re.compile(
@@ -47,13 +48,12 @@ def missing_module(err: BaseException, path: str, python: str | None = None) -> 
     line, _ = _user_frame(err, path)
     interpreter = python or sys.executable
     top = err.name.split(".")[0]
-    return Diagnostic(
-        severity="warning",
-        message=f"Cannot analyse this file: it imports '{err.name}', which the analysing interpreter "
-        f"({interpreter}) does not have. Install '{top}' there, or analyse with the interpreter that runs "
-        "this program (tilescope check --python PATH, or the 'python' setting of the language server)",
-        span=Span(line=line or 1),
-        code="missing-module",
+    return diagnostic(
+        "missing-module",
+        Span(line=line or 1),
+        module=err.name,
+        python=interpreter,
+        top=top,
         detail="".join(traceback.format_exception(err))[-4000:],
     )
 
@@ -66,29 +66,21 @@ def gpu_query(err: BaseException, path: str, kernel: str | None, kernel_line: in
         return None
     line, callee = _user_frame(err, path)
     query = next((f.name for f in frames if _GPU_MODULES.search(f.filename)), None)
-    whose = f"Kernel '{kernel}'" if kernel else "The file"
-    if query is not None:
-        what = f"calls '{query}()', which needs a GPU"
-    elif "target detector" in str(err):
-        through = f" through '{callee}()'" if callee and callee != "<module>" else ""
-        what = f"asks TileLang to detect the GPU (target 'auto'){through}"
-    else:
-        what = f"calls '{callee}()', which needs a GPU" if callee and callee != "<module>" else "needs a GPU"
+    who = f"Kernel '{kernel}'" if kernel else "The file"
+    named = callee if callee and callee != "<module>" else None
+    span = Span(line=line or kernel_line)
     detail = "".join(traceback.format_exception(err))[-4000:]
-    return needs_gpu(f"{whose} {what}", line or kernel_line, kernel, detail)
-
-
-def needs_gpu(what: str, line: int, kernel: str | None, detail: str | None = None) -> Diagnostic:
-    """``what`` needs a GPU, which analysis never has: the warning, with the two ways around it."""
-    return Diagnostic(
-        severity="warning",
-        message=f"{what}, and analysis runs without one. Give the values it needs in a '# tilescope: NAME=VALUE' "
-        "directive above the def, or record a real run with 'tilescope record -- python FILE' on a GPU machine",
-        span=Span(line=line),
-        code="needs-gpu",
-        kernel=kernel,
-        detail=detail,
-    )
+    if query is not None:
+        return diagnostic("needs-gpu", span, kernel=kernel, who=who, function=query, detail=detail)
+    if "target detector" in str(err):
+        if named is None:
+            return diagnostic("needs-gpu", span, form="detect", kernel=kernel, who=who, detail=detail)
+        return diagnostic(
+            "needs-gpu", span, form="detect_through", kernel=kernel, who=who, function=named, detail=detail
+        )
+    if named is None:
+        return diagnostic("needs-gpu", span, form="plain", kernel=kernel, who=who, detail=detail)
+    return diagnostic("needs-gpu", span, kernel=kernel, who=who, function=named, detail=detail)
 
 
 def exited(err: SystemExit, printed: str, path: str, kernel: str | None, kernel_line: int) -> Diagnostic:
@@ -99,17 +91,13 @@ def exited(err: SystemExit, printed: str, path: str, kernel: str | None, kernel_
     The worker survives either way: only this file or kernel is not analysed.
     """
     line, _ = _user_frame(err, path)
-    whose = f"Building kernel '{kernel}'" if kernel else "Loading the file"
+    span = Span(line=line or kernel_line)
     said = printed.strip().splitlines()[-1].strip()[:200] if printed.strip() else ""
-    after = f" after printing '{said}'" if said else ""
+    printing = {"said": said} if said else {}
+    form = "exit_printed" if said else "exit"
     if gpu_message(printed):
-        return needs_gpu(
-            f"{whose} called sys.exit({err.code!r}){after}: it looks for a GPU", line or kernel_line, kernel
-        )
-    return Diagnostic(
-        severity="error",
-        message=f"{whose} called sys.exit({err.code!r}){after}, so it could not be analysed",
-        span=Span(line=line or kernel_line),
-        code="load-error" if kernel is None else "build-error",
-        kernel=kernel,
-    )
+        who = f"Building kernel '{kernel}'" if kernel else "Loading the file"
+        return diagnostic("needs-gpu", span, form=form, kernel=kernel, who=who, status=err.code, fields=printing)
+    if kernel is None:
+        return diagnostic("load-error", span, form=form, status=err.code, fields=printing)
+    return diagnostic("build-error", span, form=form, kernel=kernel, status=err.code, fields=printing)

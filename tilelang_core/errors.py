@@ -9,6 +9,7 @@ import re
 import traceback
 from collections.abc import Iterable
 
+from tilescope.core.codes import diagnostic
 from tilescope.core.environment import gpu_query, missing_module
 from tilescope.core.lines import lone_surrogate
 from tilescope.core.model import Access, Buffer, Diagnostic, Span
@@ -44,12 +45,8 @@ def _detail(err: BaseException) -> str:
 def syntax_error(err: SyntaxError) -> Diagnostic:
     line = err.lineno or 1
     column = max((err.offset or 1) - 1, 0)
-    return Diagnostic(
-        severity="error",
-        message=f"Syntax error: {err.msg}",
-        span=Span(line=line, column=column, end_line=err.end_lineno or line, end_column=err.end_offset),
-        code="syntax-error",
-    )
+    span = Span(line=line, column=column, end_line=err.end_lineno or line, end_column=err.end_offset)
+    return diagnostic("syntax-error", span, msg=err.msg)
 
 
 def surrogate_error(text: str) -> Diagnostic | None:
@@ -58,12 +55,8 @@ def surrogate_error(text: str) -> Diagnostic | None:
     if found is None:
         return None
     line, column, name = found
-    return Diagnostic(
-        severity="error",
-        message=f"Syntax error: lone surrogate {name} (not valid in UTF-8 source)",
-        span=Span(line=line, column=column, end_line=line, end_column=column + 3),
-        code="syntax-error",
-    )
+    span = Span(line=line, column=column, end_line=line, end_column=column + 3)
+    return diagnostic("syntax-error", span, form="surrogate", char=name)
 
 
 def environment_problem(err: BaseException, path: str, kernel: str | None, kernel_line: int) -> Diagnostic | None:
@@ -79,18 +72,8 @@ def load_error(err: BaseException, path: str) -> Diagnostic:
     if environment is not None:
         return environment
     line = _user_line(err, path) or 1
-    return Diagnostic(
-        severity="error",
-        message=f"The file raised {type(err).__name__} while loading: {first_message(err)}",
-        span=Span(line=line),
-        code="load-error",
-        detail=_detail(err),
-    )
-
-
-def _kernel_error(message: str, line: int, code: str, kernel: str, err: BaseException) -> Diagnostic:
-    return Diagnostic(
-        severity="error", message=message, span=Span(line=line), code=code, kernel=kernel, detail=_detail(err)
+    return diagnostic(
+        "load-error", Span(line=line), error=type(err).__name__, message=first_message(err), detail=_detail(err)
     )
 
 
@@ -99,13 +82,12 @@ def build_error(err: BaseException, path: str, kernel: str, kernel_line: int) ->
     environment = environment_problem(err, path, kernel, kernel_line)
     if environment is not None:
         return environment
-    line = _user_line(err, path) or kernel_line
-    message = first_message(err)
+    span = Span(line=_user_line(err, path) or kernel_line)
     if isinstance(err, AssertionError) and not str(err).strip():
-        message = "an assertion in TileLang failed"
-    elif isinstance(err, MemoryError):
-        message = "it ran out of memory (the worker's memory limit stopped it)"
-    return _kernel_error(f"Building kernel '{kernel}' failed: {message}", line, "build-error", kernel, err)
+        return diagnostic("build-error", span, form="assertion", kernel=kernel, detail=_detail(err))
+    if isinstance(err, MemoryError):
+        return diagnostic("build-error", span, form="memory", kernel=kernel, detail=_detail(err))
+    return diagnostic("build-error", span, kernel=kernel, error=first_message(err), detail=_detail(err))
 
 
 def lowering_error(
@@ -123,8 +105,13 @@ def lowering_error(
         return _layout_failure(err, message, kernel, kernel_line, buffers, list(accesses))
     named = [b for b in buffers if b.line and re.search(rf"\b{re.escape(b.name)}\b", str(err))]
     line = named[0].line if named and named[0].line else kernel_line
-    where = f" in pass {failed_pass}" if failed_pass else ""
-    return _kernel_error(f"Lowering kernel '{kernel}' failed{where}: {message}", line, "compile-error", kernel, err)
+    if not failed_pass:
+        return diagnostic(
+            "compile-error", Span(line=line), form="no_pass", kernel=kernel, error=message, detail=_detail(err)
+        )
+    return diagnostic(
+        "compile-error", Span(line=line), kernel=kernel, stage=failed_pass, error=message, detail=_detail(err)
+    )
 
 
 def _layout_failure(
@@ -146,11 +133,13 @@ def _layout_failure(
         for a in involved
         if a.line
     )
-    text = (
-        f"Layout inference failed: no single register layout satisfies every operation on "
-        f"{', '.join(names) or 'the fragments'}. Operations that constrain them: {uses or 'none recorded'}. "
-        "A T.Parallel loop must index each fragment the way the operation that produced it laid it out "
-        f"(for example a row reduction's result by row, not by column). Compiler: {message}"
-    )
     line = culprit.line if culprit is not None and culprit.line else kernel_line
-    return _kernel_error(text, line, "layout-inference", kernel, err)
+    return diagnostic(
+        "layout-inference",
+        Span(line=line),
+        kernel=kernel,
+        fragments=", ".join(names) or "the fragments",
+        uses=uses or "none recorded",
+        error=message,
+        detail=_detail(err),
+    )

@@ -19,7 +19,7 @@ def test_syntax_error_in_one_kernel_leaves_the_next_one_whole() -> None:
     static = analyze_source((FIXTURES / "syntax_error_mid.py.txt").read_text())
     assert [k.ref.name for k in static.kernels] == ["broken", "intact"]
     (error,) = static.diagnostics
-    assert (error.code, error.span.line, error.message) == ("syntax-error", 11, "'(' was never closed")
+    assert (error.code, error.span.line, error.message) == ("syntax-error", 11, "Syntax error: '(' was never closed")
     intact = static.kernels[1]
     assert [d.buffer.name for d in intact.buffers] == ["X", "X_local"]
 
@@ -33,7 +33,7 @@ def test_missing_colon_on_pipelined_loop_keeps_its_body() -> None:
     source = GEMM.replace("num_stages=3):", "num_stages=3)")
     static = analyze_source(source)
     (error,) = static.diagnostics
-    assert error.span.line == 20 and error.message == "expected ':'"
+    assert error.span.line == 20 and error.message == "Syntax error: expected ':'"
     (kernel,) = static.kernels
     assert [p.num_stages for p in kernel.pipelines] == [3]
     assert kernel.buffer("A_shared").stages == 3

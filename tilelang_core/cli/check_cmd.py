@@ -22,7 +22,7 @@ from typing import Any
 from tilescope.core.cli.kernel_options import KernelOptions, UsageError, add_kernel_options, readable
 from tilescope.core.cli.sarif import to_sarif
 from tilescope.core.cli.terminal import Status, display_path, painter
-from tilescope.core.codes import HAZARD_CODES
+from tilescope.core.codes import HAZARD_CODES, diagnostic
 from tilescope.core.compat import releases
 from tilescope.core.compiler.batch import analyze_files, python_files
 from tilescope.core.compiler.service import HAZARD_BUDGET_S, NO_KERNELS
@@ -157,7 +157,7 @@ def _static(file: Path, options: KernelOptions) -> FileAnalysis:
     try:
         text = read_source(file)
     except SourceError as err:
-        return FileAnalysis(path, options.target, [], [], [Diagnostic("error", str(err), Span(err.line), "io-error")])
+        return FileAnalysis(path, options.target, [], [], [diagnostic("io-error", Span(err.line), problem=str(err))])
     found = analyze_source(text, path, target=options.target)
     kernels = [k for k in found.kernels if options.kernel is None or k.ref.name == options.kernel]
     diagnostics = [d for d in found.diagnostics if options.kernel is None or d.kernel in (None, options.kernel)]

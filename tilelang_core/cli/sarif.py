@@ -59,15 +59,14 @@ def _result(diagnostic: Diagnostic, path: str, root: Path, rule_index: int) -> d
 
 
 def _rule(code: str, example: Diagnostic) -> dict[str, Any]:
-    """The registry's rule for ``code``, with the descriptions and help SARIF viewers show; a code the
-    registry lacks is described by its first message."""
+    """The registry's rule for ``code``; a code the registry lacks is described by its first message."""
     rule: dict[str, Any] = dict(sarif_rule(code))
-    described = rule.get("shortDescription", {}).get("text") or example.message.split("\n")[0] or code
-    fix = rule.get("help", {}).get("text") or _HELP
-    rule["shortDescription"] = {"text": described}
-    rule["fullDescription"] = {"text": described}
-    rule["help"] = {"text": fix, "markdown": f"{fix}\n\n{_HELP}"}
-    rule.setdefault("defaultConfiguration", {"level": _LEVELS[example.severity]})
+    if "shortDescription" not in rule:
+        described = example.message.split("\n")[0] or code
+        rule["shortDescription"] = {"text": described}
+        rule["fullDescription"] = {"text": described}
+        rule["help"] = {"text": _HELP, "markdown": _HELP}
+        rule["defaultConfiguration"] = {"level": _LEVELS[example.severity]}
     return rule
 
 

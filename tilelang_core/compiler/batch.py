@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from tilescope.core.codes import diagnostic
 from tilescope.core.compiler.service import Analyzer
-from tilescope.core.model import Diagnostic, FileAnalysis, Span
+from tilescope.core.model import FileAnalysis, Span
 
 _SKIP_DIRS = {"__pycache__", "node_modules", "build", "dist", "site-packages"}
 
@@ -96,6 +97,5 @@ def analyze_files(
 
 
 def _failed(file: Path, options: dict[str, Any], err: Exception) -> FileAnalysis:
-    message = f"Tilescope failed on this file: {type(err).__name__}: {err}"
-    diagnostic = Diagnostic("error", message, Span(1), "internal-error")
-    return FileAnalysis(str(file), options.get("target") or "sm_90", [], [], [diagnostic])
+    failure = diagnostic("internal-error", Span(1), form="file", error=f"{type(err).__name__}: {err}")
+    return FileAnalysis(str(file), options.get("target") or "sm_90", [], [], [failure])

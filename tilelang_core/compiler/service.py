@@ -14,13 +14,13 @@ import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from tilescope.core.codes import diagnostic
 from tilescope.core.compiler.discovery import Instantiation, discover, instantiations, syntax_diagnostic
 from tilescope.core.compiler.worker_link import WorkerError, WorkerLink
-from tilescope.core.environment import gpu_message, needs_gpu
+from tilescope.core.environment import gpu_message
 from tilescope.core.lines import SourceError, read_source
 from tilescope.core.model import (
     Diagnostic,
@@ -43,12 +43,7 @@ from tilescope.core.targets import target_error
 HAZARD_BUDGET_S = 2.0
 """Seconds of CPU interpretation per kernel that ``analyze`` spends looking for hazards by default."""
 
-NO_KERNELS = Diagnostic(
-    severity="warning",
-    message="No TileLang kernels found: expected a @T.prim_func, a factory returning one, or a @tilelang.jit function",
-    span=Span(line=1),
-    code="no-kernels",
-)
+NO_KERNELS = diagnostic("no-kernels", Span(line=1))
 
 DEFAULT_TIMEOUT_S = 120.0
 """Seconds one kernel (or one run) may compute, the same for every command and the MCP server."""
@@ -191,13 +186,13 @@ class Analyzer:
             try:
                 source = read_source(path)
             except SourceError as err:
-                return _file_only(path, target, [], Diagnostic("error", str(err), Span(err.line), "io-error"))
+                return _file_only(path, target, [], diagnostic("io-error", Span(err.line), problem=str(err)))
         syntax = syntax_diagnostic(source, path)
         if syntax is not None:
             return _file_only(path, target, [], syntax)
         problem = target_error(target)
         if problem:
-            return _file_only(path, target, discover(source, path), Diagnostic("error", problem, Span(1), "bad-target"))
+            return _file_only(path, target, discover(source, path), diagnostic("bad-target", Span(1), problem=problem))
         found = self._instantiations(source, path, target)  # computed once, here: the worker builds what it is sent
         discovered = [i.kernel for i in found]
         if not discovered:
@@ -205,7 +200,7 @@ class Analyzer:
         if kernel is not None:
             found = [i for i in found if i.kernel.name == kernel]
             if not found:
-                missing = Diagnostic("error", f"No kernel named '{kernel}' in this file", Span(line=1), "no-kernel")
+                missing = diagnostic("no-kernel", Span(line=1), name=kernel)
                 return _file_only(path, target, discovered, missing)
         kernels: list[KernelModel] = []
         file_diagnostics: list[Diagnostic] = []
@@ -285,15 +280,17 @@ class Analyzer:
             return _failed(payload, ref, discovered, _worker_diagnostic(err, ref, timeout))
         except RuntimeError as err:
             line = ref.span.line if ref else 1
-            failure = Diagnostic("error", str(err), Span(line), "internal-error", kernel=ref.name if ref else None)
+            failure = diagnostic(
+                "internal-error", Span(line), form="worker", kernel=ref.name if ref else None, error=str(err)
+            )
             return _failed(payload, ref, discovered, failure)
         result = from_json(FileAnalysis, data)
         line, column = (ref.span.line, ref.span.column) if ref else (1, 0)
         for note in notes:
             where = Span(line, column)
             kernel = ref.name if ref else None
-            message = f"While kernel '{kernel}' was built, {note}" if kernel else f"While this file was built, {note}"
-            result.diagnostics.append(Diagnostic("warning", message, where, "supervised", kernel=kernel))
+            form = None if kernel else "file"
+            result.diagnostics.append(diagnostic("supervised", where, form=form, kernel=kernel, note=note))
         if len(result.kernels) == 1 and not result.diagnostics:
             self._cache[key] = result.kernels[0]
             while len(self._cache) > self._cache_size:
@@ -393,8 +390,8 @@ def _file(path: str, source: str | None) -> tuple[str, str]:
     return path, read_source(path) if source is None else source
 
 
-def _file_only(path: str, target: str, discovered: list[KernelRef], diagnostic: Diagnostic) -> FileAnalysis:
-    return FileAnalysis(path=path, target=target, kernels=[], discovered=discovered, diagnostics=[diagnostic])
+def _file_only(path: str, target: str, discovered: list[KernelRef], failure: Diagnostic) -> FileAnalysis:
+    return FileAnalysis(path=path, target=target, kernels=[], discovered=discovered, diagnostics=[failure])
 
 
 def _failed(
@@ -410,32 +407,12 @@ def _failed(
 
 def _worker_diagnostic(err: WorkerError, ref: KernelRef | None, timeout: float) -> Diagnostic:
     name = ref.name if ref else "the file"
-    span = ref.span if ref else Span(1)
+    kernel = ref.name if ref else None
+    span = Span(ref.span.line, ref.span.column) if ref else Span(1, 0)
     if err.code == "worker-crash" and gpu_message(str(err)):
-        what = f"Building kernel '{name}' ended the compiler worker because it asked for a GPU ({err})"
-        return replace(needs_gpu(what, span.line, ref.name if ref else None), span=Span(span.line, span.column))
-    if err.code not in ("timeout", "worker-crash", "worker-channel", "supervisor-lost", "worker-leftovers"):
-        return Diagnostic("error", str(err), Span(span.line, span.column), err.code, kernel=ref.name if ref else None)
+        return diagnostic("needs-gpu", span, form="worker", kernel=kernel, name=name, error=str(err))
     if err.code == "timeout":
-        message = (
-            f"Analysing kernel '{name}' did not finish within {timeout:g} s: building it may loop forever "
-            "(the analysis was stopped and the worker restarted)"
-        )
-    elif err.code == "worker-channel":
-        message = f"Building kernel '{name}' broke the compiler worker's protocol ({err}); the worker was restarted"
-    elif err.code == "worker-leftovers":
-        message = (
-            f"Building kernel '{name}' left the compiler worker changed ({err}); the worker and everything in it "
-            "were ended and a fresh worker started"
-        )
-    elif err.code == "supervisor-lost":
-        message = (
-            f"Building kernel '{name}' stopped or ended the compiler worker's supervisor ({err}); the worker and "
-            "every process it started were ended and the worker restarted"
-        )
-    else:
-        message = (
-            f"The compiler worker died while building kernel '{name}' ({err}); it may have exited the process, "
-            "crashed in native code or exceeded its memory limit. The worker was restarted."
-        )
-    return Diagnostic("error", message, Span(span.line, span.column), err.code, kernel=ref.name if ref else None)
+        return diagnostic("timeout", span, kernel=kernel, name=name, seconds=timeout)
+    if err.code in ("worker-crash", "worker-channel", "supervisor-lost", "worker-leftovers"):
+        return diagnostic(err.code, span, kernel=kernel, name=name, error=str(err))
+    return diagnostic(err.code, span, form=err.form, kernel=kernel, fields=err.fields)

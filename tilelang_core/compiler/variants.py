@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from tilescope.core.codes import diagnostic
 from tilescope.core.compiler.cluster import Request
 from tilescope.core.compiler.discovery import instantiations
 from tilescope.core.compiler.service import Analyzer
@@ -225,7 +226,8 @@ def _variant(job: Job, result: FileAnalysis, space: list[dict[str, Any]] | None)
 
 
 def _nothing(result: FileAnalysis) -> Diagnostic:
-    return next(iter(result.diagnostics), Diagnostic("error", "nothing was analysed", Span(1), "no-kernels"))
+    # An error, not the code's usual warning: a variant with nothing analysed failed.
+    return next(iter(result.diagnostics), diagnostic("no-kernels", Span(1), form="nothing", severity="error"))
 
 
 def label(variant: Variant) -> str:

@@ -24,6 +24,7 @@ import subprocess
 import time
 from typing import Any
 
+from tilescope.core.codes import CodeName
 from tilescope.core.sandbox.frames import CHANNEL_DAMAGED_EXIT, FrameReader, digest
 from tilescope.core.sandbox.landlock import Sandbox
 from tilescope.core.sandbox.spawn import NO_GPU, worker_command, worker_env
@@ -41,11 +42,14 @@ _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 class WorkerError(Exception):
-    """The worker died or stopped answering; ``code`` names which for the diagnostic."""
+    """The worker died or stopped answering; ``code`` names which for the diagnostic, ``form`` and
+    ``fields`` fill its message where the code's message is not the usual one about a kernel's build."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: CodeName, message: str, form: str | None = None, **fields: object) -> None:
         super().__init__(message)
-        self.code = code
+        self.code: CodeName = code
+        self.form = form
+        self.fields = fields
 
 
 class WorkerLink:
@@ -84,13 +88,16 @@ class WorkerLink:
             ready = self.read(None, START_TIMEOUT_S)
         except WorkerError as err:
             tail = self.last_words(wait_s=2)
-            printed = f"; it printed: {' / '.join(tail)}" if tail else ""
+            printed = {"printed": " / ".join(tail)} if tail else {}
             raise WorkerError(
-                "worker-start", f"The compiler worker could not start in {self.python} ({err}){printed}"
+                "worker-start", str(err), form="printed" if tail else None, python=self.python, error=err, **printed
             ) from None
         if not ready.get("ready"):
             self.kill()
-            raise WorkerError(ready.get("code", "worker-start"), f"{ready.get('error')} (interpreter {self.python})")
+            said = {k: v for k, v in ready.items() if k not in ("ready", "code")}
+            code = ready.get("code", "worker-start")
+            form = "refused" if code == "worker-start" else None
+            raise WorkerError(code, str(ready.get("error")), form=form, python=self.python, **said)
         self._frames.take_noise()
         self._threads = self._thread_count() or 0
 

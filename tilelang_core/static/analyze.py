@@ -16,6 +16,7 @@ from itertools import chain
 from operator import attrgetter
 from typing import Any
 
+from tilescope.core.codes import diagnostic
 from tilescope.core.errors import surrogate_error
 from tilescope.core.lines import without_surrogates
 from tilescope.core.model import Diagnostic, KernelRef, Span
@@ -175,11 +176,7 @@ def _not_evaluated(spent: list[Budget]) -> Diagnostic:
     line = min((b.line for b in spent if b.line is not None), default=1)
     first = spent[0]
     limit = f"{first.seconds:g} s" if first.by_time else f"{first.steps:,} steps"
-    message = (
-        f"not evaluated: computing the values here takes more than the static tier's budget ({limit}); "
-        "values that depend on it stay unknown"
-    )
-    return Diagnostic("information", message, Span(line, 0, line, None), "not-evaluated")
+    return diagnostic("not-evaluated", Span(line, 0, line, None), limit=limit)
 
 
 Read = tuple[StaticKernel, list[Diagnostic], list[QuickFix]]
@@ -343,18 +340,13 @@ def _missing_values(
     if not missing:
         return None
     name = kernel.ref.name
-    message = (
-        f"no value for {', '.join(missing)}: Tilescope looked for a '# tilescope:' directive above the def, "
-        f"the calls of {name} the file makes when run (from its __main__ block through its own functions, with "
-        "argparse defaults), its other calls in this file, and parameter defaults; shapes using them stay symbolic"
-    )
     anchor = kernel.name_span or kernel.span
-    diagnostic = Diagnostic("information", message, anchor, "missing-values", kernel=name)
+    note = diagnostic("missing-values", anchor, kernel=name, names=", ".join(missing))
     first = delta + min([outer.lineno, *(d.lineno for d in outer.decorator_list)])
     indent = " " * outer.col_offset
     values = " ".join(f"{b.name}={_directive_text(b.value)}" for b in kernel.bindings)
     edit = TextEdit(Span(first, 0, first, 0), f"{indent}# tilescope: {values}\n")
-    return QuickFix(diagnostic, f"Add a '# tilescope:' directive for {name}", [edit])
+    return QuickFix(note, f"Add a '# tilescope:' directive for {name}", [edit])
 
 
 def _directive_text(value: object) -> str:

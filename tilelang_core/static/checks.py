@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeGuard
 
+from tilescope.core.codes import diagnostic
 from tilescope.core.display import kib, shape_text
-from tilescope.core.model import Access, Diagnostic, Severity, Span
+from tilescope.core.model import Access, Diagnostic, Span
 from tilescope.core.static.records import BufferDecl, QuickFix, SharedFloor, TextEdit
 from tilescope.core.static.symbolic import Value, dtype_name, is_known_int
 from tilescope.core.static.syntax import keyword, span_of
@@ -37,10 +38,6 @@ _ACCUMULATORS = {
 _MIXABLE = (("int8", "uint8"), ("int4", "uint4"))
 """Input dtypes the MMA instructions mix (and float8 formats with each other)."""
 Findings = tuple[list[Diagnostic], list[QuickFix]]
-
-
-def _error(message: str, node: ast.AST, code: str, kernel: str, severity: Severity = "error") -> Diagnostic:
-    return Diagnostic(severity, message, span_of(node), code, kernel=kernel)
 
 
 def _known(shape: Sequence[Value] | None) -> TypeGuard[Sequence[Value]]:
@@ -77,11 +74,17 @@ def _check_copy(call: ast.Call, src: Operand | None, dst: Operand | None, kernel
     squeeze_dst = [d for d in dst.shape if d != 1]
     if squeeze_src == squeeze_dst:
         return []
-    message = (
-        f"T.copy shapes differ: {src.buffer.buffer.name} is {shape_text(src.shape)} "
-        f"but {dst.buffer.buffer.name} is {shape_text(dst.shape)}"
-    )
-    return [_error(message, call, "copy-shape", kernel)]
+    return [
+        diagnostic(
+            "copy-shape",
+            span_of(call),
+            kernel=kernel,
+            src=src.buffer.buffer.name,
+            src_shape=shape_text(src.shape),
+            dst=dst.buffer.buffer.name,
+            dst_shape=shape_text(dst.shape),
+        )
+    ]
 
 
 def _check_gemm(call: ast.Call, a: Operand | None, b: Operand | None, c: Operand | None, kernel: str) -> Findings:
@@ -97,19 +100,31 @@ def _check_gemm(call: ast.Call, a: Operand | None, b: Operand | None, c: Operand
         m, k_a = (a1, a0) if trans_a else (a0, a1)
         k_b, n = (b1, b0) if trans_b else (b0, b1)
         if k_a != k_b:
-            message = f"T.gemm K mismatch: {names[0]} gives K = {k_a}, {names[1]} gives K = {k_b}"
             flipped_k = b0 if trans_b else b1
             setting = "False" if trans_b else "True"
+            k = {"a": names[0], "k_a": k_a, "b": names[1], "k_b": k_b}
             if flipped_k == k_a:
-                message += f"; {names[1]} is {b0}×{b1}, so pass transpose_B={setting} or allocate it as {b1}×{b0}"
-            found.append(_error(message, call, "gemm-shape", kernel))
+                found.append(
+                    diagnostic(
+                        "gemm-shape",
+                        span_of(call),
+                        form="k_transposed",
+                        kernel=kernel,
+                        b0=b0,
+                        b1=b1,
+                        setting=setting,
+                        fields=k,
+                    )
+                )
+            else:
+                found.append(diagnostic("gemm-shape", span_of(call), kernel=kernel, fields=k))
             if flipped_k == k_a:
                 fixes.append(
                     QuickFix(found[-1], f"Pass transpose_B={setting}", [_set_keyword(call, "transpose_B", setting)])
                 )
         elif (m, n) != (c0, c1):
-            message = f"T.gemm output shape: {names[0]}·{names[1]} is {m}×{n} but {names[2]} is {c0}×{c1}"
-            found.append(_error(message, call, "gemm-shape", kernel))
+            output = {"a": names[0], "b": names[1], "m": m, "n": n, "c": names[2], "c0": c0, "c1": c1}
+            found.append(diagnostic("gemm-shape", span_of(call), form="output", kernel=kernel, fields=output))
     found.extend(_check_gemm_dtypes(call, a, b, c, kernel))
     return found, fixes
 
@@ -135,14 +150,14 @@ def _check_gemm_dtypes(call: ast.Call, a: Operand, b: Operand, c: Operand, kerne
         {da, db} <= set(pair) for pair in _MIXABLE
     )
     if db is not None and da != db and not mixable:
-        message = f"T.gemm operands differ in dtype: {names[0]} is {da}, {names[1]} is {db}"
-        found.append(_error(message, call, "gemm-dtype", kernel))
+        found.append(diagnostic("gemm-dtype", span_of(call), kernel=kernel, a=names[0], da=da, b=names[1], db=db))
     # float8 inputs accumulate in float32 or float16 (mma.sync on sm_89, WGMMA, tcgen05): TileLang builds both.
     allowed = {"float32", "float16"} if da.startswith("float8") else _ACCUMULATORS.get(da)
     if allowed is not None and dc is not None and dc not in allowed:
         wanted = " or ".join(sorted(allowed))
-        message = f"T.gemm accumulator {names[2]} is {dc}; {da} inputs accumulate in {wanted}"
-        found.append(_error(message, call, "gemm-accum-dtype", kernel))
+        found.append(
+            diagnostic("gemm-accum-dtype", span_of(call), kernel=kernel, c=names[2], dc=dc, da=da, wanted=wanted)
+        )
     return found
 
 
@@ -159,11 +174,20 @@ def _check_reduce(name: str, call: ast.Call, src: Operand | None, dst: Operand |
     expected = [kept, [*src.shape[:dim], 1, *src.shape[dim + 1 :]]]
     found: list[Diagnostic] = []
     if list(dst.shape) not in expected and not (not kept and list(dst.shape) == [1]):
-        message = (
-            f"T.{name} along dim {dim} of {src.buffer.buffer.name} ({shape_text(src.shape)}) "
-            f"gives {shape_text(kept)}, but {dst.buffer.buffer.name} is {shape_text(dst.shape)}"
+        found.append(
+            diagnostic(
+                "reduce-shape",
+                span_of(call),
+                kernel=kernel,
+                name=name,
+                dim=dim,
+                src=src.buffer.buffer.name,
+                shape=shape_text(src.shape),
+                kept=shape_text(kept),
+                dst=dst.buffer.buffer.name,
+                b=shape_text(dst.shape),
+            )
         )
-        found.append(_error(message, call, "reduce-shape", kernel))
     return found
 
 
@@ -213,18 +237,22 @@ def check_kernel(kernel: StaticKernel) -> list[Diagnostic]:
     anchor = kernel.launch.span if kernel.launch else kernel.ref.span
     if budget is not None and floor is not None and floor.bytes > budget:
         listed = ", ".join(f"{n} {kib(size)}" + (f" × {c} stages" if c > 1 else "") for n, size, c in floor.parts)
-        message = (
-            f"shared memory of at least {kib(floor.bytes)} per block (live together from line {floor.line}: "
-            f"{listed}) exceeds the {kernel.target} limit of {kib(budget)}"
-        )
-    elif budget is not None and planned is not None and planned > budget:
-        message = (
-            f"shared memory of {kib(planned)} per block (as TileLang lays out its buffers, pipeline copies "
-            f"included) exceeds the {kernel.target} limit of {kib(budget)}"
-        )
-    else:
-        return []
-    return [Diagnostic("warning", message, anchor, "shared-memory", kernel=kernel.ref.name)]
+        return [
+            diagnostic(
+                "shared-memory",
+                anchor,
+                kernel=kernel.ref.name,
+                size=kib(floor.bytes),
+                line=floor.line,
+                parts=listed,
+                target=kernel.target,
+                budget=kib(budget),
+            )
+        ]
+    if budget is not None and planned is not None and planned > budget:
+        limits = {"size": kib(planned), "target": kernel.target, "budget": kib(budget)}
+        return [diagnostic("shared-memory", anchor, form="planned", kernel=kernel.ref.name, fields=limits)]
+    return []
 
 
 def _copies(name: str, loop: Loop, global_names: set[str]) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 
+from tilescope.core.codes import diagnostic
 from tilescope.core.model import Diagnostic, Span
 from tilescope.core.static import catalog
 from tilescope.core.static.records import PrimitiveUse
@@ -47,14 +48,28 @@ def _check_primitives(
         primitive = table.lookup(node.attr)
         if primitive is None:
             guess = table.closest(node.attr)
-            hint = f"; did you mean T.{guess}?" if guess else ""
-            message = f"T.{node.attr} is not in the catalog of tilelang.language {table.version}{hint}"
-            found.append(Diagnostic("information", message, span, "unknown-primitive"))
+            if guess:
+                found.append(
+                    diagnostic(
+                        "unknown-primitive", span, form="guess", name=node.attr, version=table.version, guess=guess
+                    )
+                )
+            else:
+                found.append(diagnostic("unknown-primitive", span, name=node.attr, version=table.version))
         elif call is not None and primitive.kind == "function" and primitive.params is not None:
-            message = _argument_problem(primitive, call)
-            if message:
-                message += f" (TileLang {table.version})"
-                found.append(Diagnostic("information", message, span_of(call), "wrong-arguments"))
+            problem = _argument_problem(primitive, call)
+            if problem is not None:
+                form, fields = problem
+                found.append(
+                    diagnostic(
+                        "wrong-arguments",
+                        span_of(call),
+                        form=form,
+                        name=primitive.name,
+                        version=table.version,
+                        fields=fields,
+                    )
+                )
     uses.sort(key=lambda u: (u.span.line, u.span.column))
     return uses, found
 
@@ -72,7 +87,8 @@ def _as_called(primitive: catalog.Primitive, call: ast.Call) -> tuple[list[ast.e
     return args, keywords
 
 
-def _argument_problem(primitive: catalog.Primitive, call: ast.Call) -> str | None:
+def _argument_problem(primitive: catalog.Primitive, call: ast.Call) -> tuple[str | None, dict[str, object]] | None:
+    """What is wrong with the call's arguments: the form of ``wrong-arguments`` that says it, and its fields."""
     params = primitive.params or ()
     args, keywords = _as_called(primitive, call)
     kinds = {p.kind for p in params}
@@ -80,19 +96,20 @@ def _argument_problem(primitive: catalog.Primitive, call: ast.Call) -> str | Non
     by_keyword = {p.name for p in params if p.kind in ("positional_or_keyword", "keyword_only")}
     starred = any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in keywords)
     if "var_positional" not in kinds and not starred and len(args) > len(positional):
-        return f"T.{primitive.name} takes {len(positional)} positional arguments but {len(args)} were given"
+        return "positional", {"expected": len(positional), "given": len(args)}
     if "var_keyword" not in kinds:
         for keyword in keywords:
             if keyword.arg is not None and keyword.arg not in by_keyword:
                 close = [n for n in by_keyword if n.lower() == keyword.arg.lower()]
-                hint = f"; did you mean {close[0]}?" if close else ""
-                return f"T.{primitive.name} has no argument {keyword.arg!r}{hint}"
+                if close:
+                    return "unknown_close", {"arg": keyword.arg, "close": close[0]}
+                return None, {"arg": keyword.arg}
     if starred:
         return None
     by_position = {p.name for p in positional[: len(args)]}
     for keyword in keywords:
         if keyword.arg in by_position:
-            return f"T.{primitive.name} got multiple values for argument {keyword.arg!r}"
+            return "twice", {"arg": keyword.arg}
     given = by_position | {k.arg for k in keywords if k.arg}
     missing = [
         p.name
@@ -102,5 +119,5 @@ def _argument_problem(primitive: catalog.Primitive, call: ast.Call) -> str | Non
         and p.name not in given
     ]
     if missing:
-        return f"T.{primitive.name} is missing {', '.join(missing)}"
+        return "missing", {"names": ", ".join(missing)}
     return None

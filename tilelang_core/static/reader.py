@@ -7,6 +7,7 @@ import ast
 from collections.abc import Iterable
 from dataclasses import replace
 
+from tilescope.core.codes import diagnostic
 from tilescope.core.dtypes import dtype_bits
 from tilescope.core.model import Access, Buffer, Diagnostic, Dim, KernelRef, Span
 from tilescope.core.static import checks
@@ -347,16 +348,12 @@ class KernelReader:
                 if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
                 else "T"
             )
-            message = (
-                f"{name} is accumulated by T.gemm before anything writes it: the first sum adds to "
-                f"uninitialised registers; call {alias}.clear({name}) before the loop"
-            )
-            diagnostic = Diagnostic("warning", message, span_of(call), "gemm-uninitialised", kernel=self.ref.name)
-            self.diagnostics.append(diagnostic)
+            warning = diagnostic("gemm-uninitialised", span_of(call), kernel=self.ref.name, name=name, alias=alias)
+            self.diagnostics.append(warning)
             line = anchor.lineno
             indent = " " * anchor.col_offset
             edit = TextEdit(Span(line, 0, line, 0), f"{indent}{alias}.clear({name})\n")
-            self.fixes.append(QuickFix(diagnostic, f"Insert {alias}.clear({name}) before line {line}", [edit]))
+            self.fixes.append(QuickFix(warning, f"Insert {alias}.clear({name}) before line {line}", [edit]))
 
     def _occurrences(self, func: ast.FunctionDef, nodes: list[ast.AST]) -> list[Occurrence]:
         definitions = {(d.name_span.line, d.name_span.column) for d in self.buffers.values()}

@@ -23,6 +23,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from tilescope.core.codes import diagnostic
 from tilescope.core.model import Diagnostic, Span
 from tilescope.core.static.shift import shifted
 from tilescope.core.static.split import Lexed, block_spans, forget_lexed, lex, source_lines
@@ -183,9 +184,7 @@ def _parse(text: str, base: int) -> ParsedBlock:
         if "\x00" in line:  # Python refuses the whole text; say where, and read the rest without it
             column = len(line[: line.index("\x00")].encode("utf-8", "surrogatepass"))
             span = Span(base + 1 + index, column, base + 1 + index, column + 1)
-            first_error = first_error or Diagnostic(
-                "error", "source code cannot contain null bytes", span, "syntax-error"
-            )
+            first_error = first_error or diagnostic("syntax-error", span, msg="source code cannot contain null bytes")
             work[index] = line.replace("\x00", " ")
             repaired.add(base + 1 + index)
     for _ in range(_MAX_REPAIRS):
@@ -203,12 +202,8 @@ def _parse(text: str, base: int) -> ParsedBlock:
             repaired.add(base + 1 + index)
             continue
         except (ValueError, MemoryError, RecursionError) as err:
-            note = Diagnostic(
-                "information",
-                f"not analysed: Python cannot parse this block ({type(err).__name__})",
-                Span(base + 1, 0, base + 1, len(block_lines[0].rstrip("\r\n")) if block_lines else 0),
-                "not-analysed",
-            )
+            first = Span(base + 1, 0, base + 1, len(block_lines[0].rstrip("\r\n")) if block_lines else 0)
+            note = diagnostic("not-analysed", first, error=type(err).__name__)
             return ParsedBlock(base, end, [], first_error or note, frozenset(range(base + 1, base + end + 1)))
         if base:
             ast.increment_lineno(tree, base)  # parsed alone (padding with ``base`` lines costs a file per block)
@@ -272,12 +267,7 @@ def _diagnostic(err: SyntaxError, base: int, block_lines: list[str]) -> Diagnost
     end_line = err.end_lineno if err.end_lineno and err.end_lineno == line else line
     end_column = (err.end_offset - 1) if err.end_offset and end_line == line else len(text)
     end_column = min(max(end_column, column), len(text))
-    return Diagnostic(
-        severity="error",
-        message=err.msg or "invalid syntax",
-        span=Span(line, column, end_line, end_column),
-        code="syntax-error",
-    )
+    return diagnostic("syntax-error", Span(line, column, end_line, end_column), msg=err.msg or "invalid syntax")
 
 
 @dataclass(frozen=True)

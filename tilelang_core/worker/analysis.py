@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tilescope.core import environment, errors
+from tilescope.core.codes import diagnostic
 from tilescope.core.compat import spans
 from tilescope.core.compiler.discovery import Instantiation
 from tilescope.core.model import (
@@ -141,13 +142,8 @@ def _shared_overflow(shared: int, target: str, buffers: list[Buffer], kernel: st
     if budget is None or shared <= budget:
         return None
     first = next((b.line for b in buffers if b.scope.startswith("shared") and b.line), line)
-    return Diagnostic(
-        severity="error",
-        message=f"Kernel '{kernel}' needs {shared} bytes of shared memory per block, over the {budget} bytes "
-        f"{target} allows (pipeline stages multiply every shared tile)",
-        span=Span(line=first),
-        code="shared-memory-overflow",
-        kernel=kernel,
+    return diagnostic(
+        "shared-memory-overflow", Span(line=first), kernel=kernel, bytes=shared, budget=budget, target=target
     )
 
 
@@ -170,14 +166,7 @@ def _bound_args(obj: Any, inst: Instantiation) -> dict[str, Any]:
 
 def _not_a_kernel(name: str, built: Any, span: Span) -> Diagnostic:
     what = "nothing" if built is None else f"a {type(built).__name__}"
-    return Diagnostic(
-        severity="information",
-        message=f"'{name}' returned {what}, not a T.prim_func, so it is not analysed as a kernel "
-        "(a factory of factories, or a helper): analyse the kernel it makes instead",
-        span=span,
-        code="not-a-kernel",
-        kernel=name,
-    )
+    return diagnostic("not-a-kernel", span, kernel=name, name=name, what=what)
 
 
 def _build_for_profile(
@@ -196,24 +185,15 @@ def _build_for_profile(
 
 def _profile_note(name: str, profile: device_profile.Profile, span: Span) -> Diagnostic:
     asked = ", ".join(profile.asked) or "the device"
-    return Diagnostic(
-        severity="information",
-        message=f"Kernel '{name}' asked for the GPU while it was built ({asked}); analysis runs without one, so "
-        f"the answers came from {profile.describe()}. A record of a run on the GPU ('tilescope record') "
-        "gives the answers of the device it ran on",
-        span=span,
-        code="device-profile",
-        kernel=name,
-    )
+    return diagnostic("device-profile", span, kernel=name, queries=asked, profile=profile.describe())
 
 
 def _internal(inst: Instantiation, err: Exception) -> Diagnostic:
-    return Diagnostic(
-        severity="error",
-        message=f"Tilescope failed while analysing kernel '{inst.kernel.name}': {type(err).__name__}: {err}",
-        span=inst.kernel.span,
-        code="internal-error",
+    return diagnostic(
+        "internal-error",
+        inst.kernel.span,
         kernel=inst.kernel.name,
+        error=f"{type(err).__name__}: {err}",
         detail=traceback.format_exc()[-4000:],
     )
 
@@ -223,25 +203,12 @@ def _unrecorded(inst: Instantiation) -> Diagnostic:
     another kernel, so it is not built."""
     reasons = "; ".join(f"'{k}' was {why}" for k, why in inst.unrecorded.items())
     names = " ".join(f"{k}=..." for k in inst.unrecorded)
-    return Diagnostic(
-        severity="warning",
-        message=f"Kernel '{inst.kernel.name}' cannot be rebuilt as recorded: {reasons}. "
-        f"Give the value in a '# tilescope: {names}' directive above the def",
-        span=inst.kernel.span,
-        code="record-incomplete",
-        kernel=inst.kernel.name,
-    )
+    return diagnostic("record-incomplete", inst.kernel.span, kernel=inst.kernel.name, reasons=reasons, names=names)
 
 
 def _stale_record(inst: Instantiation, err: Exception) -> Diagnostic:
-    return Diagnostic(
-        severity="warning",
-        message=f"Kernel '{inst.kernel.name}' cannot be rebuilt as recorded: {type(err).__name__}: {err}. "
-        "Record the program again (tilescope record -- ...)",
-        span=inst.kernel.span,
-        code="record-incomplete",
-        kernel=inst.kernel.name,
-    )
+    error = f"{type(err).__name__}: {err}"
+    return diagnostic("record-incomplete", inst.kernel.span, form="stale", kernel=inst.kernel.name, error=error)
 
 
 def _json_value(value: Any) -> Any:
@@ -260,18 +227,12 @@ def _analyze_kernel(
     name, line = inst.kernel.name, inst.kernel.span.line
     target = inst.target or requested
     if inst.missing:
-        missing = ", ".join(inst.missing)
-        diagnostic = Diagnostic(
-            severity="warning",
-            message=f"Kernel '{name}' needs values for {missing}: add '# tilescope: "
-            + " ".join(f"{m}=..." for m in inst.missing)
-            + "' above the def, or call it in this file"
-            + (f" ({inst.dry_run})" if inst.dry_run else ""),
-            span=inst.kernel.span,
-            code="missing-args",
-            kernel=name,
-        )
-        return KernelRun(_empty(name, dict(inst.args), target, [diagnostic]), None)
+        values = {"names": ", ".join(inst.missing), "directive": " ".join(f"{m}=..." for m in inst.missing)}
+        if inst.dry_run:
+            values["dry_run"] = inst.dry_run
+        form = "dry_run" if inst.dry_run else None
+        warning = diagnostic("missing-args", inst.kernel.span, form=form, kernel=name, fields=values)
+        return KernelRun(_empty(name, dict(inst.args), target, [warning]), None)
     if inst.unrecorded:
         return KernelRun(_empty(name, dict(inst.args), target, [_unrecorded(inst)]), None)
     try:

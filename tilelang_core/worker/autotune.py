@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
+from tilescope.core.codes import diagnostic
 from tilescope.core.compiler.discovery import Instantiation
 from tilescope.core.fit import fit, summary
 from tilescope.core.model import Autotune, Diagnostic, KernelModel, Span, TuneConfig
@@ -128,13 +129,7 @@ def analyze_kernel(
         return _over_space(plain, inst, args, choice, lambda: [dict(c) for c in configs], analyze)
     if choice is None:
         return run
-    note = Diagnostic(
-        "warning",
-        f"config={choice} given, but kernel '{name}' is not autotuned",
-        inst.kernel.span,
-        "autotune-config",
-        kernel=name,
-    )
+    note = diagnostic("autotune-config", inst.kernel.span, kernel=name, choice=choice)
     return _with(run, diagnostics=[note])
 
 
@@ -163,14 +158,8 @@ def _over_space(
         space = read_space()
     except Exception as err:
         run = analyze(plain, replace(inst, args=args))
-        note = Diagnostic(
-            "warning",
-            f"Could not read the autotune configs of '{name}' ({type(err).__name__}: {err}); "
-            "analysed it with its own arguments",
-            Span(line),
-            "autotune-config",
-            kernel=name,
-        )
+        error = f"{type(err).__name__}: {err}"
+        note = diagnostic("autotune-config", Span(line), form="unreadable", kernel=name, error=error)
         return _with(run, diagnostics=[note])
     if not space:
         return analyze(plain, replace(inst, args=args))
@@ -195,13 +184,17 @@ def _over_space(
         chosen, chosen_by, run = None, "call", analyze(plain, replace(inst, args=args))
     else:
         if choice is not None and choice != "all":
+            # An error, not the code's usual warning: the config asked for does not exist, so what is
+            # analysed instead (the first that fits) is not what the user named.
             notes.append(
-                Diagnostic(
-                    "error",
-                    f"config={choice!r} does not name a config of '{name}': use 0..{len(space) - 1} or all",
-                    Span(line),
+                diagnostic(
                     "autotune-config",
+                    Span(line),
+                    form="unknown",
+                    severity="error",
                     kernel=name,
+                    choice=choice,
+                    last=len(space) - 1,
                 )
             )
         chosen_by = "first-fit"

@@ -15,6 +15,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 
+from tilescope.core.codes import diagnostic
 from tilescope.core.model import Diagnostic, Span
 
 _WARNING = re.compile(r"^(?:\[[\d:.]+\]\s*:\s*)?Warning:\s*(?P<title>.+?)\s*$")
@@ -60,14 +61,7 @@ def parse(text: str, path: str, kernel: str) -> list[Diagnostic]:
             advice = lines[index + 1].strip() if index + 1 < len(lines) else ""
             advice = "" if _WARNING.match(advice) or _ITEM.match(advice) else advice
             message = " ".join(part for part in (f"{item or title}.", advice) if part).replace("..", ".")
-            diagnostics.append(
-                Diagnostic(
-                    severity="warning",
-                    message=message.replace("`", "'"),
-                    span=Span(line=int(location.group("line")), column=max(int(location.group("column") or 1) - 1, 0)),
-                    code="tilelang-warning",
-                    kernel=kernel,
-                    detail=title,
-                )
-            )
+            span = Span(line=int(location.group("line")), column=max(int(location.group("column") or 1) - 1, 0))
+            warning = message.replace("`", "'")
+            diagnostics.append(diagnostic("tilelang-warning", span, kernel=kernel, warning=warning, detail=title))
     return diagnostics

@@ -170,8 +170,8 @@ def _start() -> tuple[Worker | None, dict[str, Any]]:
     try:
         worker = Worker()
     except Exception as err:
-        message = f"importing TileLang {version} failed: {type(err).__name__}: {err}"
-        return None, {"ready": False, "code": "tilelang-import", "error": message}
+        error = f"{type(err).__name__}: {err}"
+        return None, {"ready": False, "code": "tilelang-import", "error": error, "version": version}
     return worker, {"ready": True, "pid": os.getpid(), "tilelang": version}
 
 

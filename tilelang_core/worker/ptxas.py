@@ -20,6 +20,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from tilescope.core.codes import diagnostic
 from tilescope.core.model import Diagnostic, Resources, Span
 
 _USAGE = re.compile(r"Used (\d+) registers")
@@ -156,41 +157,24 @@ def resource_usage(source: str, arch: str, kernel: str, line: int) -> tuple[Reso
     try:
         compiled = compile_cubin(source, arch)
     except subprocess.TimeoutExpired:
-        return None, [
-            Diagnostic(
-                "warning",
-                "ptxas took too long; resource usage is unknown",
-                Span(line),
-                "ptxas-timeout",
-                kernel=kernel,
-            )
-        ]
+        return None, [diagnostic("ptxas-timeout", Span(line), kernel=kernel)]
     if compiled is None:
         return None, []
     output = compiled.output
     if compiled.returncode != 0:
         first = next((ln for ln in output.splitlines() if "error" in ln), output.strip()[:300])
-        return None, [
-            Diagnostic(
-                "error",
-                f"nvcc/ptxas rejected the generated CUDA: {first.strip()}",
-                Span(line),
-                "ptxas-error",
-                kernel=kernel,
-                detail=output[-4000:],
-            )
-        ]
+        return None, [diagnostic("ptxas-error", Span(line), kernel=kernel, error=first.strip(), detail=output[-4000:])]
     resources = parse_report(output, arch)
     diagnostics: list[Diagnostic] = []
     if resources is not None and (resources.spill_store_bytes or resources.spill_load_bytes):
         diagnostics.append(
-            Diagnostic(
-                "warning",
-                f"Registers spill to local memory: {resources.spill_store_bytes} bytes stored, "
-                f"{resources.spill_load_bytes} bytes loaded ({resources.registers} registers per thread)",
-                Span(line),
+            diagnostic(
                 "ptxas-spill",
+                Span(line),
                 kernel=kernel,
+                stored=resources.spill_store_bytes,
+                loaded=resources.spill_load_bytes,
+                registers=resources.registers,
             )
         )
     return resources, diagnostics

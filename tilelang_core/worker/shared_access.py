@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from tilescope.core.codes import diagnostic
 from tilescope.core.dtypes import dtype_bits
 from tilescope.core.model import Access, Buffer, Diagnostic, SharedAccess, SharedInstruction, SharedOp, Span
 from tilescope.core.perf.bank_conflicts import BANK_BYTES, BANKS, phase_degrees
@@ -276,19 +277,24 @@ def conflict_diagnostic(
     if record.ways < WARN_WAYS or record.line is None:
         return None
     what = {"lds": "loads", "sts": "stores", "cp.async": "cp.async stores"}.get(record.instruction, record.instruction)
-    by = {"parallel": " by this T.Parallel loop", None: ""}.get(record.tile_op, f" by this T.{record.tile_op}")
-    message = (
-        f"{record.ways}-way shared-memory bank conflict: {what} of '{record.buffer}'{by} take "
-        f"{record.wavefronts:g} wavefronts per warp request instead of {record.ideal_wavefronts:g}"
-    )
-    fix = None
+    conflict: dict[str, object] = {
+        "ways": record.ways,
+        "what": what,
+        "buffer": record.buffer,
+        "wavefronts": record.wavefronts,
+        "ideal": record.ideal_wavefronts,
+    }
+    if record.tile_op is not None:
+        conflict["op"] = "T.Parallel loop" if record.tile_op == "parallel" else f"T.{record.tile_op}"
+    attributed = record.tile_op is not None
+    span = Span(record.line)
     if buffer is not None and linear and all(isinstance(d, int) for d in buffer.shape):
         element = max((dtype_bits(buffer.dtype) or 8) // 8, 1)
         shape = [int(d) for d in buffer.shape]
         pad = padding_fix(group, shape, element)
         if pad is not None:
             padded = ", ".join(str(d) for d in shape[:-1]) + f", {shape[-1]} + {pad}"
-            fix = f"allocate it as ({padded}) to make them conflict-free"
-    if fix is None:
-        fix = "a swizzled layout (T.annotate_layout with tilelang.layout.make_swizzled_layout) may remove them"
-    return Diagnostic("warning", f"{message}; {fix}", Span(record.line), "bank-conflict", kernel=kernel, detail=fix)
+            form = None if attributed else "unattributed"
+            return diagnostic("bank-conflict", span, form=form, kernel=kernel, padded=padded, fields=conflict)
+    form = "swizzle" if attributed else "unattributed_swizzle"
+    return diagnostic("bank-conflict", span, form=form, kernel=kernel, fields=conflict)

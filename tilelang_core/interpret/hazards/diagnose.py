@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tilescope.core.codes import diagnostic
 from tilescope.core.display import dims_text
 from tilescope.core.model import Diagnostic, Finding, Hazard, Related, Severity, Span
 
@@ -29,24 +30,24 @@ _FINDING_KINDS = ("out-of-bounds-read", "out-of-bounds-write", "uninitialised-re
 def _finding(f: Finding, path: str, kernel: str, ran: str) -> Diagnostic:
     index = ", ".join(str(i) for i in f.index)
     shape = dims_text(f.shape)
-    many = f" ({f.count} elements)" if f.count > 1 else ""
-    if f.kind == "uninitialised-read":
-        message = f"Reads {f.buffer}[{index}], which nothing wrote first{many}"
-    else:
-        verb = "Writes" if f.kind == "out-of-bounds-write" else "Reads"
-        message = f"{verb} {f.buffer}[{index}], outside its shape {shape}{many}"
+    many = {"count": f.count} if f.count > 1 else {}
     who = f" by {f.where}" if f.where else ""
     block = f" in block {tuple(f.block)}" if f.block is not None else ""
     witness = f"Interpreted on the CPU ({ran}): {f.buffer}[{index}]{block}{who}."
+    where = {"buffer": f.buffer, "index": index, **many}
     if f.kind == "uninitialised-read":
-        return _diagnostic("error", message, f.line, "uninitialised-read", kernel, [], witness)
-    return _diagnostic("error", message, f.line, "out-of-bounds", kernel, [], witness)
-
-
-def _diagnostic(
-    severity: Severity, message: str, line: int, code: str, kernel: str, related: list[Related], witness: str | None
-) -> Diagnostic:
-    return Diagnostic(severity, message, Span(line), code, kernel=kernel, related=related, witness=witness)
+        form = "many" if many else None
+        return diagnostic("uninitialised-read", Span(f.line), form=form, kernel=kernel, witness=witness, fields=where)
+    form = ("write" if f.kind == "out-of-bounds-write" else "read") + ("_many" if many else "")
+    return diagnostic(
+        "out-of-bounds",
+        Span(f.line),
+        form=None if form == "read" else form,
+        kernel=kernel,
+        witness=witness,
+        shape=shape,
+        fields=where,
+    )
 
 
 def _side(write: bool) -> str:
@@ -59,21 +60,6 @@ def _hazard(h: Hazard, kernel: str, ran: str) -> Diagnostic:
     a, b = h.first, h.second
     where_a = f"{a.who} of block {tuple(a.block)}"
     where_b = f"{b.who} of block {tuple(b.block)}"
-    if h.kind == "missing-barrier":
-        message = (
-            f"{b.who.capitalize()} overwrites {element} while {a.who} reads it in the same statement "
-            f"(line {a.line}): no barrier can separate them; read into a fragment or a second buffer first"
-        )
-    elif a.block != b.block:
-        message = (
-            f"Blocks {tuple(a.block)} and {tuple(b.block)} both touch {element} ({_side(a.write)} at line {a.line}, "
-            f"{_side(b.write)} here) and blocks are never ordered; use T.atomic_add or disjoint tiles"
-        )
-    else:
-        message = (
-            f"{where_a.capitalize()} and {where_b} both write {element} in one statement, nothing ordering them: "
-            "a data race; use T.atomic_add, a reduction, or one writer"
-        )
     more = f" ({h.count} such pairs)" if h.count > 1 else ""
     witness = (
         f"Interpreted on the CPU ({ran}): {where_a} {_side(a.write)} {element} at line {a.line}; "
@@ -82,19 +68,55 @@ def _hazard(h: Hazard, kernel: str, ran: str) -> Diagnostic:
     if not h.confirmed:
         witness += " The two are different iterations of a T.Parallel loop; which threads run them is not known."
     related = [Related(Span(a.line), f"{where_a} {_side(a.write)} {h.buffer}[{index}] here")]
+    # A pair the interpreter did not pin to threads (two iterations of a T.Parallel loop) may not race:
+    # a note, not the codes' usual error.
     severity: Severity = "error" if h.confirmed else "information"
+    span = Span(b.line)
     if h.kind == "missing-barrier":
-        return _diagnostic(severity, message, b.line, "missing-barrier", kernel, related, witness)
-    return _diagnostic(severity, message, b.line, "data-race", kernel, related, witness)
+        return diagnostic(
+            "missing-barrier",
+            span,
+            severity=severity,
+            kernel=kernel,
+            related=related,
+            witness=witness,
+            writer=b.who.capitalize(),
+            element=element,
+            reader=a.who,
+            line=a.line,
+        )
+    if a.block != b.block:
+        return diagnostic(
+            "data-race",
+            span,
+            form="blocks",
+            severity=severity,
+            kernel=kernel,
+            related=related,
+            witness=witness,
+            first=tuple(a.block),
+            second=tuple(b.block),
+            element=element,
+            first_side=_side(a.write),
+            second_side=_side(b.write),
+            line=a.line,
+        )
+    pair = {"first": where_a.capitalize(), "second": where_b, "element": element}
+    return diagnostic(
+        "data-race", span, severity=severity, kernel=kernel, related=related, witness=witness, fields=pair
+    )
 
 
 def _suspicion(s: Suspicion, kernel: str, ran: str) -> Diagnostic:
-    checked = f"the interpreter did not reproduce it ({ran})" if ran else "the interpreter could not run this kernel"
-    message = (
-        f"TileLang's race check suspects that several iterations of the loop over {s.loop_vars} store different "
-        f"values to `{s.access}`; {checked}"
+    # A suspicion nothing reproduced is a note, not the code's usual error.
+    store = {"loop_vars": s.loop_vars, "access": s.access}
+    if ran:
+        return diagnostic(
+            "data-race", Span(s.line), form="suspected", severity="information", kernel=kernel, ran=ran, fields=store
+        )
+    return diagnostic(
+        "data-race", Span(s.line), form="suspected_not_run", severity="information", kernel=kernel, fields=store
     )
-    return _diagnostic("information", message, s.line, "data-race", kernel, [], None)
 
 
 def diagnostics(
