@@ -43,9 +43,7 @@ def schema_page() -> str:
 def on_files(files: Files, config: Any) -> Files:
     files.append(File.generated(config, "reference/codes.md", content=codes_page()))
     files.append(File.generated(config, "reference/schema.md", content=schema_page()))
-    files.append(
-        File.generated(config, "development/architecture.md", content=(ROOT / "ARCHITECTURE.md").read_text())
-    )
+    files.append(File.generated(config, "development/architecture.md", content=(ROOT / "ARCHITECTURE.md").read_text()))
     for folder in PICTURES:
         for picture in sorted((ROOT / folder).glob("*")):
             if picture.suffix in (".png", ".svg"):
