@@ -39,6 +39,7 @@ def sign_in(url: str, token: str) -> tuple[int, str]:
     body = urllib.parse.urlencode({"token": token}).encode()
     request = urllib.request.Request(url + "/login", data=body, method="POST")
     request.add_header("Content-Type", "application/x-www-form-urlencoded")
+    request.add_header("Origin", url)  # the form as the server's own page sends it
     opener = urllib.request.build_opener(NoRedirect)
     try:
         with opener.open(request, timeout=30) as answer:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import sys
 from typing import IO, Any
 
-from tilescope.core.protocol import BuildError, BuildPuzzleRequest, Built, Done, Ready
 from tilescope.puzzles.children import ADDRESS_SPACE, reply_channel
+from tilescope.puzzles.protocol import BuildError, BuildPuzzleRequest, Built, Done, Ready
 
 
 def _send(replies: IO[str], message: Built | BuildError | Done | Ready) -> None:

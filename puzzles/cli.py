@@ -55,8 +55,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 for a class; default loopback)")
     p.add_argument("--port", type=int, default=8765, metavar="N", help="HTTP port (8765)")
     p.add_argument("--add-learner", metavar="NAME", help="issue NAME a token (printed on the last line) and exit")
+    p.add_argument("--revoke-learner", metavar="NAME", help="end NAME's token now and exit (their work stays)")
+    p.add_argument("--token-days", type=float, default=120.0, metavar="D", help="how long a new token works (120)")
     p.add_argument("--max-kb", type=int, default=64, metavar="KB", help="largest file a learner may submit (64)")
     p.add_argument("--per-minute", type=int, default=6, metavar="N", help="submissions a learner may make a minute (6)")
+    p.add_argument(
+        "--budget", type=float, default=600.0, metavar="S", help="seconds of grading a learner may use an hour (600)"
+    )
     p.add_argument("--cpu-slots", type=int, metavar="N", help="graders without a GPU (default: one per CPU)")
     p.set_defaults(func=_serve)
     p = verbs.add_parser("submit", help="send your file to a grading server and print its verdict")
@@ -284,12 +289,24 @@ def _serve(args: argparse.Namespace) -> int:
     postgresql = (args.db or "").startswith("postgresql")
     store = ("sqlalchemy", "alembic", "psycopg") if postgresql else ("sqlalchemy", "alembic")
     served = tuple(module for module, _ in EXTRAS["server"] if postgresql or module != "psycopg")
-    # Issuing a token needs the store alone; serving needs the page, the queue and the graders' TileLang and torch.
-    require_extra("server", "puzzles serve", only=store if args.add_learner is not None else served)
+    # Issuing or revoking a token needs the store alone; serving needs the page, the queue and the graders'
+    # TileLang and torch.
+    tokens_only = args.add_learner is not None or args.revoke_learner is not None
+    require_extra("server", "puzzles serve", only=store if tokens_only else served)
     from tilescope.puzzles.server.main import serve
 
     return serve(
-        args.ray, args.db, args.host, args.port, args.add_learner, args.max_kb * 1024, args.per_minute, args.cpu_slots
+        args.ray,
+        args.db,
+        args.host,
+        args.port,
+        args.add_learner,
+        args.max_kb * 1024,
+        args.per_minute,
+        args.cpu_slots,
+        revoke_learner=args.revoke_learner,
+        token_days=args.token_days,
+        budget_s=args.budget,
     )
 
 

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from tilescope.core.protocol import (
+from tilescope.puzzles.children import reply_channel
+from tilescope.puzzles.protocol import (
     Compiled,
     CompileFailed,
     CompileRequest,
@@ -26,7 +27,6 @@ from tilescope.core.protocol import (
     Timed,
     TimeRequest,
 )
-from tilescope.puzzles.children import reply_channel
 
 
 def _send(replies: IO[str], message: Mapping[str, Any]) -> None:

@@ -24,12 +24,12 @@ from typing import Any, Literal
 
 import torch
 from tilescope.core.model import Diagnostic, Span, from_json
-from tilescope.core.protocol import BuildPuzzleRequest, CompileRequest, ExecutorRequest, RunCaseRequest, TimeRequest
 from tilescope.puzzles.buffers import Workspace
 from tilescope.puzzles.cases import TIMED, PlannedCase, fresh_seed, plan
 from tilescope.puzzles.catalog import Puzzle
 from tilescope.puzzles.children import Child, ChildGone
 from tilescope.puzzles.manifest import ContentChanged, verified_bytes, verify
+from tilescope.puzzles.protocol import BuildPuzzleRequest, CompileRequest, ExecutorRequest, RunCaseRequest, TimeRequest
 from tilescope.puzzles.render import speedup_words
 from tilescope.puzzles.report import CaseResult, ChildExit, FailureKind, PerfResult, Report
 from tilescope.puzzles.session import DEFAULT_TIMEOUT_S, READY_S, Session

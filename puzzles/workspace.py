@@ -91,12 +91,65 @@ def is_solution_copy(puzzle: Puzzle, path: Path) -> bool:
 
 
 def is_solution_text(puzzle: Puzzle, source: str) -> bool:
-    """``is_solution_copy`` for a file's text (parsed, never run)."""
-    import ast
-
+    """``is_solution_copy`` for a file's text (parsed, never run): the same code as the reference up to layout,
+    comments, docstrings and the names it binds, so renaming a variable of a revealed solution is still a copy."""
     try:
-        mine = ast.dump(ast.parse(source))
-        reference = ast.dump(ast.parse(puzzle.solution_path.read_text(encoding="utf-8")))
+        return canonical_code(source) == canonical_code(puzzle.solution_path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
         return False
-    return mine == reference
+
+
+def canonical_code(source: str) -> str:
+    """``source``'s syntax tree with layout and comments gone (parsing drops them), docstrings and other bare strings
+    dropped, and each name the file binds renamed ``_0``, ``_1``... in the order it first appears: two files that
+    differ only in those ways dump alike. Attributes and the keywords of calls into libraries keep their names."""
+    import ast
+
+    tree = ast.parse(source)
+    bound = {
+        name
+        for node in ast.walk(tree)
+        for name in (
+            [node.id]
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del)
+            else [node.arg]
+            if isinstance(node, ast.arg)
+            else [node.name]
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            else [node.asname or node.name.split(".")[0]]
+            if isinstance(node, ast.alias)
+            else list(node.names)
+            if isinstance(node, ast.Global | ast.Nonlocal)
+            else []
+        )
+    }
+    names: dict[str, str] = {}
+
+    def canonical(name: str) -> str:
+        return names.setdefault(name, f"_{len(names)}")
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            node.id = canonical(node.id)
+        elif isinstance(node, ast.arg):
+            node.arg = canonical(node.arg)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            node.name = canonical(node.name)
+        elif isinstance(node, ast.alias) and node.asname is not None:
+            node.asname = canonical(node.asname)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            node.names = [canonical(n) for n in node.names]
+        elif isinstance(node, ast.keyword) and node.arg in bound:
+            node.arg = canonical(node.arg)
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(node, field, None)
+            if isinstance(statements, list) and statements and all(isinstance(s, ast.stmt) for s in statements):
+                kept = [
+                    s
+                    for s in statements
+                    if not (
+                        isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str)
+                    )
+                ]
+                setattr(node, field, kept or [ast.Pass()])
+    return ast.dump(tree)

@@ -222,7 +222,7 @@ class Occupancy:
     arch: str
     threads: int
     registers: int | None
-    """Per thread, from ptxas; ``None`` when not compiled (then registers are not a limit here)."""
+    """Per thread, from ptxas; ``None`` when not compiled: then registers are unknown, not unlimited."""
     shared_bytes: int
     blocks_per_sm: int
     warps_per_sm: int
@@ -232,6 +232,10 @@ class Occupancy:
     """Blocks per SM each resource alone allows: ``blocks``, ``threads``, ``registers``, ``shared``."""
     limited_by: list[str]
     what_if: list[str] = field(default_factory=list[str])
+    upper_bound: bool = False
+    """Registers are unknown: ``blocks_per_sm``, ``warps_per_sm`` and ``occupancy`` are the most the known
+    resources allow (a kernel of many registers gets fewer: TileLang's warp-specialised GEMM is bound to
+    4 blocks by shared memory and held to 1 by its 240 registers), and nothing is named as the limit."""
 
 
 Bottleneck = Literal["memory", "compute"]

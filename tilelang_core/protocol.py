@@ -1,17 +1,13 @@
 """The messages between Tilescope and the processes that run user code, as typed JSON objects.
 
-Two conversations, one line of JSON a message each way (framing, secrets and limits are the
-transport's, in ``worker_link``/``frames`` and ``puzzles.children``):
-
-- the compiler worker (``worker.py``), asked by ``service.Analyzer``: ``analyze``, ``pass_ir``,
-  ``run``, ``profile`` and ``ping``; its answers carry the model's JSON (``FileAnalysis``, ``IRText``,
-  ``RunReport``: ``SCHEMA.md``);
-- the puzzle grader's children, asked by ``puzzles.judge``: the loader (``puzzles.builder``) builds a
-  learner's file for each argument set; the kernel process (``puzzles.executor``) compiles, runs and
-  times it.
+The compiler worker (``worker.main``), asked by ``compiler.service.Analyzer``: ``analyze``,
+``pass_ir``, ``run``, ``profile`` and ``ping``, one line of JSON a message each way (framing,
+secrets and limits are the transport's, in ``compiler.worker_link`` and ``sandbox.frames``); its
+answers carry the model's JSON (``FileAnalysis``, ``IRText``, ``RunReport``: ``SCHEMA.md``). The
+puzzle grader's children speak ``tilescope.puzzles.protocol``, in the same style.
 
 They are ``TypedDict`` s, so the wire format stays plain JSON while the type checker holds both ends
-of each conversation to the same fields. A reply from a child is still checked at run time (the
+of the conversation to the same fields. A reply from a child is still checked at run time (the
 child runs user code): these types say what an honest one looks like.
 """
 
@@ -82,128 +78,3 @@ class ProfileRequest(TypedDict):
 
 
 WorkerRequest = AnalyzeRequest | PassIRRequest | RunRequest | PingRequest | ProfileRequest
-
-
-# The puzzle grader's children.
-
-
-class BuildPuzzleRequest(TypedDict):
-    id: str
-    op: Literal["build"]
-    path: str
-    source: str
-    """The file's text, read by the grader: the sealed loader may not read where the file lies."""
-    arg_sets: list[dict[str, int]]
-
-
-class Built(TypedDict):
-    id: str
-    op: Literal["built"]
-    index: int
-    prim_func: str
-    """The PrimFunc as TVM's JSON."""
-
-
-class BuildError(TypedDict):
-    id: str
-    op: Literal["build-error"]
-    index: int
-    diagnostic: dict[str, Any]
-
-
-class Done(TypedDict):
-    id: str
-    op: Literal["done"]
-
-
-class Ready(TypedDict):
-    op: Literal["ready"]
-
-
-class ExecutorReady(Ready):
-    cuda: bool
-    gpu: str
-    torch: str
-
-
-class _Compile(TypedDict):
-    op: Literal["compile"]
-    key: str
-    path: str
-    device: str
-    """``cuda``, or ``interpret`` for the CPU tile interpreter."""
-
-
-class CompileRequest(_Compile, total=False):
-    """A learner's PrimFunc (``prim_func``, from the loader) or a puzzle's own baseline (``args``)."""
-
-    prim_func: str
-    args: dict[str, int]
-    source: str
-    """With ``args``: the baseline's text, verified against the content manifest by the grader."""
-    lineinfo: bool
-
-
-class _RunCase(TypedDict):
-    op: Literal["run"]
-    key: str
-    buffers: list[dict[str, Any]]
-    device: str
-    dirty: bool
-
-
-class RunCaseRequest(_RunCase, total=False):
-    outputs: list[str]
-    """With ``device`` ``interpret``: the buffers the kernel may write."""
-
-
-class _Time(TypedDict):
-    op: Literal["time", "time-torch"]
-    key: str
-    warmup: int
-    runs: int
-
-
-class TimeRequest(_Time, total=False):
-    expr: str
-    """With ``time-torch``: the puzzle's torch baseline."""
-
-
-ExecutorRequest = CompileRequest | RunCaseRequest | TimeRequest
-
-
-class Compiled(TypedDict):
-    op: Literal["compiled"]
-    key: str
-    params: list[dict[str, Any]]
-    scopes: list[str]
-
-
-class _CompileFailed(TypedDict):
-    op: Literal["compile-error"]
-    diagnostic: dict[str, Any] | None
-
-
-class CompileFailed(_CompileFailed, total=False):
-    message: str
-
-
-class _Ran(TypedDict):
-    op: Literal["ran"]
-
-
-class Ran(_Ran, total=False):
-    findings: list[dict[str, Any]]
-
-
-class RunFailed(TypedDict):
-    op: Literal["run-error"]
-    message: str
-
-
-class Timed(TypedDict):
-    op: Literal["timed"]
-    times_us: list[float]
-
-
-ExecutorReply = Compiled | CompileFailed | Ran | RunFailed | Timed

@@ -17,20 +17,23 @@ def open_analyzer(args: argparse.Namespace) -> Analyzer:
 
 
 def kernel_model(args: argparse.Namespace, analyzer: Analyzer) -> tuple[FileAnalysis, KernelModel | None]:
-    """Analyse ``args.file`` and pick ``args.kernel`` (or the first kernel); print why when it fails."""
-    options = KernelOptions.from_args(args)
+    """Analyse the kernel ``args.kernel`` names, or the one the file means (``KernelOptions.choose``,
+    which says which and why); print why when it fails."""
+    options = KernelOptions.from_args(args).choose(args.file, args.command)
     options.check_parameters(readable([args.file]))
     with Status(f"tilescope {args.command}: compiling {args.file}"):
         result = analyzer.analyze(
             args.file, kernel=options.kernel, args=options.args or None, target=options.target, timeout_s=args.timeout
         )
-    kernel = result.kernel(args.kernel)
+    kernel = result.kernel(options.kernel)
     errors = [d for d in result.all_diagnostics() if d.severity == "error"]
     if kernel is None or (errors and not kernel.passes):
         for d in errors:
             print(f"{display_path(result.path)}:{d.span.line}: error[{d.code}]: {d.message}", file=sys.stderr)
         if not errors:
             names = ", ".join(k.name for k in result.discovered) or "none"
-            print(f"{display_path(result.path)}: no kernel {args.kernel or ''} here (found: {names})", file=sys.stderr)
+            print(
+                f"{display_path(result.path)}: no kernel {options.kernel or ''} here (found: {names})", file=sys.stderr
+            )
         return result, None
     return result, kernel

@@ -20,7 +20,7 @@ class Subcommands(Protocol):
 
 def _kernel_arguments(parser: argparse.ArgumentParser, json: bool = False) -> None:
     parser.add_argument("file", help="a Python file with TileLang kernels")
-    add_kernel_options(parser, json=json)
+    add_kernel_options(parser, one_kernel=True, json=json)
 
 
 def register_trace(subparsers: Subcommands) -> None:

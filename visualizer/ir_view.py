@@ -40,6 +40,8 @@ class IRView(ScrollView, can_focus=True):
         self._mode: Mode = "unified"
         self._search = ""
         self._cache: dict[tuple[int, int], Text] = {}
+        self._longest = 0
+        """Characters in the longest line shown (of either side, side by side)."""
 
     @property
     def mode(self) -> Mode:
@@ -55,15 +57,27 @@ class IRView(ScrollView, can_focus=True):
         self._mode = mode
         self._cache.clear()
         if mode == "split":
-            longest = max((len(r.text) for p in rows if isinstance(p, Pair) for r in (p.left, p.right) if r), default=0)
-            screen = self.size.width or 160
-            # both halves scroll together: far enough right to show the end of the longest line
-            width = screen + max(0, _SPLIT_GUTTER + 1 + longest - (screen - 1) // 2)
+            self._longest = max(
+                (len(r.text) for p in rows if isinstance(p, Pair) for r in (p.left, p.right) if r), default=0
+            )
         else:
-            width = _GUTTER + 1 + max((len(r.text) for r in rows if isinstance(r, Row)), default=0)
-        self.virtual_size = Size(width, len(rows))
+            self._longest = max((len(r.text) for r in rows if isinstance(r, Row)), default=0)
+        self._measure()
         self.scroll_to(0, 0, animate=False)
         self.refresh()
+
+    def _measure(self) -> None:
+        """The scrollable width: side by side, both halves scroll together far enough right to show the
+        end of the longest line in a half of the view's width, which changes when the pass list is hidden."""
+        if self._mode == "split":
+            screen = self.size.width or 160
+            width = screen + max(0, _SPLIT_GUTTER + 1 + self._longest - (screen - 1) // 2)
+        else:
+            width = _GUTTER + 1 + self._longest
+        self.virtual_size = Size(width, len(self._rows))
+
+    def on_resize(self) -> None:
+        self._measure()
 
     def plain_lines(self) -> list[str]:
         """The content as plain text, one string per row (what a search or a test reads)."""

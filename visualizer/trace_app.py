@@ -3,11 +3,14 @@
 Left, the passes grouped by phase (unchanged ones hidden until asked for); right, the selected
 pass's diff against the IR before it, with the Python line behind each IR line; below, what the
 pass does in plain words. IR is fetched from the core on demand, in worker threads, so the
-interface never waits on the compiler; the +/− counts fill in the background.
+interface never waits on the compiler; the +/− counts fill in the background. Side by side, the
+pass list steps aside so each half has room, and the IR scrolls sideways (←/→). ``k`` lists the
+file's kernels and opens another, compiled in a worker thread while the current one stays on screen.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from rich.text import Text
@@ -16,13 +19,14 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
+from textual.screen import ModalScreen
 from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option, OptionDoesNotExist
 from textual.worker import get_current_worker  # pyright: ignore[reportUnknownVariableType]  # generic in a result it cannot know
 from tilescope.core.ide import Diff, Row, listing, side_by_side
 from tilescope.core.model import IRText
 from tilescope.visualizer.ir_view import IRView
-from tilescope.visualizer.trace_session import TraceSession
+from tilescope.visualizer.trace_session import NoTrace, TraceSession
 
 CUDA = -2
 """The pseudo-pass that shows the generated CUDA after the last pass."""
@@ -30,6 +34,34 @@ CUDA = -2
 
 class PassList(OptionList):
     """The passes, one option each, under disabled phase headings."""
+
+
+class KernelPicker(ModalScreen[str | None]):
+    """The file's kernels, the one shown marked; Enter opens the highlighted one, Escape keeps it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss", "Keep this kernel")]
+
+    def __init__(self, kernels: Sequence[str], shown: str) -> None:
+        super().__init__()
+        self.kernels = list(kernels)
+        self.shown = shown
+
+    def compose(self) -> ComposeResult:
+        options = [
+            Option(Text(f"{'●' if name == self.shown else ' '} {name}"), id=f"kernel-{name}") for name in self.kernels
+        ]
+        with Vertical(id="kernel-box"):
+            yield Static(Text("Open which kernel of this file?", style="bold"))
+            yield OptionList(*options, id="kernels")
+
+    def on_mount(self) -> None:
+        kernels = self.query_one("#kernels", OptionList)
+        kernels.highlighted = self.kernels.index(self.shown) if self.shown in self.kernels else 0
+        kernels.focus()
+
+    @on(OptionList.OptionSelected, "#kernels")
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss((event.option.id or "").removeprefix("kernel-"))
 
 
 class TraceApp(App[None]):
@@ -48,6 +80,7 @@ class TraceApp(App[None]):
         Binding("slash", "filter_passes", "Filter passes"),
         Binding("f", "find", "Find in IR"),
         Binding("c", "show_cuda", "CUDA"),
+        Binding("k", "pick_kernel", "Kernel"),
         Binding("escape", "close_inputs", "Close", show=False),
         Binding("q", "quit", "Quit"),
     ]
@@ -58,9 +91,18 @@ class TraceApp(App[None]):
     current: reactive[int | None] = reactive(None)
     name_filter: reactive[str] = reactive("")
 
-    def __init__(self, session: TraceSession) -> None:
+    def __init__(
+        self,
+        session: TraceSession,
+        kernels: Sequence[str] = (),
+        open_kernel: Callable[[str], TraceSession] | None = None,
+    ) -> None:
+        """``kernels``: every kernel of the file, for ``k``; ``open_kernel(name)`` compiles one into a new
+        session (raising ``NoTrace`` with the reason when it cannot), called off the UI thread."""
         super().__init__()
         self.session = session
+        self.kernels = list(kernels) or [session.kernel.kernel]
+        self.open_kernel = open_kernel
         self.sub_title = session.title
         self._last_hit = -1
         self._counted: set[int] = set()
@@ -84,10 +126,19 @@ class TraceApp(App[None]):
             self.watch(self, shown_pass, self.refresh_view, init=False)
         for listed in ("show_unchanged", "name_filter"):
             self.watch(self, listed, self.rebuild_list, init=False)
+        self.watch(self, "split", self._make_room, init=False)
+        self._open_first()
+
+    def _open_first(self) -> None:
         self.rebuild_list()
         first = next((p.index for p in self.session.passes if p.changed), 0)
         self.select(first)
         self.count_changes()
+
+    def _make_room(self) -> None:
+        """Side by side, the pass list steps aside (n, p and / still work) and the IR takes the keys."""
+        self.query_one("#left").display = not self.split
+        (self.query_one(IRView) if self.split else self.query_one(PassList)).focus()
 
     # ----- the pass list -------------------------------------------------------------------
 
@@ -260,6 +311,40 @@ class TraceApp(App[None]):
     def action_toggle_full(self) -> None:
         self.full_ir = not self.full_ir
 
+    def action_pick_kernel(self) -> None:
+        if self.open_kernel is None or len(self.kernels) < 2:
+            self.notify(f"{self.session.kernel.kernel} is the only kernel of this file")
+            return
+        self.push_screen(KernelPicker(self.kernels, self.session.kernel.kernel), self._kernel_picked)
+
+    def _kernel_picked(self, name: str | None) -> None:
+        if name and name != self.session.kernel.kernel:
+            self.notify(f"compiling {name}…")
+            self.switch_kernel(name)
+
+    @work(thread=True, exclusive=True, group="kernel")
+    def switch_kernel(self, name: str) -> None:
+        """Compile kernel ``name`` off the UI thread; the one shown stays until it is ready."""
+        if self.open_kernel is None:
+            return
+        try:
+            session = self.open_kernel(name)
+        except NoTrace as err:
+            self.call_from_thread(self.notify, f"{name}: {err}", severity="error", timeout=10)
+            return
+        self.call_from_thread(self.use_session, session)
+
+    def use_session(self, session: TraceSession) -> None:
+        """Show another kernel's trace from its first changing pass."""
+        for group in ("count", "load"):  # the old session's fetches
+            self.workers.cancel_group(self, group)  # pyright: ignore[reportUnknownMemberType]  # generic in a result it cannot know
+        self.session = session
+        self.sub_title = session.title
+        self._last_hit = -1
+        self._counted = set()
+        self.current = None
+        self._open_first()
+
     def action_show_cuda(self) -> None:
         if self.session.cuda:
             self.select(CUDA)
@@ -285,6 +370,13 @@ class TraceApp(App[None]):
 
     @on(Input.Submitted, "#filter")
     def _filter_done(self) -> None:
+        """Enter opens the pass the filter found (the first, unless the one shown matches too)."""
+        matches = self._visible()
+        if not matches:
+            self.notify(f"no pass matches {self.name_filter!r}", severity="warning")
+            return
+        self.query_one("#filter", Input).display = False
+        self.select(self.current if self.current in matches else matches[0])
         self.query_one(PassList).focus()
 
     @on(Input.Submitted, "#search")

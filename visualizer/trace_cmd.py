@@ -7,9 +7,10 @@ import sys
 import time
 from pathlib import Path
 
+from tilescope.core.cli.kernel_options import KernelOptions
 from tilescope.core.display import kib
 from tilescope.visualizer.analyze import kernel_model, open_analyzer
-from tilescope.visualizer.trace_session import TraceSession
+from tilescope.visualizer.trace_session import TraceSession, open_session
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,5 +40,12 @@ def run(args: argparse.Namespace) -> int:
             return 0
         from tilescope.visualizer.trace_app import TraceApp
 
-        TraceApp(session).run()
+        options = KernelOptions.from_args(args)
+
+        def open_kernel(name: str) -> TraceSession:
+            return open_session(
+                analyzer, result.path, name, target=options.target, args=options.args or None, timeout_s=args.timeout
+            )
+
+        TraceApp(session, [k.name for k in result.discovered], open_kernel).run()
     return 0

@@ -16,6 +16,23 @@ from tilescope.core.ide import Diff, PassView, trace_view, unified
 from tilescope.core.model import IRText, KernelModel
 
 
+class NoTrace(Exception):
+    """A kernel with no trace to show; the message says why (its first error)."""
+
+
+def open_session(
+    analyzer: Analyzer, path: str, kernel: str, *, target: str, args: dict[str, Any] | None, timeout_s: float | None
+) -> TraceSession:
+    """Compile ``kernel`` of ``path`` and its trace session (the viewer's kernel picker); ``NoTrace`` when
+    the compiler gives no passes for it."""
+    result = analyzer.analyze(path, kernel=kernel, args=args, target=target, timeout_s=timeout_s)
+    model = result.kernel(kernel)
+    errors = [d for d in result.all_diagnostics() if d.severity == "error"]
+    if model is None or (errors and not model.passes):
+        raise NoTrace(f"line {errors[0].span.line}: {errors[0].message}" if errors else "the compiler built nothing")
+    return TraceSession(analyzer, result.path, model)
+
+
 class TraceSession:
     def __init__(
         self,

@@ -23,7 +23,7 @@ export TILESCOPE_DATA_DIR=/tmp/seal-data
   uname -r
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
   python3 -c "import tilelang, torch; print('tilelang', tilelang.__version__, 'torch', torch.__version__)" || true
-  python3 -c "from tilescope.core import landlock; print('landlock ABI', landlock.abi())" || true
+  python3 -c "from tilescope.core.sandbox import landlock; print('landlock ABI', landlock.abi())" || true
   python3 -m tilescope.puzzles.manifest --check || true
 } >> "$LOG" 2>&1
 

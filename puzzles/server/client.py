@@ -74,8 +74,10 @@ def verdict_lines(answer: dict[str, Any], title: str) -> list[str]:
     except (TypeError, ValueError, KeyError):
         lines = [f"{'PASS' if verdict['passed'] else 'FAIL'} {title}: {verdict['summary']}"]
     where = f"graded on {verdict['graded_on']}" + (f", node {verdict['node']}" if verdict.get("node") else "")
-    if verdict.get("reused_from"):
-        where += f"; the same file as submission {verdict['reused_from']}, whose verdict this is"
+    if verdict.get("reused"):
+        where += "; a byte-identical file was graded before; this is its verdict"
+        if verdict.get("failure") == "timeout":
+            where += " (change the file to have it graded again)"
     if verdict.get("reference_copy"):
         where += "; this is the reference solution, so it is not on the leaderboard"
     return [*lines, where]

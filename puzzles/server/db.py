@@ -3,16 +3,33 @@
 Times are seconds since the epoch (floats), the same in SQLite and PostgreSQL, so queue waits are a
 subtraction. A verdict's primary key is its submission's id: a submission has at most one verdict,
 whatever the cluster did, and the leaderboard, read from verdicts, counts it once.
+
+Transactions that read and then write (a rate counted, then a row added) are serialised by the
+database, never by this process: on SQLite they begin ``IMMEDIATE`` (the write lock first, so no
+other writer runs between the count and the insert), on PostgreSQL they lock the learner's row.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from pathlib import Path
 
-from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint, create_engine, event
-from sqlalchemy.engine import Engine
+from sqlalchemy import (
+    Boolean,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    create_engine,
+    event,
+    text,
+)
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -22,6 +39,13 @@ _MIGRATING = threading.Lock()
 
 QUEUED, GRADING, DONE = "queued", "grading", "done"
 """A submission's states, in order: waiting, held by one grading slot, answered by its one verdict."""
+
+IMMEDIATE = "tilescope_immediate"
+"""The execution option that makes a transaction on SQLite begin ``IMMEDIATE``: it takes the write lock before
+its first read, so what it counted is still true when it writes."""
+
+_MIGRATION_LOCK = 0x7469_6C65_7363_6F70
+"""The PostgreSQL advisory lock key that serialises migrations (``tilescop`` in ASCII), whichever process runs them."""
 
 
 class Base(DeclarativeBase):
@@ -36,11 +60,23 @@ class Learner(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     """SHA-256 of the token; the token itself is printed once, to the teacher, and never stored."""
     created_at: Mapped[float] = mapped_column(Float)
+    token_expires_at: Mapped[float] = mapped_column(Float, server_default=text("0"))
+    """When the token stops working; revoking a learner sets it to the moment of revocation. A row the
+    migration found without one (0) is expired: the teacher issues a new token."""
 
 
 class Submission(Base):
     __tablename__ = "submissions"
-    __table_args__ = (UniqueConstraint("learner_id", "client_key", name="uq_submissions_client_key"),)
+    __table_args__ = (
+        UniqueConstraint("learner_id", "client_key", name="uq_submissions_client_key"),
+        Index(
+            "uq_submissions_one_grading",
+            "learner_id",
+            unique=True,
+            sqlite_where=text("state = 'grading'"),
+            postgresql_where=text("state = 'grading'"),
+        ),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     learner_id: Mapped[int] = mapped_column(ForeignKey("learners.id"), index=True)
@@ -84,22 +120,51 @@ class Verdict(Base):
     graded_at: Mapped[float] = mapped_column(Float)
 
 
+class ServerLease(Base):
+    """The one server that may grade from this database: its name and until when it holds the lease (it renews
+    it while it runs; a server killed outright stops renewing, and the lease lapses)."""
+
+    __tablename__ = "server_lease"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    holder: Mapped[str | None] = mapped_column(String(120), nullable=True)
+    """``host:pid`` of the holder; None once it stopped cleanly."""
+    expires_at: Mapped[float] = mapped_column(Float)
+
+
 def engine_for(url: str) -> Engine:
     """An engine for ``url``; SQLite waits for a busy lock and runs in WAL mode, so readers never block the queue."""
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
     if not url.startswith("sqlite"):
         return create_engine(url, pool_pre_ping=True)
+    _create_private(url)
     engine = create_engine(url, connect_args={"timeout": 30})
 
     @event.listens_for(engine, "connect")
     def _pragmas(connection: sqlite3.Connection, _record: object) -> None:
+        connection.isolation_level = None  # transactions begin as ``_begin`` says, not when pysqlite guesses
         cursor = connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
 
+    @event.listens_for(engine, "begin")
+    def _begin(connection: Connection) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if connection.get_execution_options().get(IMMEDIATE) else "BEGIN")
+
     return engine
+
+
+def _create_private(url: str) -> None:
+    """Create a SQLite database file readable by its owner only (0600) before SQLite creates it with the umask's
+    mode; its ``-wal`` and ``-shm`` files take the same mode. It holds every learner's code and token hashes."""
+    database = make_url(url).database
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return
+    path = Path(database)
+    if not path.exists():
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
 
 
 def migrate(engine: Engine) -> None:
@@ -109,6 +174,15 @@ def migrate(engine: Engine) -> None:
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
-    with _MIGRATING, engine.begin() as connection:
+    with _MIGRATING, engine.execution_options(**{IMMEDIATE: True}).begin() as connection:
+        _lock_migrations(connection)
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
+
+
+def _lock_migrations(connection: Connection) -> None:
+    """Hold off every other process's migration until this transaction ends: a server starting while the teacher
+    adds a learner would otherwise run the same ``CREATE TABLE`` twice. SQLite's ``BEGIN IMMEDIATE`` (the
+    engine's ``begin`` hook) already holds the database's write lock; PostgreSQL takes an advisory lock."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})

@@ -1,17 +1,15 @@
 """Hands queued submissions to the grading slots on the Ray cluster and writes what they answer.
 
 One thread per slot: it waits until Ray has placed its actor (so a slot with no room holds no
-submission), claims the oldest queued one, and either copies a byte-identical file's CPU verdict or
-sends the file to its actor. A node lost mid-grading kills that call: the submission goes back to
-the queue (after ``MAX_ATTEMPTS`` losses it is answered as not graded) and the slot starts a new actor,
-which Ray places on a live node. The server process itself never grades.
+submission), claims the oldest queued one (of a learner with none in grading), and either copies a
+byte-identical file's verdict (a CPU one, or a timeout) or sends the file to its actor. A node lost
+mid-grading kills that call: the submission goes back to the queue (after ``MAX_ATTEMPTS`` losses it is
+answered as not graded) and the slot starts a new actor, which Ray places on a live node. The server
+process itself never grades.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import socket
 import sys
 import threading
 import time
@@ -20,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tilescope.puzzles import catalog
+from tilescope.puzzles.server.lease import holder_name
 from tilescope.puzzles.server.store import Graded, Job, Store
 from tilescope.puzzles.workspace import is_solution_text
 
@@ -73,7 +72,7 @@ class Dispatcher:
         self.wake = threading.Event()
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []
-        self.name = f"{socket.gethostname()}:{os.getpid()}"
+        self.name = holder_name()
 
     def start(self) -> Plan:
         from tilescope.core.compiler.cluster import join
@@ -96,8 +95,7 @@ class Dispatcher:
             self.log(f"tilescope puzzles serve: {back} submissions a previous server was grading are queued again")
         self._grow(self.plan.slots)
         threading.Thread(target=self._watch, name="cluster-watch", daemon=True).start()
-        if self.plan.kind == "cpu":
-            threading.Thread(target=self._copier, name="copier", daemon=True).start()
+        threading.Thread(target=self._copier, name="copier", daemon=True).start()
         return self.plan
 
     def slots(self) -> dict[str, Any]:
@@ -162,24 +160,13 @@ class Dispatcher:
             ray.kill(actor, no_restart=True)
 
     def _copier(self) -> None:
-        """Answers queued files whose CPU verdict a byte-identical file already has, without waiting for a slot."""
+        """Answers queued files whose verdict a byte-identical file already has, without waiting for a slot."""
         while not self.stopping.is_set():
             job = self.store.claim(f"{self.name}/copier", copies_only=True)
             if job is None:
                 self.stopping.wait(IDLE_POLL_S)
-            elif not self._copy(job):  # its verdict went away meanwhile: a slot grades it
+            elif not self.store.copy_verdict(job):  # its verdict went away meanwhile: a slot grades it
                 self.store.requeue(job.id)
-
-    def _copy(self, job: Job) -> bool:
-        """Answer ``job`` with a byte-identical file's CPU verdict, if there is one (else it stays claimed)."""
-        same = self.store.reusable(job)
-        if same is None:
-            return False
-        report = {**json.loads(same.report), "path": job.filename}
-        original = same.reused_from or same.submission_id
-        graded = Graded(report, node=same.node, grading_s=0.0, reused_from=original, reference_copy=same.reference_copy)
-        self.store.finish(job.id, graded)
-        return True
 
     def _serve(self, index: int, worker: str, actor: Any) -> bool:
         """Grade until stopped (False) or until the actor is lost (True)."""
@@ -192,7 +179,7 @@ class Dispatcher:
                 self.wake.wait(IDLE_POLL_S)
                 self.wake.clear()
                 continue
-            if self.plan.kind == "cpu" and self._copy(job):
+            if self.store.copy_verdict(job):
                 continue
             try:
                 answer: dict[str, Any] = ray.get(actor.grade.remote(job.id, job.puzzle, job.filename, job.source))

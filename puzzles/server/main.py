@@ -1,6 +1,9 @@
-"""``tilescope puzzles serve``: open the database (migrating it), join or start the Ray cluster, serve HTTP.
+"""``tilescope puzzles serve``: open the database (migrating it), take its lease, join or start the Ray cluster,
+serve HTTP.
 
-``--add-learner NAME`` only issues a token (printed on the last line) and exits; nothing else starts.
+``--add-learner NAME`` only issues a token (printed on the last line) and exits, as ``--revoke-learner NAME``
+only ends one; nothing else starts. A second server on a database whose server is alive exits (status 3),
+saying so, before it touches the queue.
 """
 
 from __future__ import annotations
@@ -10,11 +13,13 @@ from pathlib import Path
 
 
 def default_db() -> str:
+    """The database in the user's data folder, both private to the user: it holds every learner's code."""
     from tilescope.puzzles.progress import data_dir
 
-    folder = data_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{Path(folder) / 'grading-server.db'}"
+    folder = Path(data_dir())
+    if not folder.exists():
+        folder.mkdir(mode=0o700, parents=True)
+    return f"sqlite:///{folder / 'grading-server.db'}"
 
 
 def serve(
@@ -26,38 +31,71 @@ def serve(
     max_bytes: int,
     per_minute: int,
     cpu_slots: int | None,
+    revoke_learner: str | None = None,
+    token_days: float = 120.0,
+    budget_s: float = 600.0,
 ) -> int:
     from sqlalchemy.engine import make_url
-    from tilescope.puzzles.server.store import Store
+    from tilescope.puzzles.server.store import LimitError, Store
 
     url = db or default_db()
-    store = Store(url, max_bytes=max_bytes, per_minute=per_minute)
+    store = Store(url, max_bytes=max_bytes, per_minute=per_minute, budget_s=budget_s)
     shown = make_url(store.engine.url).render_as_string(hide_password=True)
+    if revoke_learner is not None:
+        try:
+            revoked = store.revoke_learner(revoke_learner)
+        finally:
+            store.close()
+        if not revoked:
+            print(f"tilescope puzzles serve: no learner {revoke_learner.strip()!r} in {shown}", file=sys.stderr)
+            return 2
+        print(f"learner {revoke_learner.strip()}'s token no longer works in {shown}")
+        return 0
     if add_learner is not None:
         try:
-            token = store.add_learner(add_learner)
-        except ValueError as err:
+            token = store.add_learner(add_learner, token_days)
+        except (ValueError, LimitError) as err:
             print(f"tilescope puzzles serve: {err}", file=sys.stderr)
             return 2
         finally:
             store.close()
-        print(f"learner {add_learner.strip()} in {shown}; their token (shown once, give it to them):")
+        print(f"learner {add_learner.strip()} in {shown}, for {token_days:g} days; their token (shown once):")
         print(token)
         return 0
 
     import uvicorn
     from tilescope.puzzles.server.dispatch import Dispatcher
+    from tilescope.puzzles.server.lease import Lease, LeaseHeld, holder_name
     from tilescope.puzzles.server.web import create_app
 
     dispatcher = Dispatcher(store, address, cpu_slots=cpu_slots)
-    plan = dispatcher.start()
-    slots = f"{plan.slots} {plan.kind.upper()} slot{'s' if plan.slots != 1 else ''}"
-    how = slots if plan.kind == "gpu" else f"{slots} (no GPU in the cluster: the tile interpreter, untimed)"
-    print(f"tilescope puzzles serve: http://{host}:{port} · grading on {how} · {shown}", file=sys.stderr, flush=True)
     app = create_app(store, dispatcher.slots, dispatcher.wake)
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False))
+    lost: list[bool] = []
+
+    def on_lost() -> None:
+        print("tilescope puzzles serve: this server lost its database lease; it stops grading", file=sys.stderr)
+        lost.append(True)
+        dispatcher.stopping.set()
+        server.should_exit = True
+
+    lease = Lease(store, holder_name(), on_lost=on_lost)
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+        lease.acquire()
+    except LeaseHeld as err:
+        print(f"tilescope puzzles serve: {err}", file=sys.stderr)
+        store.close()
+        return 3
+    try:
+        plan = dispatcher.start()
+        slots = f"{plan.slots} {plan.kind.upper()} slot{'s' if plan.slots != 1 else ''}"
+        how = slots if plan.kind == "gpu" else f"{slots} (no GPU in the cluster: the tile interpreter, untimed)"
+        where = f"http://{host}:{port} · grading on {how} · {shown}"
+        print(f"tilescope puzzles serve: {where}", file=sys.stderr, flush=True)
+        server.run()
     finally:
         dispatcher.stop()
+        if not lost:
+            lease.release()
         store.close()
-    return 0
+    return 4 if lost else 0

@@ -18,6 +18,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+PRIVATE_PREFIX = "tilescope-grading-"
+"""How a slot's private folder is named: a report that names a file in it is scrubbed of it before it is copied."""
+
 
 def safe_name(filename: str) -> str:
     """The file's own name, kept readable in reports, but never a path: ``../x.py`` becomes ``x.py``."""
@@ -31,7 +34,7 @@ class GradingSlot:
 
         self.cpu_only = cpu_only
         self.grader = IsolatedGrader(cpu_only=cpu_only)
-        self.folder = Path(tempfile.mkdtemp(prefix="tilescope-grading-"))  # mode 0700
+        self.folder = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX))  # mode 0700
 
     def where(self) -> dict[str, Any]:
         """Where this slot runs; the first call also waits for Ray to have placed it."""

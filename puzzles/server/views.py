@@ -1,7 +1,8 @@
 """What the page and the API show of the database's rows: plain dicts, drawn by the templates or sent as JSON.
 
 A report is drawn as the shell draws it (``render.report_lines``), so the page and ``submit`` say the
-same words; a CPU verdict says it came from the tile interpreter, a copied one which file it copies.
+same words; a CPU verdict says it came from the tile interpreter, a copied one only that the same bytes
+were graded before: that file may be another learner's, so neither its id nor its name is shown.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def verdict_json(verdict: Verdict | None) -> dict[str, Any] | None:
         "torch_us": verdict.torch_us,
         "stars": verdict.stars,
         "node": verdict.node,
-        "reused_from": verdict.reused_from,
+        "reused": verdict.reused_from is not None,
         "reference_copy": verdict.reference_copy,
         "report": json.loads(verdict.report),
     }
@@ -59,6 +60,10 @@ def submission_json(sub: Submission, verdict: Verdict | None, ahead: int | None 
         "ahead": ahead,
         "verdict": verdict_json(verdict),
     }
+
+
+REUSED_WORDS = "a byte-identical file was graded before; this is its verdict"
+"""What a copied verdict says, on the page and in ``puzzles submit``."""
 
 
 def waited(sub: Submission, now: float | None = None) -> str:

@@ -4,14 +4,20 @@ No route runs a learner's code: a submission is stored and queued, and the dispa
 grading slot on the cluster. A learner sees their own submissions, code and reports only; asking
 for another's answers 404, as for one that does not exist. The queue and the leaderboards (names and
 best times) are for the whole class.
+
+Every bad request is answered 4xx with a message, never a traceback. A POST that a browser may send
+with the learner's cookie (signing in or out) must come from this server's own page (its ``Origin``);
+the cookie is ``HttpOnly``, ``SameSite=Strict``, and ``Secure`` when the page is served over TLS.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -22,7 +28,7 @@ from starlette.templating import Jinja2Templates
 from tilescope.puzzles import catalog
 from tilescope.puzzles.server import views
 from tilescope.puzzles.server.db import Learner
-from tilescope.puzzles.server.store import LimitError, Store
+from tilescope.puzzles.server.store import MAX_ID, LimitError, Store, checked_text
 
 COOKIE = "tilescope_token"
 HEADERS = {
@@ -30,8 +36,10 @@ HEADERS = {
         "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"
     ),
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",
 }
+"""``same-origin``, not ``no-referrer``: under ``no-referrer`` a browser sends ``Origin: null`` on the page's own
+forms, and the sign-in form could not be told from another site's."""
 
 
 class ReportResponse(JSONResponse):
@@ -40,6 +48,12 @@ class ReportResponse(JSONResponse):
 
     def render(self, content: Any) -> bytes:
         return json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _cookie_flags(request: Request) -> dict[str, Any]:
+    """The token cookie's flags: script cannot read it, no other site's request carries it, and a page served
+    over TLS (directly, or through a proxy that says so) never sends it in the clear."""
+    return {"httponly": True, "samesite": "strict", "secure": request.url.scheme == "https"}
 
 
 def _bearer(request: Request) -> str | None:
@@ -51,6 +65,57 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
+def _puzzle(wanted: str) -> str | None:
+    """The puzzle's id, or None: ``catalog.get`` reads digits as a number, and some digits are no ``int``."""
+    try:
+        return catalog.get(wanted).id
+    except (KeyError, ValueError):
+        return None
+
+
+def _number(request: Request) -> int | None:
+    """The submission id in the path, or None when no submission can have it (a 2**63 would fail in the driver)."""
+    number = int(request.path_params["id"])
+    return number if 0 < number <= MAX_ID else None
+
+
+def _same_origin(request: Request) -> bool:
+    """Whether a POST comes from this server's own page: its ``Origin`` (or, lacking one, its ``Referer``) names
+    this host. A browser always sends one of them on a form's POST; another site's page cannot forge it. Only the
+    host is compared: behind a TLS proxy this server may see ``http`` where the browser saw ``https``."""
+    sent = request.headers.get("origin") or request.headers.get("referer")
+    if not sent or sent == "null":
+        return False
+    return urlsplit(sent).netloc.lower() == request.headers.get("host", "").lower()
+
+
+def _parse_submission(body: bytes) -> tuple[str, str, str, str | None]:
+    """The puzzle, file name, source and client key of a submission's JSON; ``ValueError`` saying what is wrong."""
+    try:
+        data = json.loads(body)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
+    except UnicodeDecodeError:
+        raise ValueError("the body is not UTF-8") from None
+    if not isinstance(data, dict):
+        raise ValueError("the JSON is no object")
+    fields = cast(dict[str, Any], data)
+    source, puzzle = fields.get("source"), fields.get("puzzle")
+    filename, key = fields.get("filename") or "submission.py", fields.get("client_key")
+    if not isinstance(source, str):
+        raise ValueError("the source is no string")
+    if not isinstance(puzzle, str | int) or isinstance(puzzle, bool):
+        raise ValueError("the puzzle is no number or name")
+    if not isinstance(filename, str):
+        raise ValueError("the file name is no string")
+    if key is not None and not isinstance(key, str):
+        raise ValueError("the client key is no string")
+    try:
+        return checked_text("puzzle", str(puzzle)), filename, source, key
+    except LimitError as err:
+        raise ValueError(str(err)) from None
+
+
 def create_app(store: Store, grading: Callable[[], dict[str, Any]], wake: Any = None) -> Starlette:
     """The app over ``store``; ``grading()`` says how the cluster grades now (shown on the page); ``wake`` (an
     Event) is set on every new submission so an idle slot claims it at once."""
@@ -60,11 +125,16 @@ def create_app(store: Store, grading: Callable[[], dict[str, Any]], wake: Any = 
         return store.learner(_bearer(request))
 
     async def submit(request: Request) -> Response:
+        if "origin" in request.headers and not _same_origin(request):  # the shell sends none; a page must be ours
+            return _error(403, "a submission from another site's page is refused")
         learner = await run_in_threadpool(api_learner, request)
         if learner is None:
             return _error(401, "a valid token is needed (--token or TILESCOPE_TOKEN)")
         limit = store.max_bytes * 6 + 4096  # the file's bytes as JSON, escaped at worst, and the other fields
-        if int(request.headers.get("content-length") or 0) > limit:
+        length = request.headers.get("content-length") or "0"
+        if not length.isascii() or not length.isdigit():
+            return _error(400, "the Content-Length is no number")
+        if len(length) > 12 or int(length) > limit:
             return _error(413, f"this server takes files of at most {store.max_bytes} bytes")
         body = bytearray()
         async for chunk in request.stream():
@@ -72,20 +142,12 @@ def create_app(store: Store, grading: Callable[[], dict[str, Any]], wake: Any = 
             if len(body) > limit:
                 return _error(413, f"this server takes files of at most {store.max_bytes} bytes")
         try:
-            data = json.loads(body)
-            source, filename = data["source"], str(data.get("filename") or "submission.py")
-            if not isinstance(source, str):
-                raise TypeError("the source is no string")
-            wanted = str(data["puzzle"])
-            key = data.get("client_key")
-            if key is not None and not isinstance(key, str):
-                raise TypeError("the client key is no string")
-        except (ValueError, TypeError, KeyError) as err:
-            return _error(400, f"a submission is JSON with puzzle, filename and source ({err})")
-        try:
-            puzzle = catalog.get(wanted).id
-        except KeyError:
-            return _error(404, f"no puzzle {wanted!r}")
+            wanted, filename, source, key = _parse_submission(bytes(body))
+        except ValueError as err:
+            return _error(400, f"a submission is a JSON object with puzzle, filename and source ({err})")
+        puzzle = _puzzle(wanted)
+        if puzzle is None:
+            return _error(404, f"no puzzle {wanted[:20]!r}")
         try:
             number = await run_in_threadpool(store.submit, learner, puzzle, filename, source, None, key)
         except LimitError as err:
@@ -99,7 +161,8 @@ def create_app(store: Store, grading: Callable[[], dict[str, Any]], wake: Any = 
         learner = api_learner(request)
         if learner is None:
             return _error(401, "a valid token is needed")
-        found = store.submission(learner, int(request.path_params["id"]))
+        number = _number(request)
+        found = store.submission(learner, number) if number is not None else None
         if found is None:
             return _error(404, "no such submission of yours")
         sub, verdict = found
@@ -120,9 +183,8 @@ def create_app(store: Store, grading: Callable[[], dict[str, Any]], wake: Any = 
         return JSONResponse({"grading": grading(), "counts": store.counts(), "queue": rows})
 
     def api_leaderboard(request: Request) -> Response:
-        try:
-            puzzle = catalog.get(str(request.path_params["puzzle"])).id
-        except KeyError:
+        puzzle = _puzzle(str(request.path_params["puzzle"]))
+        if puzzle is None:
             return _error(404, "no such puzzle")
         return JSONResponse({"puzzle": puzzle, "entries": store.leaderboard(puzzle)})
 
@@ -156,7 +218,8 @@ def create_app(store: Store, grading: Callable[[], dict[str, Any]], wake: Any = 
 
     def submission_page(request: Request) -> Response:
         learner = page_learner(request)
-        found = store.submission(learner, int(request.path_params["id"])) if learner else None
+        number = _number(request)
+        found = store.submission(learner, number) if learner and number is not None else None
         if found is None:
             return page(request, "missing.html", status=404, learner=learner)
         sub, verdict = found
@@ -172,13 +235,26 @@ def create_app(store: Store, grading: Callable[[], dict[str, Any]], wake: Any = 
         if learner is None:
             return RedirectResponse("/?login=failed", status_code=303)
         response = RedirectResponse("/", status_code=303)
-        response.set_cookie(COOKIE, token, httponly=True, samesite="strict", max_age=30 * 24 * 3600)
+        age = min(30 * 24 * 3600, int(learner.token_expires_at - time.time()))
+        response.set_cookie(COOKIE, token, max_age=age, **_cookie_flags(request))
         return response
 
     def logout(request: Request) -> Response:
         response = RedirectResponse("/", status_code=303)
-        response.delete_cookie(COOKIE)
+        response.delete_cookie(COOKIE, **_cookie_flags(request))
         return response
+
+    def same_origin_only(handler: Callable[[Request], Awaitable[Response] | Response]) -> Callable[..., Any]:
+        """``handler`` for a POST that acts on the learner's cookie: refused (403) from another site's page, so that
+        no page elsewhere can sign a learner in as someone else (login CSRF) or out."""
+
+        async def checked(request: Request) -> Response:
+            if not _same_origin(request):
+                return _error(403, "this form must be sent from this server's own page")
+            answer = handler(request)
+            return await answer if isinstance(answer, Awaitable) else answer
+
+        return checked
 
     def health(request: Request) -> Response:
         return JSONResponse({"ok": True, "grading": grading()})
@@ -186,8 +262,8 @@ def create_app(store: Store, grading: Callable[[], dict[str, Any]], wake: Any = 
     routes = [
         Route("/", index),
         Route("/submissions/{id:int}", submission_page),
-        Route("/login", login, methods=["POST"]),
-        Route("/logout", logout, methods=["POST"]),
+        Route("/login", same_origin_only(login), methods=["POST"]),
+        Route("/logout", same_origin_only(logout), methods=["POST"]),
         Route("/api/health", health),
         Route("/api/submissions", submit, methods=["POST"]),
         Route("/api/submissions", api_submissions),

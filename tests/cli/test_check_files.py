@@ -17,7 +17,8 @@ from tests.cli.helpers import EXAMPLES, tilescope
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    """A kernel file, the same kernel in Latin-1 with its cookie, a file that is not UTF-8, a test file."""
+    """A kernel file, the same kernel in Latin-1 with its cookie, a file that is not UTF-8, a test file,
+    a runner that imports the kernels (and a Triton reference) and a file that means to define one and does not."""
     shutil.copy(EXAMPLES / "elementwise_add.py", tmp_path / "add.py")
     latin = "# -*- coding: latin-1 -*-\n# café\n" + (EXAMPLES / "elementwise_add.py").read_text()
     (tmp_path / "latin.py").write_bytes(latin.encode("latin-1"))
@@ -25,6 +26,11 @@ def folder(tmp_path: Path) -> Path:
     tests = tmp_path / "tests"
     tests.mkdir()
     (tests / "test_add.py").write_text("import tilelang\n\n\ndef test_add():\n    pass\n")
+    runner = "import tilelang.testing\nimport triton\nimport add\n\n\n@triton.jit\ndef reference(x):\n    pass\n"
+    (tmp_path / "regression_add.py").write_text(runner + "\n\nadd.main()\n")
+    (tmp_path / "loose.py").write_text(
+        "import tilelang.language as T\n\nwith T.Kernel(1, threads=32) as bx:\n    pass\n"
+    )
     return tmp_path
 
 
@@ -34,7 +40,7 @@ def test_an_undecodable_file_is_an_error_of_its_own_and_the_others_go_on(folder:
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
     files = {f["path"]: f for f in json.loads(done.stdout)["files"]}
-    assert sorted(files) == ["add.py", "broken.py", "latin.py", "tests/test_add.py"]
+    assert sorted(files) == ["add.py", "broken.py", "latin.py", "loose.py", "regression_add.py", "tests/test_add.py"]
     (error,) = files["broken.py"]["diagnostics"]
     assert error["code"] == "io-error" and error["severity"] == "error" and error["span"]["line"] == 3
     assert "not valid utf-8" in error["message"]
@@ -47,6 +53,16 @@ def test_an_undecodable_file_is_an_error_of_its_own_and_the_others_go_on(folder:
     assert files["tests/test_add.py"]["diagnostics"] == []  # no no-kernels warning on a test file in a folder
 
 
+def test_in_a_folder_only_a_file_that_means_to_define_a_kernel_is_told_it_has_none(folder: Path) -> None:
+    """TileLang's examples keep regression runners and utilities beside the kernels: valid files that
+    define none. A file that launches ``T.Kernel`` outside any kernel is told."""
+    done = tilescope("check", "--static", ".", "--format", "json", cwd=folder)
+    files = {f["path"]: [d["code"] for d in f["diagnostics"]] for f in json.loads(done.stdout)["files"]}
+    assert files["regression_add.py"] == [] and files["loose.py"] == ["no-kernels"]
+    named = tilescope("check", "--static", "regression_add.py", cwd=folder)
+    assert "regression_add.py:1: warning[no-kernels]" in named.stdout
+
+
 def test_a_test_file_named_on_the_command_line_still_says_it_has_no_kernels(folder: Path) -> None:
     done = tilescope("check", "--static", "tests/test_add.py", cwd=folder)
     assert "tests/test_add.py:1: warning[no-kernels]" in done.stdout
@@ -56,7 +72,7 @@ def test_exit_status_is_zero_only_when_every_file_is_analysed_cleanly(folder: Pa
     (folder / "broken.py").unlink()
     done = tilescope("check", "--static", ".", cwd=folder)
     assert done.returncode == 0, done.stdout
-    assert done.stdout.splitlines()[-1].startswith("tilescope check ok: 2 kernels read in 3 files")
+    assert done.stdout.splitlines()[-1].startswith("tilescope check ok: 2 kernels read in 5 files")
 
 
 def test_one_json_shape_for_one_file_or_many(folder: Path) -> None:

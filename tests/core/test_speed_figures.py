@@ -29,10 +29,11 @@ from tilescope.core.ide.layout_view import bank_rows
 from tilescope.core.model import KernelModel, ProfileReport, Timing, to_json
 from tilescope.core.perf.occupancy import occupancy
 from tilescope.core.perf.peaks import PEAKS, bounds, gpu_key
-from tilescope.core.perf.perf_render import LSU_LOADS, conflicts_per_request, roofline_summary
+from tilescope.core.perf.perf_render import LSU_LOADS, conflicts_per_request, roofline_summary, static_lines
 from tilescope.core.perf.profile_store import last_profile, save
 from tilescope.core.static import analyze_source
-from tilescope.core.worker.shared_access import lsu_phases, matrix_phases, request_cost
+from tilescope.core.worker.shared_access import request_cost
+from tilescope.core.worker.shared_sites import lsu_phases, matrix_phases
 
 from tests.conftest import EXAMPLES
 
@@ -91,10 +92,27 @@ def test_occupancy_says_what_one_more_block_would_need() -> None:
     assert occupancy("sm_80", 256, 64, 82945).blocks_per_sm == 1  # type: ignore[union-attr]
 
 
-def test_occupancy_without_registers_counts_threads_and_shared_memory_only() -> None:
+def test_occupancy_without_registers_is_a_bound_that_names_no_limit() -> None:
+    """Without ptxas the registers are unknown: threads and shared memory give the most blocks, never the
+    limit. TileLang's warp-specialised GEMM (256 threads, 49 KiB shared, 240 registers) is 4 blocks by shared
+    memory and 1 by its registers: saying "4 blocks, limited by shared" without ptxas would be false."""
     found = occupancy("sm_90", 128, None, 0)
     assert found is not None and "registers" not in found.limits and found.blocks_per_sm == 16
+    assert found.upper_bound and found.limited_by == [] and found.what_if == []
+    gemm = occupancy("sm_90", 256, None, 49152)
+    assert gemm is not None and gemm.blocks_per_sm == 4 and gemm.upper_bound and gemm.limited_by == []
+    measured = occupancy("sm_90", 256, 240, 49152)
+    assert measured is not None and measured.blocks_per_sm == 1 and not measured.upper_bound
+    assert measured.limited_by == ["registers"]
     assert occupancy("gfx942", 128, None, 0) is None
+
+
+def test_the_occupancy_line_says_at_most_without_registers(analyzer: Analyzer) -> None:
+    path = EXAMPLES / "gemm.py"
+    (kernel,) = analyzer.analyze(str(path), path.read_text(), target="sm_90").kernels
+    assert kernel.occupancy is not None and kernel.occupancy.upper_bound
+    line = next(line for line in static_lines(kernel) if "occupancy" in line)
+    assert "occupancy at most " in line and "registers unknown (--ptxas)" in line and "limited by" not in line
 
 
 def _lanes(byte_offsets: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -168,6 +186,22 @@ def test_the_padded_tile_that_warning_suggests_is_conflict_free(analyzer: Analyz
     assert not [d for d in kernel.diagnostics if d.code == "bank-conflict"]
     load = next(a for a in kernel.shared_accesses if a.op == "load")
     assert load.lane_banks == list(range(32))
+
+
+@pytest.mark.parametrize(("pad", "load_ways"), [(0, 32), (1, 1)])
+def test_a_transpose_written_with_thread_indices_has_its_conflicts_counted(
+    analyzer: Analyzer, pad: int, load_ways: int
+) -> None:
+    """A (32, 8) block and per-thread scalar accesses: threadIdx.y counts as well as threadIdx.x."""
+    path = FIXTURES / "bank_kernels.py"
+    (kernel,) = analyzer.analyze(str(path), target="sm_90", kernel="transpose_by_thread", args={"pad": pad}).kernels
+    found = {a.op: a for a in kernel.shared_accesses}
+    assert set(found) == {"load", "store"}
+    assert found["store"].ways == 1 and found["store"].instruction == "sts"
+    assert found["load"].ways == load_ways and found["load"].line == 35
+    assert found["load"].requests_per_block == 32
+    warned = [d for d in kernel.diagnostics if d.code == "bank-conflict"]
+    assert bool(warned) == (load_ways > 1)
 
 
 def test_the_gemm_on_sm80_reads_its_swizzled_tiles_with_conflict_free_ldmatrix(analyzer: Analyzer) -> None:

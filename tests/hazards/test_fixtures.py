@@ -76,3 +76,14 @@ def test_the_race_names_both_threads_and_both_lines(analyzer: Analyzer) -> None:
     (d,) = [d for d in hazard_diagnostics(analyzer, path) if d.code == "missing-barrier"]
     assert "thread 1 (i=1)" in d.message.lower() and "thread 2 (i=2)" in d.message
     assert d.related[0].span.line == 21 and "reads S[1]" in d.related[0].message
+
+
+def test_a_kernel_written_with_thread_indices_is_interpreted_thread_by_thread(analyzer: Analyzer) -> None:
+    """A (32, 8) block that names threadIdx.x and threadIdx.y runs as 256 lanes, every block planned."""
+    path = ROOT / "benchmarks" / "hazards" / "fixtures" / "ok_transpose_threads.py"
+    model = analyzer.analyze(str(path)).kernels[0]
+    assert model.hazard_check is not None and model.hazard_check.stopped is None, model.hazard_check
+    assert model.hazard_check.blocks == [[0, 0], [0, 1], [1, 0], [1, 1]]
+    run = analyzer.run(str(path))
+    assert run.error is None and run.reference == "ref_program", run
+    assert run.comparisons and all(c.wrong == 0 for c in run.comparisons), run.comparisons

@@ -157,6 +157,16 @@ def test_wrong_arguments_to_a_primitive_are_notes() -> None:
     ]
 
 
+def test_a_keyword_tilelangs_wrapper_moves_to_the_front_is_not_given_twice() -> None:
+    """``T.call_extern`` is ``_dtype_forward(call_extern)``: ``dtype=`` goes before the positional
+    arguments, so ``T.call_extern(name, a, dtype=d)`` is valid (TileLang's dequantize examples)."""
+    call = 'T.call_extern("decode", A_shared[0, 0], 1, dtype="float16")'
+    valid = findings(GEMM.replace("T.gemm(A_shared, B_shared, C_local)", call))
+    assert [f for f in valid if f[2] == "wrong-arguments"] == []
+    short = findings(GEMM.replace("T.gemm(A_shared, B_shared, C_local)", 'T.call_extern(dtype="float16")'))
+    assert (23, "information", "wrong-arguments", "T.call_extern is missing func_name (TileLang 0.1.15)") in short
+
+
 def test_symbolic_shapes_are_never_guessed_at() -> None:
     source = GEMM.replace("# tilescope: M=1024 N=1024 K=1024\n", "").replace("block_K=32", "block_K=None")
     assert findings(source) == []

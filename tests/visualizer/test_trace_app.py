@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from textual.widgets import OptionList
 from textual.worker import WorkerState
 from tilescope.visualizer.ir_view import IRView
-from tilescope.visualizer.trace_app import CUDA, PassList, TraceApp
-from tilescope.visualizer.trace_session import TraceSession
+from tilescope.visualizer.trace_app import CUDA, KernelPicker, PassList, TraceApp
+from tilescope.visualizer.trace_session import NoTrace, TraceSession
 
 SIZE = (160, 45)
 
@@ -150,3 +151,65 @@ async def test_pass_list_fills_in_line_counts(session):
         prompt = str(app.query_one(PassList).get_option(f"pass-{index}").prompt)
         diff = session.diff(index)
         assert f"+{diff.added} −{diff.removed}" in prompt
+
+
+async def test_enter_after_a_filter_opens_the_pass_it_found(session):
+    app = TraceApp(session)
+    layout_inference = _index(session, "tl.LayoutInference")
+    async with app.run_test(size=SIZE) as pilot:
+        await _settle(app, pilot)
+        assert app.current != layout_inference
+        await pilot.press("slash", *"layoutinf", "enter")
+        await _settle(app, pilot)
+        assert app.current == layout_inference
+        assert "tl.LayoutInference" in _text(app, "#heading")
+        assert app.focused is app.query_one(PassList)
+
+
+async def test_side_by_side_hides_the_pass_list_and_scrolls_sideways(session):
+    app = TraceApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        app.select(_index(session, "tl.LayoutInference"))
+        await _settle(app, pilot)
+        await pilot.press("v")
+        await _settle(app, pilot)
+        view = app.query_one(IRView)
+        assert not app.query_one("#left").display
+        assert view.size.width == SIZE[0]
+        assert all(line.index("│") >= 75 for line in _screen(app)[:5])  # a half of the whole width each
+        before = _screen(app)
+        await pilot.press(*["right"] * 12)
+        await pilot.pause()
+        assert view.scroll_offset.x > 0
+        assert _screen(app) != before
+        await pilot.press("v")
+        await _settle(app, pilot)
+        assert app.query_one("#left").display
+
+
+async def test_k_lists_the_kernels_and_opens_the_one_picked(analyzer, session, gemm_analysis, gemm):
+    other = TraceSession(analyzer, gemm_analysis.path, gemm)
+    asked: list[str] = []
+
+    def open_kernel(name: str) -> TraceSession:
+        asked.append(name)
+        if name == "broken":
+            raise NoTrace("line 3: it does not compile")
+        return other
+
+    app = TraceApp(session, ["matmul", "broken", "other"], open_kernel)
+    async with app.run_test(size=SIZE) as pilot:
+        await _settle(app, pilot)
+        await pilot.press("k")
+        await pilot.pause()
+        picker = app.screen
+        assert isinstance(picker, KernelPicker)
+        listed = [str(o.prompt) for o in picker.query_one(OptionList).options]
+        assert listed == ["● matmul", "  broken", "  other"]
+        await pilot.press("down", "enter")
+        await _settle(app, pilot)
+        assert asked == ["broken"] and app.session is session
+        await pilot.press("k", "down", "down", "enter")
+        await _settle(app, pilot)
+        assert asked == ["broken", "other"] and app.session is other
+        assert app.current == next(p.index for p in other.passes if p.changed)

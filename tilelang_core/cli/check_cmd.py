@@ -64,6 +64,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 _TEST_FILE = re.compile(r"(test_.*|.*_test|conftest)\.py")
+_KERNEL_SYNTAX = re.compile(r"T\.Kernel\(|prim_func|(?<!triton\.)\bjit\b")
+"""What a file that means to define a kernel writes: a launch, ``@T.prim_func`` or ``@tilelang.jit``
+(not Triton's ``@triton.jit``, which TileLang's benchmarks compare against)."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -94,10 +97,7 @@ def run(args: argparse.Namespace) -> int:
             results = _analyze(files, args, request, analyzer, bar)
         if bar is not None:
             print(file=sys.stderr)
-    results = [
-        _relative(r, keep_no_kernels=Path(r.path) in named or not _TEST_FILE.fullmatch(Path(r.path).name))
-        for r in results
-    ]
+    results = [_relative(r, keep_no_kernels=Path(r.path) in named or _means_kernels(Path(r.path))) for r in results]
     header = f"tilescope check: TileLang {tilelang or 'not installed'}, target {options.target}" + (
         ", static tier only" if args.static else ""
     )
@@ -167,9 +167,21 @@ def _static(file: Path, options: KernelOptions) -> FileAnalysis:
     return FileAnalysis(path, options.target, [], [k.ref for k in kernels], diagnostics)
 
 
+def _means_kernels(path: Path) -> bool:
+    """Whether a file a folder search found is one that should hold a kernel: not a test (tests call
+    kernels, they rarely define them), and writing a launch, ``prim_func`` or ``jit`` (a regression
+    runner or a utility module beside the kernels defines none, and is not wrong for it)."""
+    if _TEST_FILE.fullmatch(path.name):
+        return False
+    try:
+        return _KERNEL_SYNTAX.search(read_source(path)) is not None
+    except SourceError:
+        return True
+
+
 def _relative(result: FileAnalysis, keep_no_kernels: bool) -> FileAnalysis:
     """The record with its path as the user would type it, and without the ``no-kernels`` warning on a
-    test file a folder search found (tests call kernels, they rarely define them)."""
+    file a folder search found that does not mean to define one (``_means_kernels``)."""
     diagnostics = result.diagnostics if keep_no_kernels else [d for d in result.diagnostics if d.code != "no-kernels"]
     return replace(result, path=display_path(result.path), diagnostics=diagnostics)
 

@@ -16,19 +16,26 @@ import argparse
 import ast
 import os
 import shutil
+import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from tilescope.core.compiler.discovery import discover
 from tilescope.core.compiler.service import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
 from tilescope.core.lines import SourceError, read_source
+from tilescope.core.static.entry import KernelChoice, kernel_choice
 from tilescope.core.targets import target_error
 
 _N = TypeVar("_N", int, float)
 
 DEFAULT_TARGET = "sm_90"
+ONE_KERNEL_HELP = (
+    "the kernel to use (default: the one the file builds first when run as a program, else the first its "
+    "__main__ block or a test_ function leads to, else the first in the file; the choice is printed)"
+)
+EVERY_KERNEL_HELP = "only this kernel (default: every kernel of the file)"
 MIN_MEMORY_MB = 512
 """TileLang cannot even be imported in this little (measured: 700 MiB fails, 900 MiB lowers a small
 kernel), and an interpreter given far less can spin at start instead of exiting, so a limit below
@@ -157,6 +164,7 @@ def add_kernel_options(
     parser: argparse.ArgumentParser,
     *,
     kernel: bool = True,
+    one_kernel: bool = False,
     arg: bool = True,
     target: bool = True,
     python: bool = True,
@@ -168,15 +176,17 @@ def add_kernel_options(
     timeout_default: float | None = DEFAULT_TIMEOUT_S,
     timeout_help: str = "seconds one kernel may compute",
 ) -> None:
-    """Add the shared options a command uses; ``jobs`` adds ``-j/--jobs`` with that default, ``ray`` adds
-    ``--ray [ADDRESS]`` fanning out what it names (``"the files"``) over ``-j`` slots of a Ray cluster.
+    """Add the shared options a command uses; ``one_kernel``: the command works on one kernel (the one
+    ``KernelOptions.choose`` picks), not on every kernel of the file; ``jobs`` adds ``-j/--jobs`` with
+    that default, ``ray`` adds ``--ray [ADDRESS]`` fanning out what it names (``"the files"``) over
+    ``-j`` slots of a Ray cluster.
 
     A new command takes what applies to it, e.g. ``add_kernel_options(parser, jobs=1)`` for all of
     them, or ``add_kernel_options(parser, target=False)``, then reads ``KernelOptions.from_args(args)``.
     """
     parser.set_defaults(usage_parser=parser)  # where the dispatcher reports a ``UsageError`` found later
     if kernel:
-        parser.add_argument("--kernel", metavar="NAME", help="only this kernel (default: every kernel, or the first)")
+        parser.add_argument("--kernel", metavar="NAME", help=ONE_KERNEL_HELP if one_kernel else EVERY_KERNEL_HELP)
     if arg:
         parser.add_argument(
             "--arg",
@@ -273,6 +283,23 @@ class KernelOptions:
         """What ``ray.init`` joins: ``None`` starts a new local cluster."""
         return None if self.ray in (None, "local") else self.ray
 
+    def choose(self, path: str, command: str, stream: TextIO | None = None) -> KernelOptions:
+        """These options with ``kernel`` set, for a command that works on one kernel of ``path``: the one
+        ``--kernel`` names (checked by ``check_parameters``), else the one the file means
+        (``static.entry``). When the file has more than one, the choice, why, the others and how to pick
+        one of them are said on ``stream`` (stderr), so that output to a pipe stays the result alone."""
+        if self.kernel:
+            return self
+        try:
+            choice = kernel_choice(read_source(path), path)
+        except SourceError:
+            return self  # the analysis reports the file it cannot read
+        if choice is None:
+            return self
+        if len(choice.kernels) > 1:
+            print(choice_line(command, choice), file=stream or sys.stderr)
+        return replace(self, kernel=choice.kernel)
+
     def check_parameters(self, sources: Iterable[tuple[str, str]]) -> None:
         """Raise ``UsageError`` when ``--kernel`` or an ``--arg`` names nothing in the files.
 
@@ -298,3 +325,10 @@ class KernelOptions:
             raise UsageError(
                 f"argument --arg: {', '.join(unknown)} is not a parameter of {which} (parameters: {listed})"
             )
+
+
+def choice_line(command: str, choice: KernelChoice) -> str:
+    """``tilescope trace: kernel matmul, the first kernel ...; also in the file: test_convert (--kernel NAME)``."""
+    others = ", ".join(k for k in choice.kernels if k != choice.kernel)
+    picks = "(--kernel NAME picks one)"
+    return f"tilescope {command}: kernel {choice.kernel}, {choice.why}; also in the file: {others} {picks}"

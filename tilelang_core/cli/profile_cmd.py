@@ -20,7 +20,12 @@ from tilescope.core.perf.profile_store import save
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a Python file with TileLang kernels")
     add_kernel_options(
-        parser, target=False, python=False, timeout_default=300.0, timeout_help="seconds for building and timing"
+        parser,
+        one_kernel=True,
+        target=False,
+        python=False,
+        timeout_default=300.0,
+        timeout_help="seconds for building and timing",
     )
     parser.add_argument(
         "--target", type=target_name, help="sm_XX for the static figures (default: this GPU's, else sm_90)"
@@ -47,7 +52,7 @@ def render(report: ProfileReport) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    options = KernelOptions.from_args(args)
+    options = KernelOptions.from_args(args).choose(args.file, "profile")
     options.check_parameters(readable([args.file]))
     request = ProfileQuery(
         file=args.file,

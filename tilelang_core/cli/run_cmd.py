@@ -22,7 +22,7 @@ from tilescope.core.model import dumps
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a Python file with TileLang kernels")
-    add_kernel_options(parser, target=False, timeout_help="seconds the run may compute")
+    add_kernel_options(parser, one_kernel=True, target=False, timeout_help="seconds the run may compute")
     parser.add_argument(
         "--interpret",
         action="store_true",
@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    options = KernelOptions.from_args(args)
+    options = KernelOptions.from_args(args).choose(args.file, "run")
     options.check_parameters(readable([args.file]))
     with Status(f"tilescope run: interpreting {args.file}"), Analyzer(**options.analyzer_options()) as analyzer:
         report = analyzer.run(

@@ -4,22 +4,45 @@ One row per variant; ``--json`` prints the ``VariantsReport`` record (schema in
 ``tilelang_core/SCHEMA.md``); ``--diff A B`` prints what changed between two variants, named
 ``TARGET`` or ``TARGET:CONFIG``; ``--ray [ADDRESS]`` lowers the variants on a Ray cluster's slots
 (the same report). The exit status is non-zero when no variant can run.
+
+An autotuned kernel may have hundreds of configs, five targets each: before lowering, the command
+says how many lowerings it will start and about how long they take (timed on the first round), asks
+on a terminal when there are more than ``ASK_ABOVE``, and on a pipe refuses them (exit status 2)
+unless ``--yes`` says to go on. Meanwhile a status line on a terminal, or a line every
+``PIPE_EVERY`` lowerings on a pipe, says how far it is.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
+import time
 from contextlib import AbstractContextManager
 
 from tilescope.core.cli.kernel_options import KernelOptions, UsageError, add_kernel_options, readable
 from tilescope.core.cli.terminal import Status, display_path
 from tilescope.core.cli.variant_diff import diff
-from tilescope.core.compiler.variants import DEFAULT_TARGETS, Lowerer, label, parse_configs, pool, run_variants
+from tilescope.core.compiler.variants import (
+    DEFAULT_TARGETS,
+    Lowerer,
+    Progress,
+    VariantPlan,
+    label,
+    lower_variants,
+    parse_configs,
+    plan_variants,
+    pool,
+)
 from tilescope.core.display import dims_text
 from tilescope.core.environment import require_extra
 from tilescope.core.model import KernelModel, Variant, VariantDiff, VariantsReport, dumps
 from tilescope.core.targets import target_error
+
+ASK_ABOVE = 100
+"""Lowerings started without asking (every target of a few kernels; an autotuned one's configs are more)."""
+PIPE_EVERY = 50
+"""Lowerings between two progress lines on a pipe."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,6 +56,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser, target=False, jobs=min(2, os.cpu_count() or 1), ray="the variants", timeout_help="seconds per variant"
     )
     parser.add_argument("--diff", nargs=2, metavar=("A", "B"), help="what changed from variant A to B (sm_80, sm_90:3)")
+    parser.add_argument(
+        "-y",
+        "--yes",
+        action="store_true",
+        help=f"lower more than {ASK_ABOVE} variants without asking (needed on a pipe)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -53,23 +82,76 @@ def run(args: argparse.Namespace) -> int:
         except ValueError:
             raise UsageError(f"argument --diff: expected TARGET or TARGET:CONFIG, got {' '.join(args.diff)}") from None
     options.check_parameters(readable([args.file]))
-    with (
-        Status(f"tilescope variants: lowering {args.file}"),
-        _lowerer(options, args.jobs) as workers,
-    ):
-        report = run_variants(
-            workers,
-            args.file,
-            kernel=options.kernel,
-            targets=targets,
-            configs=configs,
-            args=options.args or None,
-            ptxas=args.ptxas,
-        )
+    with _lowerer(options, args.jobs) as workers:
+        with Status(f"tilescope variants: lowering each kernel of {args.file} on {targets[0]}"):
+            planned = plan_variants(
+                workers,
+                args.file,
+                kernel=options.kernel,
+                targets=targets,
+                configs=configs,
+                args=options.args or None,
+                ptxas=args.ptxas,
+            )
+        refused = _announce(planned, workers.count, args.yes)
+        if refused is not None:
+            return refused
+        with Status(f"tilescope variants: lowering {len(planned.todo)} variants") as status:
+            report = lower_variants(workers, planned, _progress(status))
     if args.diff:
         return _print_diff(report, args.diff[0], args.diff[1], args.json)
     print(dumps(report, indent=2) if args.json else render(report))
     return 0 if any(v.status in ("fits", "spills") for v in report.variants) else 1
+
+
+def _announce(planned: VariantPlan, slots: int, yes: bool) -> int | None:
+    """Say how many lowerings are left and about how long they take; above ``ASK_ABOVE`` without
+    ``--yes``, ask on a terminal or refuse on a pipe. The exit status when not going on, else ``None``."""
+    count = len(planned.todo)
+    if not count:
+        return None
+    kernels = len({job.kernel for job in planned.todo})
+    configs = max((len(space) for space in planned.spaces.values()), default=0)
+    shape = f"{kernels} kernel{'s' if kernels > 1 else ''}" + (f", up to {configs} autotune configs" if configs else "")
+    estimate = f"about {_duration(planned.estimate_s(slots))} with {slots} worker{'s' if slots > 1 else ''}"
+    print(f"tilescope variants: {count} lowerings to go ({shape}), {estimate}", file=sys.stderr)
+    if count <= ASK_ABOVE or yes:
+        return None
+    fewer = "--configs 0,1,2 or --targets sm_90 lower fewer; -j N lowers N at once"
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        print(f"tilescope variants: not starting {count} lowerings without --yes ({fewer})", file=sys.stderr)
+        return 2
+    sys.stderr.write(f"Lower all {count}? [y/N] ")
+    sys.stderr.flush()
+    if sys.stdin.readline().strip().lower() in ("y", "yes"):
+        return None
+    print(f"tilescope variants: nothing lowered ({fewer})", file=sys.stderr)
+    return 1
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _progress(status: Status) -> Progress:
+    """On a terminal the status line counts the lowerings and the time left; on a pipe a line every
+    ``PIPE_EVERY``, so a log shows the work going on."""
+    started = time.monotonic()
+    on_terminal = sys.stderr.isatty()
+
+    def step(done: int, total: int, index: int) -> None:
+        left = (time.monotonic() - started) / done * (total - done)
+        line = f"tilescope variants: {done}/{total} lowered, about {_duration(left)} left"
+        if on_terminal:
+            status.update(line)
+        elif done % PIPE_EVERY == 0 and done < total:
+            print(line, file=sys.stderr, flush=True)
+
+    return step
 
 
 def _lowerer(options: KernelOptions, jobs: int) -> AbstractContextManager[Lowerer]:

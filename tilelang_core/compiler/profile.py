@@ -21,6 +21,7 @@ from tilescope.core.compiler.ncu import device_kernel_names, measure_with_ncu
 from tilescope.core.compiler.service import DEFAULT_MEMORY_MB, Analyzer
 from tilescope.core.model import KernelModel, ProfileReport, Timing, to_json
 from tilescope.core.perf.peaks import gpu_key
+from tilescope.core.static.entry import kernel_choice
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class ProfileQuery:
 
     file: str
     kernel: str | None = None
-    """The kernel's name; the file's first when ``None``."""
+    """The kernel's name; when ``None``, the one the file means (``static.entry``: what it builds when run)."""
     args: dict[str, Any] = field(default_factory=lambda: {})
     """Sizes that override the file's own."""
     target: str | None = None
@@ -90,7 +91,9 @@ def profile_file(
         overrides = request.args or None
         gpu = local_gpu()
         target = request.target or (gpu.arch if gpu and gpu.arch else "sm_90")
-        analysis = analyzer.analyze(path, source, target=target, kernel=request.kernel, args=overrides, ptxas=True)
+        meant = kernel_choice(source, path) if request.kernel is None else None
+        wanted = meant.kernel if meant is not None else request.kernel
+        analysis = analyzer.analyze(path, source, target=target, kernel=wanted, args=overrides, ptxas=True)
         kernel = analysis.kernels[0] if analysis.kernels else None
         name = kernel.kernel if kernel is not None else (request.kernel or "")
         problems = [d.message for d in analysis.all_diagnostics() if d.severity == "error"]

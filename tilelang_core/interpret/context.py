@@ -72,7 +72,8 @@ class Context:
         self.thread_vars: dict[int, str] = {}
         """Thread indices the code may not name (per-thread mode is off, or a y/z index)."""
         self.thread_slot: int | None = None
-        """In per-thread mode, the slot of ``threadIdx.x``: one lane per thread of the block."""
+        """In per-thread mode, the slot of the linear thread number (``threadIdx.x`` itself in a 1-D
+        block): one lane per thread of the block."""
         self.thread_count = 0
         self.buffers: dict[int, Any] = {}
         self.grid: list[int] = []
@@ -91,6 +92,11 @@ class Context:
             found = self.slots[k] = len(self.names)
             self.names.append(str(var.name))
         return found
+
+    def anonymous_slot(self, name: str) -> int:
+        """A slot no TIR variable names (the linear thread number of a 2-D or 3-D block)."""
+        self.names.append(name)
+        return len(self.names) - 1
 
     def buffer_slot(self, buffer: Any) -> int:
         """The slot of a buffer's storage; a second view of it with another shape is refused."""

@@ -22,7 +22,7 @@ from tilescope.core.compiler.discovery import instantiations
 from tilescope.core.interpret.kernel import Kernel, compile_kernel
 from tilescope.core.interpret.memory import NotInterpretable
 from tilescope.core.model import Comparison, OutputStats, RunReport
-from tilescope.core.worker.loader import build_prim_func, load_module
+from tilescope.core.worker.loader import build_prim_func, jit_options, load_module
 
 TORCH_DTYPES = {
     "float16": torch.float16,
@@ -144,7 +144,8 @@ def run_file(
         d = errors.build_error(err, path, name, line)
         return replace(base, error=d.message, line=d.span.line)
     try:
-        compiled, threads = _compiled(prim_func, path, name)
+        configs, _, _ = jit_options(namespace, inst, prim_func)
+        compiled, threads = _compiled(prim_func, path, name, configs)
     except NotInterpretable as err:
         return replace(base, error=str(err), line=err.line or line)
     except Exception as err:
@@ -155,16 +156,16 @@ def run_file(
     return _launch(report, namespace, prim_func, compiled, path, inputs, compare, seed, threads)
 
 
-def _compiled(prim_func: Any, path: str, name: str) -> tuple[Kernel, Any]:
+def _compiled(prim_func: Any, path: str, name: str, configs: dict[str, Any]) -> tuple[Kernel, Any]:
     """The interpreter's kernel and the thread map of its parallel loops, from one real lowering
-    (the front-end module the interpreter runs, and the loop layouts of ``tl.LayoutInference``);
-    where the whole lowering fails, the front end alone, without thread names."""
+    with the pass configuration ``tilelang.compile`` would apply (``configs``: the decorator's over the
+    PrimFunc's; bounds guards off changes what the kernel does) — the front-end module the interpreter
+    runs, and the loop layouts of ``tl.LayoutInference``; where the whole lowering fails, the front end
+    alone, without thread names."""
     from tilescope.core.interpret.hazards.front import front_end_module, tile_lines
     from tilescope.core.interpret.hazards.threads import ThreadMap, loop_layouts
-    from tilescope.core.interpret.prepare import pass_configs
     from tilescope.core.worker.lowering import lower
 
-    configs = pass_configs(prim_func)
     lowered = lower(prim_func, "sm_90", configs)
     func = front_end_module(lowered)
     if func is None:

@@ -2,13 +2,13 @@
 
 The grid runs block after block. A block is the tile-level program as one sequence: at this point
 of the pipeline TileLang has not yet split work among threads, so the block's threads are implicit
-(a fragment is its whole logical tile). A block whose code names ``threadIdx.x``
-(``T.get_thread_binding``) runs in per-thread mode instead: every thread is a lane, all in
-lockstep (so ``T.sync_threads`` holds by construction), ``local`` buffers get one copy per
-thread, warp shuffles exchange lanes, and a tile operation runs once for the block where every
-thread reaches it alike. What that cannot express exactly (``T.Parallel`` or fragment elements in
-per-thread code, a tile operation under a thread-dependent branch, ``threadIdx.y``/``z``) is
-refused with its line. ``T.Parallel`` and vectorised loops become lane axes (all iterations
+(a fragment is its whole logical tile). A block whose code names a thread index (``threadIdx.x``,
+``.y`` or ``.z``: ``T.get_thread_binding``, ``threads=(32, 8)``) runs in per-thread mode instead:
+every thread is a lane, numbered as CUDA forms warps, all in lockstep (so ``T.sync_threads`` holds
+by construction), ``local`` buffers get one copy per thread, warp shuffles exchange lanes, and a
+tile operation runs once for the block where every thread reaches it alike. What that cannot
+express exactly (``T.Parallel`` or fragment elements in per-thread code, a tile operation under a
+thread-dependent branch) is refused with its line. ``T.Parallel`` and vectorised loops become lane axes (all iterations
 at once, which is what their independence allows); serial, unrolled and pipelined loops run in
 order (pipelining reorders only asynchronous copies, whose results it must not change).
 """
@@ -101,16 +101,7 @@ def _attr(ctx: Context, node: Any) -> Run:
     iv = node.node
     tag = str(iv.thread_tag)
     if tag.startswith("threadIdx"):
-        count = int(node.value)
-        ctx.threads.append(count)
-        if tag != "threadIdx.x" or not _names(node.body, iv.var):
-            if count == 1:
-                k = ctx.slot(iv.var)
-                body = compile_stmt(ctx, node.body)
-                return lambda f: _zero_then(f, k, body)
-            ctx.thread_vars[key(iv.var)] = tag
-            return compile_stmt(ctx, node.body)
-        return _per_thread(ctx, iv.var, count, node.body)
+        return _threads(ctx, node)
     k = ctx.slot(iv.var)
     extent = int(node.value)
     axis = ctx.grid_depth
@@ -153,23 +144,59 @@ def _names(body: Any, var: Any) -> bool:
     return bool(found)
 
 
-def _zero_then(f: Frame, k: int, body: Run) -> None:
-    f.values[k] = 0
+def _threads(ctx: Context, node: Any) -> Run:
+    """The block's thread indices (``threadIdx.x``, ``.y``, ``.z``, bound one inside the other) and the code
+    under them: per-thread mode when that code names any index of more than one thread, else the tile
+    level, where naming one later is refused."""
+    chain: list[tuple[Any, str, int]] = []
+    while (
+        isinstance(node, tirx.AttrStmt)
+        and node.attr_key == "thread_extent"
+        and str(node.node.thread_tag).startswith("threadIdx")
+    ):
+        chain.append((node.node.var, str(node.node.thread_tag), int(node.value)))
+        node = node.body
+    ctx.threads.extend(count for _var, _tag, count in chain)
+    ones = [ctx.slot(var) for var, _tag, count in chain if count == 1]
+    if not any(count > 1 and _names(node, var) for var, _tag, count in chain):
+        for var, tag, count in chain:
+            if count > 1:
+                ctx.thread_vars[key(var)] = tag
+        body = compile_stmt(ctx, node)
+        return lambda f: _zero_then(f, ones, body)
+    return _per_thread(ctx, [(var, tag, count) for var, tag, count in chain if count > 1], node, ones)
+
+
+def _zero_then(f: Frame, slots: list[int], body: Run) -> None:
+    for k in slots:
+        f.values[k] = 0
     body(f)
 
 
-def _per_thread(ctx: Context, var: Any, count: int, body_node: Any) -> Run:
-    k = ctx.slot(var)
-    ctx.thread_slot, ctx.thread_count = k, count
+def _per_thread(ctx: Context, axes: list[tuple[Any, str, int]], body_node: Any, ones: list[int]) -> Run:
+    """Every thread of the block a lane, numbered as CUDA forms warps (``x`` fastest, then ``y``, ``z``);
+    each index is its lane's coordinate, so a ``(32, 8)`` block runs as 256 lanes."""
+    count = int(np.prod([c for _var, _tag, c in axes]))
+    lanes = np.arange(count, dtype=np.int32)
+    coords: list[tuple[int, np.ndarray]] = []
+    stride = 1
+    for var, _tag, extent in sorted(axes, key=lambda a: a[1]):
+        coords.append((ctx.slot(var), (lanes // stride) % extent))
+        stride *= extent
+    linear = coords[0][0] if len(axes) == 1 else ctx.anonymous_slot("thread")
+    ctx.thread_slot, ctx.thread_count = linear, count
     try:
         body = compile_stmt(ctx, body_node)
     finally:
         ctx.thread_slot = None
-    lanes = np.arange(count, dtype=np.int32)
     axis = ("threadIdx.x", 0, count, 0)
 
     def threads(f: Frame) -> None:
-        f.values[k] = lanes
+        for k in ones:
+            f.values[k] = 0
+        f.values[linear] = lanes
+        for k, values in coords:
+            f.values[k] = values
         f.lanes = 1
         f.loops.append(axis)
         try:

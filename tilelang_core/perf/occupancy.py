@@ -80,7 +80,10 @@ def blocks_by_shared(sm: SMLimits, shared_bytes: int) -> int:
 
 
 def occupancy(arch: str, threads: int, registers: int | None, shared_bytes: int) -> Occupancy | None:
-    """Blocks per SM of a kernel of ``threads`` per block, ``registers`` per thread and ``shared_bytes`` per block."""
+    """Blocks per SM of a kernel of ``threads`` per block, ``registers`` per thread and ``shared_bytes`` per block.
+
+    With ``registers`` unknown (no ptxas) the answer is a bound: what threads and shared memory allow,
+    naming no limit, since registers alone can hold a kernel to fewer blocks."""
     sm = limits_for(arch)
     if sm is None or threads <= 0:
         return None
@@ -93,6 +96,7 @@ def occupancy(arch: str, threads: int, registers: int | None, shared_bytes: int)
         limits["registers"] = blocks_by_registers(sm, threads, registers)
     blocks = min(limits.values())
     warps = blocks * -(-threads // WARP)
+    known = registers is not None
     return Occupancy(
         arch,
         threads,
@@ -102,8 +106,9 @@ def occupancy(arch: str, threads: int, registers: int | None, shared_bytes: int)
         warps_per_sm=warps,
         occupancy=round(warps / (sm.max_threads // WARP), 4),
         limits=limits,
-        limited_by=[k for k, v in limits.items() if v == blocks],
-        what_if=what_if(sm, threads, registers, shared_bytes, blocks),
+        limited_by=[k for k, v in limits.items() if v == blocks] if known else [],
+        what_if=what_if(sm, threads, registers, shared_bytes, blocks) if known else [],
+        upper_bound=not known,
     )
 
 

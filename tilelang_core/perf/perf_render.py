@@ -45,10 +45,11 @@ def static_lines(kernel: KernelModel) -> list[str]:
     if occ is not None:
         registers = f"{occ.registers} registers" if occ.registers is not None else "registers unknown (--ptxas)"
         limits = ", ".join(f"{k} {v}" for k, v in occ.limits.items())
+        at_most = "at most " if occ.upper_bound else ""
+        why = "registers may allow fewer" if occ.upper_bound else f"limited by {', '.join(occ.limited_by)}"
         out.append(
-            f"  occupancy {occ.blocks_per_sm} blocks/SM ({occ.warps_per_sm} warps, {occ.occupancy:.0%}) on {occ.arch}: "
-            f"{occ.threads} threads, {registers}, {occ.shared_bytes} B shared; limited by {', '.join(occ.limited_by)} "
-            f"({limits})"
+            f"  occupancy {at_most}{occ.blocks_per_sm} blocks/SM ({occ.warps_per_sm} warps, {occ.occupancy:.0%}) on "
+            f"{occ.arch}: {occ.threads} threads, {registers}, {occ.shared_bytes} B shared; {why} ({limits})"
         )
         out.extend(f"    {line}" for line in occ.what_if)
     if kernel.roofline is not None:

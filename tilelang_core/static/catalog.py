@@ -23,7 +23,7 @@ from typing import Any, Literal
 from tilescope.core.static.catalog_source import read_catalog, release_version
 
 SHIPPED = Path(__file__).with_name("primitives.json")
-_FORMAT = 1
+_FORMAT = 2
 """Bumped when the cached catalogs' shape changes, so old caches are not read."""
 PrimitiveKind = Literal["function", "class", "module", "dtype", "value"]
 ParamKind = Literal["positional_only", "positional_or_keyword", "var_positional", "keyword_only", "var_keyword"]
@@ -47,6 +47,11 @@ class Primitive:
     signature: str | None
     params: tuple[PrimitiveParam, ...] | None
     """``None`` when the signature could not be read."""
+    keyword_first: str | None = None
+    """A keyword TileLang's wrapper moves to the front of the positional arguments (``_dtype_forward``:
+    ``T.call_extern(name, *args, dtype=d)`` calls ``call_extern(d, name, *args)``)."""
+    keyword_ignored: str | None = None
+    """A keyword TileLang's wrapper accepts and drops (``_op_wrapper``)."""
 
     @property
     def summary(self) -> str:
@@ -71,6 +76,8 @@ class Catalog:
                 doc=entry.get("doc", ""),
                 signature=entry.get("signature"),
                 params=None if params is None else tuple(PrimitiveParam(**p) for p in params),
+                keyword_first=entry.get("keyword_first"),
+                keyword_ignored=entry.get("keyword_ignored"),
             )
         return cls(data["tilelang_version"], table)
 

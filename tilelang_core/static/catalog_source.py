@@ -25,7 +25,9 @@ _ROOT = "tilelang.language"
 class _Module:
     name: str
     names: dict[str, tuple[str, Any]] = field(default_factory=dict)
-    """Local name → (``def``, node) | (``ref``, (module, name)) | (``module``, dotted) | (``value``, None)."""
+    """Local name → (``def``, node) | (``ref``, (module, name)) | (``module``, dotted) | (``value``, None)
+    | (``keyword_first`` or ``keyword_ignored``, (entry, keyword)): a definition behind a wrapper that
+    moves that keyword to the first place, or drops it (``_wrapper_keyword``)."""
     exported: list[str] | None = None
     aliases: list[str] = field(default_factory=list)
     """Modules imported whole (``import X as _x``): where a module ``__getattr__`` finds its names."""
@@ -106,20 +108,28 @@ class SourceReader:
         if isinstance(value, ast.Name) and value.id in module.names:
             return module.names[value.id]
         if isinstance(value, ast.Call) and value.args:
-            inner = value.args[0]
-            if isinstance(inner, ast.Name) and inner.id in module.names:
-                return module.names[inner.id]
-            if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name):
-                owner = module.names.get(inner.value.id)
-                if owner is not None and owner[0] == "ref":
-                    owner = self.resolve(*owner[1])
-                if owner is not None and owner[0] == "module":
-                    return ("ref", (owner[1], inner.attr))
+            wrapped = self._wrapped(module, value.args[0])
+            if wrapped is not None:
+                wrapper = module.names.get(value.func.id) if isinstance(value.func, ast.Name) else None
+                how = _wrapper_keyword(wrapper[1]) if wrapper is not None and wrapper[0] == "def" else None
+                return wrapped if how is None else (how[0], (wrapped, how[1]))
         if isinstance(value, ast.Tuple | ast.List):
             strings = self._strings(module, value)
             if strings is not None:
                 return ("strings", strings)
         return ("value", None)
+
+    def _wrapped(self, module: _Module, inner: ast.expr) -> tuple[str, Any] | None:
+        """What the first argument of ``NAME = wrapper(inner)`` names: a local name or ``module.attr``."""
+        if isinstance(inner, ast.Name) and inner.id in module.names:
+            return module.names[inner.id]
+        if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name):
+            owner = module.names.get(inner.value.id)
+            if owner is not None and owner[0] == "ref":
+                owner = self.resolve(*owner[1])
+            if owner is not None and owner[0] == "module":
+                return ("ref", (owner[1], inner.attr))
+        return None
 
     def exports(self, dotted: str) -> list[str]:
         """What ``from dotted import *`` binds."""
@@ -201,11 +211,45 @@ class SourceReader:
                 if found is not None:
                     return found
             return None
+        return self._followed(entry, depth)
+
+    def _followed(self, entry: tuple[str, Any], depth: int) -> tuple[str, Any] | None:
         kind, value = entry
         if kind == "ref":
             found = self.resolve(value[0], value[1], depth + 1)
             return found if found is not None else ("value", None)
+        if kind in ("keyword_first", "keyword_ignored"):
+            found = self._followed(value[0], depth + 1)
+            return (kind, (found, value[1])) if found is not None and found[0] == "def" else found
         return entry
+
+
+def _wrapper_keyword(wrapper: ast.AST) -> tuple[str, str] | None:
+    """How a decorator-style wrapper (``def w(func): def wrapped(*args, **kwargs): ...``) treats one
+    keyword, read from its ``if "K" in kwargs:`` branch: ``("keyword_first", K)`` when it moves the
+    value to the front of the positional arguments (TileLang's ``_dtype_forward``: ``T.call_extern(name,
+    *args, dtype=...)`` is ``call_extern(dtype, name, *args)``), ``("keyword_ignored", K)`` when it drops
+    it (``_op_wrapper``). ``None`` for any other wrapper."""
+    if not isinstance(wrapper, ast.FunctionDef):
+        return None
+    for inner in wrapper.body:
+        if not (isinstance(inner, ast.FunctionDef) and inner.args.vararg and inner.args.kwarg):
+            continue
+        args, kwargs = inner.args.vararg.arg, inner.args.kwarg.arg
+        for stmt in inner.body:
+            if not (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare)):
+                continue
+            test = stmt.test
+            if not (isinstance(test.left, ast.Constant) and isinstance(test.left.value, str)):
+                continue
+            keyword = test.left.value
+            for branch in stmt.body:
+                text = ast.unparse(branch)
+                if text == f"{args} = ({kwargs}.pop({keyword!r}),) + {args}":
+                    return ("keyword_first", keyword)
+                if text == f"{kwargs}.pop({keyword!r})":
+                    return ("keyword_ignored", keyword)
+    return None
 
 
 def _frozenset_strings(path: Path | None, name: str) -> list[str] | None:
@@ -258,6 +302,8 @@ def _signature(name: str, args: ast.arguments, returns: ast.expr | None, skip_se
 
 def entry(name: str, resolved: tuple[str, Any] | None) -> dict[str, Any]:
     """One catalog entry in the shape of ``primitives.json``."""
+    if resolved is not None and resolved[0] in ("keyword_first", "keyword_ignored"):
+        return {**entry(name, resolved[1][0]), resolved[0]: resolved[1][1]}
     if resolved is not None and resolved[0] == "def":
         node = resolved[1]
         doc = ast.get_docstring(node) or ""

@@ -59,27 +59,41 @@ def _check_primitives(
     return uses, found
 
 
+def _as_called(primitive: catalog.Primitive, call: ast.Call) -> tuple[list[ast.expr], list[ast.keyword]]:
+    """The arguments the wrapped function receives: TileLang's wrapper may move a keyword to the front
+    of the positional ones, or drop it, before the call."""
+    args, keywords = list(call.args), list(call.keywords)
+    for keyword in call.keywords:
+        if keyword.arg is not None and keyword.arg == primitive.keyword_first:
+            keywords.remove(keyword)
+            args.insert(0, keyword.value)
+        elif keyword.arg is not None and keyword.arg == primitive.keyword_ignored:
+            keywords.remove(keyword)
+    return args, keywords
+
+
 def _argument_problem(primitive: catalog.Primitive, call: ast.Call) -> str | None:
     params = primitive.params or ()
+    args, keywords = _as_called(primitive, call)
     kinds = {p.kind for p in params}
     positional = [p for p in params if p.kind in ("positional_only", "positional_or_keyword")]
     by_keyword = {p.name for p in params if p.kind in ("positional_or_keyword", "keyword_only")}
-    starred = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
-    if "var_positional" not in kinds and not starred and len(call.args) > len(positional):
-        return f"T.{primitive.name} takes {len(positional)} positional arguments but {len(call.args)} were given"
+    starred = any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in keywords)
+    if "var_positional" not in kinds and not starred and len(args) > len(positional):
+        return f"T.{primitive.name} takes {len(positional)} positional arguments but {len(args)} were given"
     if "var_keyword" not in kinds:
-        for keyword in call.keywords:
+        for keyword in keywords:
             if keyword.arg is not None and keyword.arg not in by_keyword:
                 close = [n for n in by_keyword if n.lower() == keyword.arg.lower()]
                 hint = f"; did you mean {close[0]}?" if close else ""
                 return f"T.{primitive.name} has no argument {keyword.arg!r}{hint}"
     if starred:
         return None
-    by_position = {p.name for p in positional[: len(call.args)]}
-    for keyword in call.keywords:
+    by_position = {p.name for p in positional[: len(args)]}
+    for keyword in keywords:
         if keyword.arg in by_position:
             return f"T.{primitive.name} got multiple values for argument {keyword.arg!r}"
-    given = by_position | {k.arg for k in call.keywords if k.arg}
+    given = by_position | {k.arg for k in keywords if k.arg}
     missing = [
         p.name
         for p in params

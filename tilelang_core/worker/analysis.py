@@ -39,6 +39,7 @@ from tilescope.core.worker import (
     record_rebuild,
     roofline,
     shared_access,
+    shared_sites,
 )
 from tilescope.core.worker.loader import build_prim_func, jit_options, load_module
 from tilescope.core.worker.lowering import Lowered, lower
@@ -333,7 +334,7 @@ def _analyze_kernel(
         diagnostics.append(overflow)
     hazard_check = None
     if hazards_s > 0 and lowered.error is None:
-        found, hazard_check = _hazards(prim_func, lowered, path, name, line, hazards_s)
+        found, hazard_check = _hazards(lowered, configs, path, name, line, hazards_s)
         diagnostics.extend(found)
     source = lowered.artifact.kernel_source if lowered.artifact is not None else None
     resources = None
@@ -370,7 +371,7 @@ def _analyze_kernel(
         shared_accesses=accessed,
         occupancy=occupancy.occupancy(target, threads, registers, shared) if target.startswith("sm_") else None,
         roofline=roofline.from_ir(
-            shared_access.module_before_merge(lowered.modules, _names(lowered)),
+            shared_sites.module_before_merge(lowered.modules, _names(lowered)),
             buffers,
             accessed,
             _operand_dtype(buffers),
@@ -382,13 +383,14 @@ def _analyze_kernel(
 
 
 def _hazards(
-    prim_func: Any, lowered: Lowered, path: str, name: str, line: int, budget_s: float
+    lowered: Lowered, configs: dict[str, Any], path: str, name: str, line: int, budget_s: float
 ) -> tuple[list[Diagnostic], HazardCheck]:
-    """The interpreter's hazard check; a failure of the check itself never fails the analysis."""
+    """The interpreter's hazard check of the code TileLang runs with the kernel's own ``configs``; a failure
+    of the check itself never fails the analysis."""
     try:
         from tilescope.core.interpret.hazards.check import check
 
-        return check(prim_func, lowered, path, name, line, budget_s)
+        return check(lowered, configs, path, name, line, budget_s)
     except Exception as err:  # the interpreter's needs (torch, ml_dtypes) may be missing in this interpreter
         return [], HazardCheck([], [], 0.0, f"not interpreted: {type(err).__name__}: {err}")
 
@@ -415,7 +417,7 @@ def _shared_accesses(
     """Bank conflicts of the lowered kernel's shared accesses (CUDA only), and a warning where they cost."""
     if not target.startswith("sm_"):
         return [], []
-    module = shared_access.module_before_merge(lowered.modules, _names(lowered))
+    module = shared_sites.module_before_merge(lowered.modules, _names(lowered))
     found = shared_access.shared_accesses(module, path, accesses)
     by_name = {b.name: b for b in buffers}
     swizzles = {layout.buffer: layout.swizzle for layout in layouts if layout.kind == "layout"}

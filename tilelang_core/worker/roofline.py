@@ -20,7 +20,7 @@ import numpy as np
 from tilescope.core.dtypes import dtype_bits
 from tilescope.core.model import Buffer, Roofline, SharedAccess
 from tilescope.core.perf.peaks import bounds
-from tilescope.core.worker.shared_access import Unknown, _Env, _key, _per_thread
+from tilescope.core.worker.shared_sites import Env, ThreadAxes, Unknown, per_thread, var_key
 from tvm import tirx
 
 _SHAPE = re.compile(r"m(\d+)n(\d+)k(\d+)")
@@ -30,9 +30,8 @@ _MATH_CALLS = ("tirx.exp", "tirx.exp2", "tirx.log", "tirx.log2", "tirx.sqrt", "t
 
 @dataclass
 class _Count:
-    threads: int = 1
     grid: int = 1
-    thread_var: Any | None = None
+    axes: ThreadAxes = field(default_factory=ThreadAxes)
     global_vars: dict[int, int] = field(default_factory=dict)
     """Data variables of global buffers, with bytes per element."""
     global_bytes: float = 0.0
@@ -42,15 +41,15 @@ class _Count:
     def runs(self, loops: tuple, conds: tuple, per: int = 1) -> float:
         """How often a statement runs in one block: trips times threads let through, per ``per`` threads."""
         trips = math.prod(int(e) for _v, e in loops if isinstance(e, tirx.IntImm))
-        env = _Env(self.threads)
-        if self.thread_var is not None:
-            env.values[_key(self.thread_var)] = np.arange(self.threads, dtype=np.int64)[:, None]
+        threads = self.axes.threads
+        env = Env(threads)
+        self.axes.fill(env)
         for var, _extent in loops:
-            env.values[_key(var)] = 0
-        active = np.ones(self.threads, dtype=bool)
+            env.values[var_key(var)] = 0
+        active = np.ones(threads, dtype=bool)
         for cond in conds:
             try:
-                active &= _per_thread(np.asarray(env.value(cond), dtype=np.int64), self.threads)[:, 0] != 0
+                active &= per_thread(np.asarray(env.value(cond), dtype=np.int64), threads)[:, 0] != 0
             except Unknown:
                 continue
         return trips * max(int(active.sum()), 1) / per
@@ -63,9 +62,7 @@ class _Count:
             case tirx.AttrStmt():
                 if str(stmt.attr_key) == "thread_extent":
                     tag = str(stmt.node.thread_tag)
-                    if tag == "threadIdx.x":
-                        self.thread_var, self.threads = stmt.node.var, int(stmt.value)
-                    elif tag.startswith("blockIdx"):
+                    if not self.axes.bind(stmt) and tag.startswith("blockIdx"):
                         self.grid *= int(stmt.value) if isinstance(stmt.value, tirx.IntImm) else 1
                 self.walk(stmt.body, loops, conds)
             case tirx.For():
@@ -76,7 +73,7 @@ class _Count:
                     self.walk(stmt.else_case, loops, (*conds, tirx.Not(stmt.condition)))
             case tirx.AllocBuffer() | tirx.DeclBuffer():
                 if str(stmt.buffer.scope()) == "global":
-                    self.global_vars[_key(stmt.buffer.data)] = max((dtype_bits(str(stmt.buffer.dtype)) or 8) // 8, 1)
+                    self.global_vars[var_key(stmt.buffer.data)] = max((dtype_bits(str(stmt.buffer.dtype)) or 8) // 8, 1)
                 if getattr(stmt, "body", None) is not None:
                     self.walk(stmt.body, loops, conds)
             case tirx.BufferStore():
@@ -88,7 +85,7 @@ class _Count:
                 self.call(stmt.value, loops, conds)
 
     def _global(self, buf: Any, indices: Any) -> int:
-        if _key(buf.data) not in self.global_vars and str(buf.scope()) != "global":
+        if var_key(buf.data) not in self.global_vars and str(buf.scope()) != "global":
             return 0
         lanes = max((int(getattr(i.dtype, "lanes", 1) or 1) for i in indices), default=1)
         return lanes * max((dtype_bits(str(buf.dtype).split("x")[0]) or 8) // 8, 1)
@@ -164,7 +161,7 @@ def from_ir(module: Any | None, buffers: list[Buffer], shared: list[SharedAccess
         if isinstance(func, tirx.PrimFunc) and func.attrs is not None and "tirx.is_global_func" in func.attrs:
             count = _Count()  # one per device kernel: each has its own grid and threads
             for param in func.params:
-                count.global_vars[_key(param)] = 0
+                count.global_vars[var_key(param)] = 0
             count.walk(func.body)
             counts.append(count)
     if not counts:

@@ -52,7 +52,8 @@ def test_a_report_with_values_that_are_not_finite_comes_back_whole(class_server:
     assert verdict["failure"] == "wrong-values" and "never written" in verdict["summary"]
     assert "NaN" in out  # the poison the kernel left, as `puzzles check --json` prints it
     code, out, _ = submit(server, tokens["erin"], "2", str(CONTENT / "02_copy_ragged" / "wrong" / "drop_tail.py"))
-    assert code == 1 and out.startswith("FAIL 02") and "same file as submission" in out
+    assert code == 1 and out.startswith("FAIL 02") and "a byte-identical file was graded before" in out
+    assert "submission" not in out.splitlines()[-1]  # no other submission's number
 
 
 def test_a_learner_sees_only_their_own_code_and_reports(class_server: tuple[Server, dict[str, str]]) -> None:
@@ -92,6 +93,19 @@ def test_size_and_rate_limits_per_learner(class_server: tuple[Server, dict[str, 
     assert api(server, "/api/submissions", tokens["bob"], body)[0] == 201  # bob's rate is his own
     assert api(server, "/api/submissions", tokens["bob"], {**body, "puzzle": "99"})[0] == 404
     assert api(server, "/api/submissions", None, body)[0] == 401
+
+
+def test_a_second_server_on_a_live_servers_database_exits_saying_why(
+    class_server: tuple[Server, dict[str, str]],
+) -> None:
+    server, _ = class_server
+    started = time.monotonic()
+    second = tilescope("puzzles", "serve", "--db", server.db, "--port", "0", "--cpu-slots", "1", timeout=120)
+    assert second.returncode == 3, second.stdout + second.stderr
+    assert "another server" in second.stderr and "grades from this database" in second.stderr
+    assert time.monotonic() - started < 60
+    status, health = api(server, "/api/health", None)
+    assert status == 200 and health == {"ok": True, "grading": {"kind": "cpu", "slots": 1}}
 
 
 def test_a_server_killed_mid_grading_loses_nothing_on_postgresql(postgres: str, tmp_path: Path) -> None:

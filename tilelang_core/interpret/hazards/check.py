@@ -53,12 +53,13 @@ def _count(shape: list[int]) -> int:
 
 
 def check(
-    prim_func: Any, lowered: Any, path: str, kernel: str, line: int, budget_s: float
+    lowered: Any, configs: dict[str, Any], path: str, kernel: str, line: int, budget_s: float
 ) -> tuple[list[Diagnostic], HazardCheck]:
-    """The kernel's hazard diagnostics and what ran to find them."""
+    """The kernel's hazard diagnostics and what ran to find them. ``configs`` is the pass configuration the
+    kernel was lowered with (``@tilelang.jit(pass_configs=...)`` over the PrimFunc's own): with TileLang's
+    bounds guards off (``tl.disable_safe_memory_legalize``) an access past the end is the kernel's."""
     from tilescope.core.interpret.kernel import Kernel
     from tilescope.core.interpret.memory import NotInterpretable
-    from tilescope.core.interpret.prepare import pass_configs
 
     func = front_end_module(lowered)
     if func is None:
@@ -66,7 +67,7 @@ def check(
     found = suspicions(func, path) or []
     start = time.perf_counter()
     try:
-        compiled = Kernel(func, path, pass_configs(prim_func), tile_lines(path, kernel))
+        compiled = Kernel(func, path, configs, tile_lines(path, kernel))
     except NotInterpretable as err:
         return diagnostics([], [], found, path, kernel, "", err.line), HazardCheck([], [], 0.0, str(err))
     except Exception as err:  # what the translation does not expect (a symbolic grid) is not run either
