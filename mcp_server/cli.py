@@ -9,6 +9,7 @@ import argparse
 import sys
 
 from tilescope.core.compiler.service import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
+from tilescope.core.environment import require_extra
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,6 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    require_extra("mcp", "mcp")
     import anyio
     from tilescope.mcp.server import serve_http, serve_stdio
     from tilescope.mcp.tools import Session

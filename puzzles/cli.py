@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 
 from tilescope.core.compiler.gpu import local_gpu
+from tilescope.core.environment import require_extra
 from tilescope.puzzles import catalog
 from tilescope.puzzles.session import DEFAULT_TIMEOUT_S
 
@@ -97,6 +98,7 @@ def _app(args: argparse.Namespace) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print("tilescope puzzles: the app needs a terminal; `tilescope puzzles list` prints them", file=sys.stderr)
         return 2
+    require_extra("puzzles", "puzzles")  # the app checks files: TileLang and torch, in this interpreter
     from tilescope.puzzles.app import PuzzlesApp
 
     PuzzlesApp().run()
@@ -182,6 +184,7 @@ def _check(args: argparse.Namespace) -> int:
     from tilescope.puzzles.workspace import learner_path
 
     p = _puzzle(args)
+    require_extra("puzzles", "puzzles check")  # the grader's children run in this interpreter
     path = Path(args.file) if args.file else learner_path(p)
     if not path.exists():
         print(f"{path} does not exist; `tilescope puzzles start {p.id}` creates it", file=sys.stderr)
@@ -281,6 +284,15 @@ def _reset(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from tilescope.core.environment import EXTRAS
+
+    postgresql = (args.db or "").startswith("postgresql")
+    store = ("sqlalchemy", "alembic", "psycopg") if postgresql else ("sqlalchemy", "alembic")
+    served = tuple(module for module, _ in EXTRAS["server"] if postgresql or module != "psycopg")
+    # Issuing or revoking a token needs the store alone; serving needs the page, the queue and the graders'
+    # TileLang and torch.
+    tokens_only = args.add_learner is not None or args.revoke_learner is not None
+    require_extra("server", "puzzles serve", only=store if tokens_only else served)
     from tilescope.puzzles.server.main import serve
 
     return serve(

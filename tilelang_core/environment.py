@@ -101,3 +101,59 @@ def exited(err: SystemExit, printed: str, path: str, kernel: str | None, kernel_
     if kernel is None:
         return diagnostic("load-error", span, form=form, status=err.code, fields=printing)
     return diagnostic("build-error", span, form=form, kernel=kernel, status=err.code, fields=printing)
+
+
+EXTRAS: dict[str, tuple[tuple[str, str], ...]] = {
+    "compiler": (("tilelang", "tilelang"),),
+    "puzzles": (("tilelang", "tilelang"), ("torch", "torch")),
+    "plots": (("matplotlib", "matplotlib"),),
+    "mcp": (("mcp", "mcp"),),
+    "cluster": (("ray", "ray"),),
+    "server": (
+        ("ray", "ray"),
+        ("sqlalchemy", "sqlalchemy"),
+        ("alembic", "alembic"),
+        ("starlette", "starlette"),
+        ("uvicorn", "uvicorn"),
+        ("jinja2", "jinja2"),
+        ("python_multipart", "python-multipart"),
+        ("psycopg", "psycopg[binary]"),
+        ("tilelang", "tilelang"),
+        ("torch", "torch"),
+    ),
+}
+"""Each extra of ``pyproject.toml`` and what it brings: (import name, distribution) pairs."""
+
+
+class MissingExtra(Exception):
+    """A command needs an extra that is not installed: its message names what is missing and the command that
+    installs it. The dispatcher prints it and exits 2 (a usage error: nothing was done)."""
+
+
+def _absent(module: str) -> bool:
+    """Whether ``module`` cannot be imported here, found without importing it (torch takes seconds)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is None
+    except (ImportError, ValueError):  # a parent package missing, or a module hidden as ``None``
+        return True
+
+
+def require_extra(extra: str, command: str, only: tuple[str, ...] | None = None, also: str = "") -> None:
+    """Raise ``MissingExtra`` unless every module of ``extra`` (or the ``only`` ones among them) imports here;
+    ``also`` is another way out, said after the install command."""
+    wanted = [(module, dist) for module, dist in EXTRAS[extra] if only is None or module in only]
+    missing = [dist for module, dist in wanted if _absent(module)]
+    if missing:
+        fix = f"{sys.executable} -m pip install 'tilescope[{extra}]'" + (f", {also}" if also else "")
+        raise MissingExtra(
+            f"tilescope {command} needs {', '.join(missing)} (the '{extra}' extra), which this environment "
+            f"({sys.executable}) lacks: {fix}"
+        )
+
+
+def extra_for(err: ModuleNotFoundError) -> str | None:
+    """The extra that brings the module an import did not find, if one does."""
+    top = (err.name or "").split(".")[0]
+    return next((extra for extra, pairs in EXTRAS.items() if any(top == module for module, _ in pairs)), None)

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from tilescope.core.display import kib
+from tilescope.core.environment import require_extra
 from tilescope.core.ide import KernelLayout, NoLayout, choose, layout_buffers
 from tilescope.core.model import KernelModel, dumps
 from tilescope.visualizer.analyze import kernel_model, open_analyzer
@@ -37,6 +38,9 @@ def _destination(args: argparse.Namespace, kernel: str, buffer: str, many: bool)
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.json and (args.output or not args.term):
+        # Said before the analysis, not after it: an image needs matplotlib (the ``plots`` extra).
+        require_extra("plots", "layout", also="or draw in the terminal with --term, or print the view with --json")
     with open_analyzer(args) as analyzer:
         _, kernel = kernel_model(args, analyzer)
     if kernel is None:

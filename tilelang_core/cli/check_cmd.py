@@ -27,6 +27,7 @@ from tilescope.core.compat import releases
 from tilescope.core.compiler.batch import analyze_files, python_files
 from tilescope.core.compiler.service import HAZARD_BUDGET_S, NO_KERNELS
 from tilescope.core.display import dims_text, stages_text
+from tilescope.core.environment import require_extra
 from tilescope.core.lines import SourceError, read_source
 from tilescope.core.model import SCHEMA_VERSION, Diagnostic, FileAnalysis, KernelModel, Span, to_json
 from tilescope.core.perf.perf_render import static_lines
@@ -195,6 +196,7 @@ def _analyze(
     """On this machine's ``-j`` workers, or on a Ray cluster's (``--ray``), in the files' order either way."""
     if not args.ray:
         return analyze_files(files, args.jobs, request, analyzer_options, bar)
+    require_extra("cluster", "check --ray")
     from tilescope.core.compiler import cluster
 
     address = KernelOptions.from_args(args).ray_address()

@@ -14,6 +14,7 @@ from importlib.metadata import PackageNotFoundError, entry_points, version
 
 from tilescope.core.cli.kernel_options import UsageError, add_python_option
 from tilescope.core.compat import releases
+from tilescope.core.environment import MissingExtra, extra_for, require_extra
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -92,11 +93,31 @@ def _dispatch(argv: Sequence[str] | None) -> int:
         parser.error("a command is required")
     try:
         return int(args.func(args) or 0)
+    except MissingExtra as err:
+        print(err, file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as err:
+        # An optional dependency a command imports late: name the extra that brings it, not a traceback.
+        extra = extra_for(err)
+        if extra is None:
+            raise
+        try:
+            require_extra(extra, _command_words(args), only=((err.name or "").split(".")[0],))
+        except MissingExtra as missing:
+            print(missing, file=sys.stderr)
+            return 2
+        raise
     except UsageError as err:
         usage = getattr(args, "usage_parser", parser)
         usage.print_usage(sys.stderr)
         print(f"{usage.prog}: error: {err}", file=sys.stderr)
         return 2
+
+
+def _command_words(args: argparse.Namespace) -> str:
+    """``puzzles serve`` for ``tilescope puzzles serve ...``: the command as the user typed it."""
+    verb = getattr(args, "verb", None)
+    return f"{args.command} {verb}" if verb else str(args.command)
 
 
 def register_check(subparsers: argparse._SubParsersAction) -> None:

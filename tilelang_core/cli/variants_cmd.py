@@ -35,6 +35,7 @@ from tilescope.core.compiler.variants import (
     pool,
 )
 from tilescope.core.display import dims_text
+from tilescope.core.environment import require_extra
 from tilescope.core.model import KernelModel, Variant, VariantDiff, VariantsReport, dumps
 from tilescope.core.targets import target_error
 
@@ -157,6 +158,7 @@ def _lowerer(options: KernelOptions, jobs: int) -> AbstractContextManager[Lowere
     """This machine's ``jobs`` workers, or ``jobs`` slots on a Ray cluster (``--ray``)."""
     if options.ray is None:
         return pool(jobs, options.timeout_s, options.memory_mb, options.python)
+    require_extra("cluster", "variants --ray")
     from tilescope.core.compiler.cluster import Slots
 
     return Slots(jobs, options.analyzer_options(), options.ray_address())
