@@ -88,7 +88,11 @@ async def test_hints_survive_a_syntax_error_mid_file(client: LanguageClient) -> 
     await until(lambda: bool(client.diagnostics.get(uri)), what="diagnostics")
     (error,) = client.diagnostics[uri]
     assert error.range == types.Range(start=at(10, 18), end=at(10, 45))
-    assert (error.message, error.code, error.source) == ("Syntax error: '(' was never closed", "syntax-error", "tilescope-static")
+    assert (error.message, error.code, error.source) == (
+        "Syntax error: '(' was never closed",
+        "syntax-error",
+        "tilescope-static",
+    )
     assert error.severity == types.DiagnosticSeverity.Error
 
 
