@@ -39,8 +39,10 @@ def run(args: argparse.Namespace) -> int:
     import anyio
     from tilescope.mcp.server import serve_http, serve_stdio
     from tilescope.mcp.tools import Session
+    from tilescope.core.supervise import become_undumpable
     from tilescope.mcp.workspace import Refused, Workspace
 
+    become_undumpable()  # an agent's code run by a worker of this server cannot read its memory or environment
     try:
         workspace = Workspace(args.root)
     except Refused as err:
