@@ -11,6 +11,7 @@ an allow-list (what Python, TileLang, TVM, CUDA and torch read), never copied fr
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import re
@@ -70,9 +71,14 @@ def clean_env(private: str | os.PathLike[str], environ: Mapping[str, str] | None
 
 def tilelang_cache(environ: Mapping[str, str] | None = None) -> str:
     """TileLang's kernel cache as this process's user has it: where a child whose ``HOME`` is a fresh folder
-    that still shares compiles with others (the kernel processes of one grader) keeps them."""
+    that still shares compiles with others (the kernel processes of one grader) keeps them. Made here when
+    missing: a sandbox made afterwards grants what exists, and its parent (a home holding ``~/.ray``) may not
+    be one the child can make folders in."""
     environ = os.environ if environ is None else environ
-    return environ.get("TILELANG_CACHE_DIR") or str(Path.home() / ".tilelang" / "cache")
+    folder = environ.get("TILELANG_CACHE_DIR") or str(Path.home() / ".tilelang" / "cache")
+    with contextlib.suppress(OSError):
+        os.makedirs(folder, exist_ok=True)
+    return folder
 
 
 def protected(keep: Iterable[str] = ()) -> list[str]:
