@@ -41,7 +41,8 @@ _FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
 """The rights a rule on a file (not a directory) may carry."""
 _SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1
 _BIND_TCP, _CONNECT_TCP = 1 << 0, 1 << 1
-_CLONE_NEWUSER, _CLONE_NEWNET = 0x10000000, 0x40000000
+_CLONE_NEWUSER, _CLONE_NEWNET, _CLONE_NEWNS = 0x10000000, 0x40000000, 0x00020000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 1, 2, 4, 8, 1 << 14, 1 << 18
 _PER_PROCESS = "/proc"
 """Its numbered entries (and ``self``, ``thread-self``) are other processes': never granted by ``sealing``."""
 _ALWAYS_COVERED = (_PER_PROCESS, "/dev")
@@ -98,14 +99,20 @@ class Sandbox:
     """List the entries only (the folders above a denied path)."""
     devices: tuple[str, ...] = field(default=())
     """Device files to read, write and ``ioctl`` (``/dev/null``, a GPU's nodes)."""
+    hidden: tuple[str, ...] = field(default=())
+    """The denied paths: Landlock lets the folders among them be listed (listing is granted beneath the folders
+    above them), so ``hide`` covers them with an empty file system where the process may have mounts of its own."""
 
     def to_json(self) -> str:
-        return json.dumps({k: list(getattr(self, k)) for k in ("read", "write", "list_only", "devices")})
+        return json.dumps({k: list(getattr(self, k)) for k in _FIELDS})
 
     @staticmethod
     def from_json(text: str) -> Sandbox:
         data = json.loads(text)
-        return Sandbox(*(tuple(str(p) for p in data.get(k, [])) for k in ("read", "write", "list_only", "devices")))
+        return Sandbox(*(tuple(str(p) for p in data.get(k, [])) for k in _FIELDS))
+
+
+_FIELDS = ("read", "write", "list_only", "devices", "hidden")
 
 
 def _inside(path: str, root: str) -> bool:
@@ -163,7 +170,7 @@ def sealing(deny: Iterable[str], write: Iterable[str] = ()) -> Sandbox:
 
     cover("/")
     whole = [w for w in writable if not holds_denied(w) and not any(_inside(w, d) for d in denied)]
-    return Sandbox(tuple(read), tuple(granted_write + whole), tuple(list_only), tuple(devices))
+    return Sandbox(tuple(read), tuple(granted_write + whole), tuple(list_only), tuple(devices), tuple(denied))
 
 
 def _add(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
@@ -263,6 +270,31 @@ def cut_network() -> str:
     if not how:
         raise OSError("neither a network namespace nor Landlock's network rules (ABI 4) are available")
     return " and ".join(how)
+
+
+def hide(sandbox: Sandbox) -> int:
+    """Before ``apply``, in a mount namespace of its own where the kernel allows one (root, or a user namespace
+    ``cut_network`` made): an empty, read-only file system on each denied folder, so that not even the names
+    in it (other gradings' submissions, Ray's session and sockets) can be seen, nor a unix socket there
+    reached. Returns how many folders were covered; 0 where no mount namespace could be made (the Landlock
+    rules still deny reading them)."""
+    folders = [p for p in sandbox.hidden if os.path.isdir(p) and not os.path.islink(p)]
+    if not folders:
+        return 0
+    libc = _libc()
+    if libc.unshare(_CLONE_NEWNS) != 0:
+        return 0
+    if libc.mount(None, b"/", None, ctypes.c_ulong(_MS_REC | _MS_PRIVATE), None) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"making the mounts private: {os.strerror(err)}")
+    covered = 0
+    for folder in folders:
+        flags = ctypes.c_ulong(_MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+        if libc.mount(b"tilescope-hidden", folder.encode(), b"tmpfs", flags, b"size=4k,mode=0") != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"covering {folder}: {os.strerror(err)}")
+        covered += 1
+    return covered
 
 
 def _own_network_namespace(libc: ctypes.CDLL) -> bool:

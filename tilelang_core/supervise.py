@@ -399,6 +399,7 @@ def _landlock() -> ModuleType:
 def _sandbox(sandbox: Sandbox) -> None:
     """In the child before ``exec``: seal it, or end it (exit 126) when the sandbox asked for cannot be made."""
     try:
+        _landlock().hide(sandbox)
         _landlock().apply(sandbox)
     except OSError as err:
         os.write(2, f"supervise: the file sandbox could not be applied ({err})\n".encode())

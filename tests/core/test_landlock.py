@@ -76,7 +76,7 @@ def attempt(what, fn):
         print(what, "ok")
     except OSError as err:
         print(what, "denied", err.errno)
-caller, port, abstract = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+caller, port, abstract, denied = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 attempt("caller-environ", lambda: open(f"/proc/{caller}/environ", "rb").read())
 attempt("caller-cmdline", lambda: open(f"/proc/{caller}/cmdline", "rb").read())
 attempt("own-status", lambda: open("/proc/self/status", "rb").read())
@@ -87,13 +87,17 @@ def unix():
         s.connect(b"\\0" + abstract.encode())
         s.sendall(b"leak")
 attempt("abstract-unix", unix)
+try:
+    names = os.listdir(denied)
+except OSError:
+    names = []
+print("list-denied", "ok" if names else "denied")
 """
 
 
-def _others(limits: Limits, port: int, abstract: str) -> dict[str, str]:
-    child = Supervised(
-        [sys.executable, "-c", OTHERS, str(os.getpid()), str(port), abstract], limits=limits, stdin=None
-    )
+def _others(limits: Limits, port: int, abstract: str, denied: Path) -> dict[str, str]:
+    argv = [sys.executable, "-c", OTHERS, str(os.getpid()), str(port), abstract, str(denied)]
+    child = Supervised(argv, limits=limits, stdin=None)
     assert child.stdout is not None
     lines = dict(line.decode().split(" ", 1) for line in child.stdout.read().splitlines())
     assert child.exit_code(timeout=30) == 0
@@ -102,13 +106,18 @@ def _others(limits: Limits, port: int, abstract: str) -> dict[str, str]:
 
 def test_a_sealed_child_reads_no_other_process_and_reaches_no_socket(tmp_path: Path, listener: Listener) -> None:
     """Landlock alone (no network namespace asked for): other processes' ``/proc`` entries, which hold a
-    server's environment and command line, a TCP listener on loopback and an abstract unix socket."""
+    server's environment and command line, a TCP listener on loopback, an abstract unix socket, and the names
+    in a denied folder (another grading's submissions), which Landlock alone would let it list."""
     abstract = f"tilescope-test-{os.getpid()}"
+    others, private = tmp_path / "tilescope-grading-other", tmp_path / "private"
+    (others / "17").mkdir(parents=True)
+    private.mkdir()
+    sandbox = landlock.sealing([str(others)], [str(private)])
     with socket.socket(socket.AF_UNIX) as unix:
         unix.bind(b"\0" + abstract.encode())
         unix.listen()
         unix.settimeout(0.1)
-        found = _others(Limits(sandbox=landlock.sealing([], [str(tmp_path)])), listener.port, abstract)
+        found = _others(Limits(sandbox=sandbox), listener.port, abstract, others)
         with pytest.raises(TimeoutError):
             unix.accept()
     assert found == {
@@ -118,6 +127,7 @@ def test_a_sealed_child_reads_no_other_process_and_reaches_no_socket(tmp_path: P
         "tcp-connect": "denied",
         "tcp-bind": "denied",
         "abstract-unix": "denied",
+        "list-denied": "denied",
     }
     assert listener.received == []
 
@@ -129,7 +139,7 @@ def test_an_offline_child_reaches_no_listener_but_keeps_its_files(tmp_path: Path
         unix.bind(b"\0" + abstract.encode())
         unix.listen()
         unix.settimeout(0.1)
-        found = _others(Limits(offline=True), listener.port, abstract)
+        found = _others(Limits(offline=True), listener.port, abstract, tmp_path / "none")
         with pytest.raises(TimeoutError):
             unix.accept()
     assert (found["tcp-connect"], found["tcp-bind"], found["abstract-unix"]) == ("denied", "denied", "denied")
