@@ -26,6 +26,7 @@ import ctypes
 import json
 import os
 import stat
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -128,9 +129,13 @@ def sealing(deny: Iterable[str], write: Iterable[str] = ()) -> Sandbox:
     """Read anywhere but beneath ``deny`` and other processes' ``/proc`` entries; write only beneath ``write``
     (never in ``/proc``). An entry that is a link to a folder holding a denied path is left out rather than
     followed. A ``write`` folder that holds a denied path (``/``, a home with ``~/.ray``) is granted entry by
-    entry like the folders above a denied path: what is made directly in it later is out of reach."""
+    entry like the folders above a denied path: what is made directly in it later is out of reach. Neither
+    ``/`` nor the temporary folder can be listed (Landlock grants listing beneath a folder, so it would reach
+    the private folders others make there later: another grading's submissions); their entries are reached
+    by their paths."""
     denied = sorted({os.path.realpath(p) for p in deny})
     writable = sorted({os.path.realpath(p) for p in write})
+    unlisted = {os.path.realpath(p) for p in ("/", "/tmp", tempfile.gettempdir())}
     read: list[str] = []
     granted_write: list[str] = []
     list_only: list[str] = []
@@ -144,7 +149,8 @@ def sealing(deny: Iterable[str], write: Iterable[str] = ()) -> Sandbox:
         (granted_write if inside_write else read).append(path)
 
     def cover(folder: str) -> None:
-        list_only.append(folder)
+        if folder not in unlisted:
+            list_only.append(folder)
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:

@@ -4,8 +4,10 @@ only what it was granted, writes only in its own folder, and cannot read its par
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -76,7 +78,7 @@ def attempt(what, fn):
         print(what, "ok")
     except OSError as err:
         print(what, "denied", err.errno)
-caller, port, abstract, denied = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+caller, port, abstract = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 attempt("caller-environ", lambda: open(f"/proc/{caller}/environ", "rb").read())
 attempt("caller-cmdline", lambda: open(f"/proc/{caller}/cmdline", "rb").read())
 attempt("own-status", lambda: open("/proc/self/status", "rb").read())
@@ -87,16 +89,18 @@ def unix():
         s.connect(b"\\0" + abstract.encode())
         s.sendall(b"leak")
 attempt("abstract-unix", unix)
-try:
-    names = os.listdir(denied)
-except OSError:
-    names = []
-print("list-denied", "ok" if names else "denied")
+for name, denied in zip(("list-denied", "list-later"), sys.argv[4:6]):
+    try:
+        names = os.listdir(denied)
+    except OSError:
+        names = []
+    print(name, "ok" if names else "denied")
+attempt("read-later", lambda: open(os.path.join(sys.argv[5], "17.py")).read())
 """
 
 
-def _others(limits: Limits, port: int, abstract: str, denied: Path) -> dict[str, str]:
-    argv = [sys.executable, "-c", OTHERS, str(os.getpid()), str(port), abstract, str(denied)]
+def _others(limits: Limits, port: int, abstract: str, denied: Path, later: Path) -> dict[str, str]:
+    argv = [sys.executable, "-c", OTHERS, str(os.getpid()), str(port), abstract, str(denied), str(later)]
     child = Supervised(argv, limits=limits, stdin=None)
     assert child.stdout is not None
     lines = dict(line.decode().split(" ", 1) for line in child.stdout.read().splitlines())
@@ -106,18 +110,24 @@ def _others(limits: Limits, port: int, abstract: str, denied: Path) -> dict[str,
 
 def test_a_sealed_child_reads_no_other_process_and_reaches_no_socket(tmp_path: Path, listener: Listener) -> None:
     """Landlock alone (no network namespace asked for): other processes' ``/proc`` entries, which hold a
-    server's environment and command line, a TCP listener on loopback, an abstract unix socket, and the names
-    in a denied folder (another grading's submissions), which Landlock alone would let it list."""
+    server's environment and command line, a TCP listener on loopback, an abstract unix socket, the names in
+    a denied folder (another grading's submissions), which Landlock alone would let it list, and a private
+    folder made in the temporary folder after it was sealed (the next grading's)."""
     abstract = f"tilescope-test-{os.getpid()}"
     others, private = tmp_path / "tilescope-grading-other", tmp_path / "private"
     (others / "17").mkdir(parents=True)
     private.mkdir()
     sandbox = landlock.sealing([str(others)], [str(private)])
+    later = Path(tempfile.mkdtemp(prefix="tilescope-grading-"))
+    (later / "17.py").write_text("SECRET = 1\n")
     with socket.socket(socket.AF_UNIX) as unix:
         unix.bind(b"\0" + abstract.encode())
         unix.listen()
         unix.settimeout(0.1)
-        found = _others(Limits(sandbox=sandbox), listener.port, abstract, others)
+        try:
+            found = _others(Limits(sandbox=sandbox), listener.port, abstract, others, later)
+        finally:
+            shutil.rmtree(later)
         with pytest.raises(TimeoutError):
             unix.accept()
     assert found == {
@@ -128,6 +138,8 @@ def test_a_sealed_child_reads_no_other_process_and_reaches_no_socket(tmp_path: P
         "tcp-bind": "denied",
         "abstract-unix": "denied",
         "list-denied": "denied",
+        "list-later": "denied",
+        "read-later": "denied",
     }
     assert listener.received == []
 
@@ -139,7 +151,7 @@ def test_an_offline_child_reaches_no_listener_but_keeps_its_files(tmp_path: Path
         unix.bind(b"\0" + abstract.encode())
         unix.listen()
         unix.settimeout(0.1)
-        found = _others(Limits(offline=True), listener.port, abstract, tmp_path / "none")
+        found = _others(Limits(offline=True), listener.port, abstract, tmp_path / "none", tmp_path / "none")
         with pytest.raises(TimeoutError):
             unix.accept()
     assert (found["tcp-connect"], found["tcp-bind"], found["abstract-unix"]) == ("denied", "denied", "denied")
