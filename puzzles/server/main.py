@@ -37,7 +37,6 @@ def _protect(url: str) -> None:
     """Name a SQLite database's files (and any folder of them) among what no sandboxed process may read; the
     Ray workers that grade inherit it (a server on PostgreSQL keeps its data elsewhere)."""
     from sqlalchemy.engine import make_url
-
     from tilescope.core.clean_env import PROTECT_VARIABLE
 
     parsed = make_url(url)
