@@ -65,3 +65,18 @@ def test_a_submission_reaches_no_secret_no_network_and_not_the_clusters_ray(
     assert isinstance(outcome, dict) and outcome["passed"], text[:2000]  # it reached nothing, so it built
     assert listener.received == []
     assert not mark.exists() and not outside.exists()
+
+
+def test_the_database_url_comes_from_the_environment_or_a_file_not_the_command_line(tmp_path: Path) -> None:
+    """A PostgreSQL URL carries its password: on the command line every process of the machine reads it."""
+    data = {"TILESCOPE_DATA_DIR": str(tmp_path / "data")}
+    from_env = tmp_path / "from-environment.db"
+    done = tilescope(
+        "puzzles", "serve", "--add-learner", "ann", env={**data, "TILESCOPE_DB_URL": f"sqlite:///{from_env}"}
+    )
+    assert done.returncode == 0 and str(from_env) in done.stdout, done.stderr
+    url_file, from_file = tmp_path / "db-url", tmp_path / "from-file.db"
+    url_file.write_text(f"sqlite:///{from_file}\n")
+    done = tilescope("puzzles", "serve", "--db-file", str(url_file), "--add-learner", "bob", env=data)
+    assert done.returncode == 0 and str(from_file) in done.stdout, done.stderr
+    assert from_env.exists() and from_file.exists() and not (tmp_path / "data").exists()
