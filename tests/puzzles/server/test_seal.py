@@ -60,11 +60,15 @@ def test_a_submission_reaches_no_secret_no_network_and_not_the_clusters_ray(
     finally:
         server.stop()
     text = json.dumps(verdict)
-    assert "stolen" not in text and secret not in text, text[:2000]
+    reached = {
+        "a secret, into its report": "stolen" in text or secret in text,
+        "the cluster's Ray (its task wrote outside the seal)": mark.exists(),
+        "the listener on loopback": bool(listener.received),
+        "a file outside its folder": outside.exists(),
+    }
+    assert [what for what, done in reached.items() if done] == [], text[:1500]
     outcome = verdict["verdict"]
     assert isinstance(outcome, dict) and outcome["passed"], text[:2000]  # it reached nothing, so it built
-    assert listener.received == []
-    assert not mark.exists() and not outside.exists()
 
 
 def test_the_database_url_comes_from_the_environment_or_a_file_not_the_command_line(tmp_path: Path) -> None:
