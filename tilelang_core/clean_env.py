@@ -96,9 +96,10 @@ def protected(keep: Iterable[str] = ()) -> list[str]:
 
 def sandbox(private: str, deny: Iterable[str] = (), write_everywhere: bool = False) -> landlock.Sandbox | None:
     """The file sandbox of a child whose own folder is ``private``: it reads nothing ``protected`` nor ``deny``
-    names, and writes only ``private`` (with ``write_everywhere``, for code the user trusts, wherever the user
-    may, but in those places and ``/proc``); None where the kernel has no Landlock."""
+    names, and writes only ``private`` and signals no process outside it (with ``write_everywhere``, for code
+    the user trusts, it writes wherever the user may, but in those places and ``/proc``, and its signals reach
+    its supervisor, which reports them); None where the kernel has no Landlock."""
     if landlock.abi() < 1:
         return None
     write = [private, "/"] if write_everywhere else [private]
-    return landlock.sealing([*protected(keep=[private]), *deny], write)
+    return landlock.sealing([*protected(keep=[private]), *deny], write, signals=not write_everywhere)

@@ -104,13 +104,18 @@ class Sandbox:
     """The denied paths: Landlock lets the folders among them be listed (listing is granted beneath the folders
     above them), so ``hide`` covers them with an empty file system where the process may have mounts of its own."""
 
+    signals: bool = True
+    """Also scope signals (ABI 6): the process cannot signal one outside its sandbox. Off for code the user
+    trusts, whose signals to its supervisor are recorded and shown instead (``supervise``)."""
+
     def to_json(self) -> str:
-        return json.dumps({k: list(getattr(self, k)) for k in _FIELDS})
+        return json.dumps({**{k: list(getattr(self, k)) for k in _FIELDS}, "signals": self.signals})
 
     @staticmethod
     def from_json(text: str) -> Sandbox:
         data = json.loads(text)
-        return Sandbox(*(tuple(str(p) for p in data.get(k, [])) for k in _FIELDS))
+        paths = (tuple(str(p) for p in data.get(k, [])) for k in _FIELDS)
+        return Sandbox(*paths, signals=bool(data.get("signals", True)))
 
 
 _FIELDS = ("read", "write", "list_only", "devices", "hidden")
@@ -125,7 +130,7 @@ def _someone_elses(folder: str, name: str) -> bool:
     return folder == _PER_PROCESS and (name.isdigit() or name in ("self", "thread-self"))
 
 
-def sealing(deny: Iterable[str], write: Iterable[str] = ()) -> Sandbox:
+def sealing(deny: Iterable[str], write: Iterable[str] = (), signals: bool = True) -> Sandbox:
     """Read anywhere but beneath ``deny`` and other processes' ``/proc`` entries; write only beneath ``write``
     (never in ``/proc``). An entry that is a link to a folder holding a denied path is left out rather than
     followed. A ``write`` folder that holds a denied path (``/``, a home with ``~/.ray``) is granted entry by
@@ -176,7 +181,8 @@ def sealing(deny: Iterable[str], write: Iterable[str] = ()) -> Sandbox:
 
     cover("/")
     whole = [w for w in writable if not holds_denied(w) and not any(_inside(w, d) for d in denied)]
-    return Sandbox(tuple(read), tuple(granted_write + whole), tuple(list_only), tuple(devices), tuple(denied))
+    granted = (tuple(read), tuple(granted_write + whole), tuple(list_only), tuple(devices), tuple(denied))
+    return Sandbox(*granted, signals=signals)
 
 
 def _add(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
@@ -207,7 +213,7 @@ def apply(sandbox: Sandbox) -> int:
         raise OSError("this kernel offers no Landlock")
     libc = _libc()
     handled = _handled(version)
-    ruleset = _ruleset(libc, version, handled)
+    ruleset = _ruleset(libc, version, handled, sandbox.signals)
     try:
         reading = (EXECUTE | READ_FILE | READ_DIR) & handled
         device = (READ_FILE | WRITE_FILE | IOCTL_DEV) & handled
@@ -227,11 +233,11 @@ def apply(sandbox: Sandbox) -> int:
     return version
 
 
-def _ruleset(libc: ctypes.CDLL, version: int, handled_fs: int) -> int:
+def _ruleset(libc: ctypes.CDLL, version: int, handled_fs: int, signals: bool) -> int:
     """A new ruleset handling ``handled_fs``, TCP (ABI 4: none granted, so no bind or connect) and, from ABI 6,
-    scoped to this domain for abstract unix sockets and signals."""
+    scoped to this domain for abstract unix sockets (and with ``signals``, for signals)."""
     network = _BIND_TCP | _CONNECT_TCP if version >= 4 else 0
-    scoped = _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL if version >= 6 else 0
+    scoped = (_SCOPE_ABSTRACT_UNIX_SOCKET | (_SCOPE_SIGNAL if signals else 0)) if version >= 6 else 0
     attr = _RulesetAttr(handled_fs, network, scoped)
     size = ctypes.sizeof(_RulesetAttr) if version >= 6 else 16 if version >= 4 else 8
     ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
@@ -267,7 +273,7 @@ def cut_network() -> str:
         how.append("network namespace")
     version = abi()
     if version >= 4:
-        ruleset = _ruleset(libc, version, 0)  # files stay as they are: only the network is handled
+        ruleset = _ruleset(libc, version, 0, signals=False)  # files and signals stay as they are
         try:
             _restrict(libc, ruleset)
         finally:
