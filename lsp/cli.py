@@ -15,10 +15,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from tilescope.core.sandbox.supervise import guard_signals
+    from tilescope.core.sandbox.supervise import become_undumpable, guard_signals
     from tilescope.lsp.features import create_server
 
     guard_signals(_ignored)  # before any thread starts: a kernel's SIGTERM to the server is ignored
+    become_undumpable()  # nor can its code read the server's memory or environment
     sys.setswitchinterval(0.001)  # the event loop gets the interpreter back quickly from the analysis thread
     server = create_server()
     if args.tcp:

@@ -39,10 +39,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     require_extra("mcp", "mcp")
     import anyio
+    from tilescope.core.sandbox.supervise import become_undumpable
     from tilescope.mcp.server import serve_http, serve_stdio
     from tilescope.mcp.tools import Session
     from tilescope.mcp.workspace import Refused, Workspace
 
+    become_undumpable()  # an agent's code run by a worker of this server cannot read its memory or environment
     try:
         workspace = Workspace(args.root)
     except Refused as err:

@@ -206,10 +206,12 @@ class Session:
     _stack: ExitStack = field(default_factory=ExitStack)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _analyzer: Analyzer | None = None
+    _source_analyzer: Analyzer | None = None
     _pool: Pool | None = None
 
     @property
     def analyzer(self) -> Analyzer:
+        """For the workspace's files: the user named the workspace, so its programs may be dry-run."""
         with self._lock:
             if self._analyzer is None:
                 self._analyzer = self._stack.enter_context(
@@ -220,10 +222,25 @@ class Session:
             return self._analyzer
 
     @property
+    def source_analyzer(self) -> Analyzer:
+        """For the source text an agent sends: sealed as a learner's file is (it writes only its worker's own
+        folder, reads no secret, has no network), and never dry-run (its ``__main__`` would run unsealed)."""
+        with self._lock:
+            if self._source_analyzer is None:
+                self._source_analyzer = self._stack.enter_context(
+                    Analyzer(timeout_s=self.timeout_s, memory_mb=self.memory_mb, python=self.python, sealed=True)
+                )
+            return self._source_analyzer
+
+    def analyzer_for(self, given: FileInput) -> Analyzer:
+        return self.analyzer if given.source is None else self.source_analyzer
+
+    @property
     def pool(self) -> Pool:
+        """The variants' workers, sealed: a tool call may name source text as well as a workspace file."""
         with self._lock:
             if self._pool is None:
-                self._pool = Pool(1, self.timeout_s, self.memory_mb)
+                self._pool = Pool(1, self.timeout_s, self.memory_mb, sealed=True)
                 self._stack.callback(self._pool.close)
             return self._pool
 
@@ -247,7 +264,7 @@ def _display(session: Session, path: Path, given: FileInput | PuzzleInput) -> st
 
 def _model(session: Session, given: FileInput) -> tuple[Path, KernelModel]:
     path = _file(session, given)
-    analysis = session.analyzer.analyze(str(path), target=given.target, kernel=given.kernel, args=given.args)
+    analysis = session.analyzer_for(given).analyze(str(path), target=given.target, kernel=given.kernel, args=given.args)
     model = analysis.kernel(given.kernel)
     if model is None:
         problems = "; ".join(f"line {d.span.line}: {d.message}" for d in analysis.all_diagnostics())
@@ -257,7 +274,7 @@ def _model(session: Session, given: FileInput) -> tuple[Path, KernelModel]:
 
 def check(session: Session, given: FileInput) -> tuple[dict[str, Any], bool]:
     path = _file(session, given)
-    analysis = session.analyzer.analyze(str(path), target=given.target, kernel=given.kernel, args=given.args)
+    analysis = session.analyzer_for(given).analyze(str(path), target=given.target, kernel=given.kernel, args=given.args)
     shown = replace(analysis, path=_display(session, path, given))
     answer = {"summary": to_json(file_summary(shown))}
     if given.detail == "full":
@@ -284,7 +301,7 @@ def pass_diff(session: Session, given: PassDiffInput) -> tuple[dict[str, Any], b
     if not given.index < len(model.passes):
         last = len(model.passes) - 1
         raise Failed(f"pass {given.index} does not exist: kernel {model.kernel!r} ran passes 0..{last}")
-    analyzer = session.analyzer
+    analyzer = session.analyzer_for(given)
     ask = {"kernel": model.kernel, "target": given.target, "args": given.args}
     before = analyzer.pass_ir(str(path), index=given.index - 1, **ask)
     after = analyzer.pass_ir(str(path), index=given.index, **ask)
@@ -311,7 +328,7 @@ def variants(session: Session, given: VariantsInput) -> tuple[dict[str, Any], bo
 
 def run(session: Session, given: RunInput) -> tuple[dict[str, Any], bool]:
     path = _file(session, given)
-    report = session.analyzer.run(str(path), kernel=given.kernel, args=given.args, seed=given.seed)
+    report = session.analyzer_for(given).run(str(path), kernel=given.kernel, args=given.args, seed=given.seed)
     return sized({"report": to_json(report)}, given.detail, given.max_chars), run_failed(report)
 
 
@@ -328,7 +345,7 @@ def profile(session: Session, given: ProfileInput) -> tuple[dict[str, Any], bool
         runs=given.runs,
         warmup=given.warmup,
     )
-    report = profile_file(query, session.analyzer)
+    report = profile_file(query, session.analyzer_for(given))
     failed = report.static is None or (report.timing is not None and report.timing.error is not None)
     return sized(
         {"report": to_json(replace(report, path=_display(session, path, given)))}, given.detail, given.max_chars

@@ -2,9 +2,10 @@
 
 Paths are resolved (symlinks followed) before they are compared with the root, so neither ``..``
 nor a link inside the workspace reaches outside it. Source text is written, never executed here:
-the compiler worker analyses the written file under its own limits, as the editor's trusted mode
-does. The scratch folder is made with ``mkdtemp`` (mode 0700, owned by this user) for this server
-alone and removed when it stops; each file in it is created with ``O_EXCL|O_NOFOLLOW``.
+a sealed compiler worker analyses it (``tools.Session.source_analyzer``), which writes only a folder
+of its own, reads none of the server's secrets and has no network. The scratch folder is made with
+``mkdtemp`` (mode 0700, owned by this user) for this server alone and removed when it stops; each
+file in it is created with ``O_EXCL|O_NOFOLLOW``.
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ import threading
 from collections.abc import Mapping
 from typing import IO, Any
 
+from tilescope.core.sandbox import landlock
+from tilescope.core.sandbox.clean_env import clean_env
 from tilescope.core.sandbox.spawn import module_command
 from tilescope.core.sandbox.supervise import Limits, Supervised, SupervisorLost
 from tilescope.puzzles import seal
@@ -80,7 +82,10 @@ class Child:
         """``unset``: variables of this process's environment the child does not inherit. ``sealed``: the
         child runs learner code and gets the file sandbox of ``seal`` (where the kernel
         has one). Every child works in a private, empty folder of its own (no module there can shadow
-        an import), removed when it ends."""
+        an import), removed when it ends, which is its ``HOME`` and ``TMPDIR`` too; its environment holds only
+        the allowed variables of this one (``clean_env``), never a server's secrets; and it has no network
+        (where it is cut here), except one behind a ``prefix`` (compute-sanitizer, whose tool speaks to the
+        process it watches), which runs no Python of the learner's either."""
         self.role: Role = role
         self.private = seal.private_folder(role)
         sandbox = seal.sandbox(self.private) if sealed else None
@@ -88,8 +93,10 @@ class Child:
         limits = limits or Limits()
         if sandbox is not None:
             limits = dataclasses.replace(limits, sandbox=sandbox)
+        if prefix is None and landlock.network_can_be_cut():
+            limits = dataclasses.replace(limits, offline=True)
+        inherited = clean_env(self.private, {k: v for k, v in os.environ.items() if k not in unset})
         private = seal.private_env(self.private, sealed)
-        inherited = {k: v for k, v in os.environ.items() if k not in unset}
         child_env = {**inherited, **private, **(env or {}), "PYTHONUNBUFFERED": "1"}
         try:
             self.process = Supervised(

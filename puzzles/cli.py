@@ -51,7 +51,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _on_puzzle(verbs, "reset", "restore the starter file (your file is backed up first)", _reset)
     p = verbs.add_parser("serve", help="a grading server for a class: a queue, a page, graders on a Ray cluster")
     p.add_argument("--ray", metavar="ADDRESS", help="the Ray cluster to grade on (default: a new local one)")
-    p.add_argument("--db", metavar="URL", help="sqlite:///PATH (default: in your data folder) or postgresql://...")
+    db = p.add_mutually_exclusive_group()
+    db.add_argument(
+        "--db",
+        metavar="URL",
+        help="sqlite:///PATH (default: $TILESCOPE_DB_URL, else in your data folder) or postgresql://...; a URL with "
+        "a password belongs in $TILESCOPE_DB_URL or --db-file, where no other process can read it",
+    )
+    db.add_argument("--db-file", metavar="PATH", help="a file whose first line is the database URL")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 for a class; default loopback)")
     p.add_argument("--port", type=int, default=8765, metavar="N", help="HTTP port (8765)")
     p.add_argument("--add-learner", metavar="NAME", help="issue NAME a token (printed on the last line) and exit")
@@ -293,11 +300,16 @@ def _serve(args: argparse.Namespace) -> int:
     # TileLang and torch.
     tokens_only = args.add_learner is not None or args.revoke_learner is not None
     require_extra("server", "puzzles serve", only=store if tokens_only else served)
-    from tilescope.puzzles.server.main import serve
+    from tilescope.puzzles.server.main import database_url, serve
 
+    try:
+        url = database_url(args.db, args.db_file)
+    except OSError as err:
+        print(f"tilescope puzzles serve: the --db-file cannot be read ({err})", file=sys.stderr)
+        return 2
     return serve(
         args.ray,
-        args.db,
+        url,
         args.host,
         args.port,
         args.add_learner,

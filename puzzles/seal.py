@@ -21,7 +21,7 @@ from functools import cache
 from pathlib import Path
 
 from tilescope.core.compiler.service import Analyzer
-from tilescope.core.sandbox import landlock
+from tilescope.core.sandbox import clean_env, landlock
 from tilescope.puzzles.manifest import CONTENT
 
 NOT_SEALED = (
@@ -31,11 +31,12 @@ NOT_SEALED = (
 
 
 def protected() -> list[str]:
-    """Paths no learner code may read: the puzzle content, the progress store, the grader's buffers."""
+    """Paths no learner code may read besides what no sandboxed code may (``clean_env.protected``): the puzzle
+    content, the data folder (the progress store, a grading server's database), the grader's buffers."""
     from tilescope.puzzles.progress import data_dir
 
     store = data_dir() / "progress.sqlite3"
-    paths = [str(CONTENT), *(f"{store}{suffix}" for suffix in ("", "-wal", "-shm", "-journal"))]
+    paths = [str(CONTENT), str(data_dir()), *(f"{store}{suffix}" for suffix in ("", "-wal", "-shm", "-journal"))]
     if os.path.isdir("/dev/shm"):
         paths.append("/dev/shm")
     return paths
@@ -49,7 +50,7 @@ def available() -> bool:
 
 def sandbox(private: str) -> landlock.Sandbox | None:
     """The sandbox of a process running learner code whose own folder is ``private``; None without Landlock."""
-    return landlock.sealing(protected(), [private]) if available() else None
+    return clean_env.sandbox(private, protected()) if available() else None
 
 
 def private_folder(role: str) -> str:
@@ -59,10 +60,11 @@ def private_folder(role: str) -> str:
 
 def private_env(private: str, sealed: bool) -> dict[str, str]:
     """Temporary files go to the private folder, the one place a sealed child may write; so does TileLang's
-    kernel cache for a sealed child (it makes its folders on import, and a loader compiles nothing)."""
+    kernel cache for a sealed child (it makes its folders on import, and a loader compiles nothing). The
+    kernel processes, whose ``HOME`` is a fresh folder too, share this user's cache: the helper that compiles
+    the hidden shapes ahead leaves them there for the kernel process."""
     env = {"TMPDIR": private, "TEMP": private, "TMP": private}
-    if sealed:
-        env["TILELANG_CACHE_DIR"] = str(Path(private) / "tilelang-cache")
+    env["TILELANG_CACHE_DIR"] = str(Path(private) / "tilelang-cache") if sealed else clean_env.tilelang_cache()
     return env
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,16 @@ from tilescope.core.compiler.service import Analyzer
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+STEALS_SECRETS = ROOT / "tests" / "puzzles" / "fixtures" / "steals_secrets.py"
+
+
+def armed(target: dict[str, object], path: Path) -> Path:
+    """A copy at ``path`` of the held-out file that goes for secrets and the network, aimed at ``target`` (its
+    ``TARGET``: what to look for, where, and the listener's port). Written into the file, since the environment
+    that could carry it is what the tests check."""
+    text = STEALS_SECRETS.read_text().replace("TARGET: dict = {}", f"TARGET: dict = {target!r}", 1)
+    path.write_text(text)
+    return path
 
 
 def free_port() -> int:
@@ -19,6 +30,43 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+class Listener:
+    """A real TCP listener on loopback, for code that must reach no network: it records every connection made
+    to it and what was sent."""
+
+    def __init__(self) -> None:
+        self.socket = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self.socket.getsockname()[1])
+        self.received: list[bytes] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.socket.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(5)
+                data = b""
+                try:
+                    while chunk := conn.recv(65536):
+                        data += chunk
+                except OSError:
+                    pass
+                self.received.append(data or b"(connected)")
+
+    def close(self) -> None:
+        self.socket.close()
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    server = Listener()
+    yield server
+    server.close()
 
 
 def _has_cuda() -> bool:

@@ -244,7 +244,15 @@ LAYERS: dict[str, tuple[str, ...]] = {
         f"{CORE}.cli.terminal",
         f"{CORE}.cli.check_cmd",
     ),
-    "tilescope.mcp": (GROUND, f"{CORE}.ide", f"{CORE}.static", f"{CORE}.compiler", f"{CORE}.perf", "tilescope.puzzles"),
+    "tilescope.mcp": (
+        GROUND,
+        f"{CORE}.ide",
+        f"{CORE}.static",
+        f"{CORE}.compiler",
+        f"{CORE}.perf",
+        f"{CORE}.sandbox",
+        "tilescope.puzzles",
+    ),
     "tilescope.puzzles": (
         GROUND,
         f"{CORE}.compiler",

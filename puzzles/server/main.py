@@ -8,6 +8,7 @@ saying so, before it touches the queue.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -20,6 +21,36 @@ def default_db() -> str:
     if not folder.exists():
         folder.mkdir(mode=0o700, parents=True)
     return f"sqlite:///{folder / 'grading-server.db'}"
+
+
+DB_VARIABLE = "TILESCOPE_DB_URL"
+"""Where the database URL may come from instead of the command line, which any process of the machine reads."""
+
+
+def database_url(given: str | None, file: str | None) -> str | None:
+    """The URL from ``--db``, else the first line of ``--db-file``, else ``$TILESCOPE_DB_URL``; the variable is
+    then taken out of this process's environment, which the Ray cluster it starts would otherwise inherit."""
+    from_environment = os.environ.pop(DB_VARIABLE, None)
+    if given:
+        return given
+    if file:
+        return Path(file).read_text(encoding="utf-8").splitlines()[0].strip()
+    return from_environment or None
+
+
+def _protect(url: str) -> None:
+    """Name a SQLite database's files (and any folder of them) among what no sandboxed process may read; the
+    Ray workers that grade inherit it (a server on PostgreSQL keeps its data elsewhere)."""
+    from sqlalchemy.engine import make_url
+    from tilescope.core.sandbox.clean_env import PROTECT_VARIABLE
+
+    parsed = make_url(url)
+    if not parsed.drivername.startswith("sqlite") or not parsed.database or parsed.database == ":memory:":
+        return
+    database = str(Path(parsed.database).resolve())
+    files = [f"{database}{suffix}" for suffix in ("", "-wal", "-shm", "-journal")]
+    known = [p for p in os.environ.get(PROTECT_VARIABLE, "").split(os.pathsep) if p]
+    os.environ[PROTECT_VARIABLE] = os.pathsep.join(dict.fromkeys([*known, *files]))
 
 
 def serve(
@@ -36,9 +67,12 @@ def serve(
     budget_s: float = 600.0,
 ) -> int:
     from sqlalchemy.engine import make_url
+    from tilescope.core.sandbox.supervise import become_undumpable
     from tilescope.puzzles.server.store import LimitError, Store
 
+    become_undumpable()  # its memory and environment (the database's password) are its own
     url = db or default_db()
+    _protect(url)
     store = Store(url, max_bytes=max_bytes, per_minute=per_minute, budget_s=budget_s)
     shown = make_url(store.engine.url).render_as_string(hide_password=True)
     if revoke_learner is not None:

@@ -30,8 +30,10 @@ def safe_name(filename: str) -> str:
 
 class GradingSlot:
     def __init__(self, cpu_only: bool) -> None:
+        from tilescope.core.sandbox.supervise import become_undumpable
         from tilescope.puzzles.isolated import IsolatedGrader
 
+        become_undumpable()  # the Ray worker holds the cluster's credentials, and the grader the hidden seed
         self.cpu_only = cpu_only
         self.grader = IsolatedGrader(cpu_only=cpu_only)
         self.folder = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX))  # mode 0700

@@ -65,10 +65,12 @@ class Analyzer:
         dry_run: bool = False,
         on_dry_run: Callable[[str], None] | None = None,
         gpu: bool = False,
+        sealed: bool = False,
     ) -> None:
         """``sandbox`` and ``workdir``: the worker's file sandbox and working folder (``WorkerLink``), for
-        callers that run code they do not trust to leave their files alone. ``gpu``: the worker sees the
-        machine's GPUs (only ``profile``'s timing worker; analysis never does).
+        callers that run code they do not trust to leave their files alone; ``sealed``: the worker writes only a
+        private folder of its own (an agent's source text). ``gpu``: the worker sees the machine's GPUs (only
+        ``profile``'s timing worker; analysis never does).
 
         ``dry_run``: where the static sources leave a kernel without every size, run the file's own
         ``__main__`` with stand-in kernels to learn them (``dry_run.py``); only for a trusted workspace.
@@ -77,6 +79,7 @@ class Analyzer:
         self.sandbox = sandbox
         self.workdir = workdir
         self.gpu = gpu
+        self.sealed = sealed
         self.timeout_s = timeout_s
         self.dry_run = dry_run
         self._on_dry_run = on_dry_run
@@ -130,7 +133,9 @@ class Analyzer:
             if self._worker is not None:
                 self._worker.kill()
                 self.restarts += 1
-            worker = WorkerLink(self.python, self.memory_mb, self.sandbox, self.workdir, gpu=self.gpu)
+            worker = WorkerLink(
+                self.python, self.memory_mb, self.sandbox, self.workdir, gpu=self.gpu, sealed=self.sealed
+            )
             with self._state_lock:
                 if self._stopped:
                     worker.kill()

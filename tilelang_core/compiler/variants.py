@@ -54,12 +54,16 @@ class Lowerer(Protocol):
 class Pool:
     """``jobs`` Analyzers, each used by one thread at a time."""
 
-    def __init__(self, jobs: int, timeout_s: float, memory_mb: int, python: str | None = None) -> None:
+    def __init__(
+        self, jobs: int, timeout_s: float, memory_mb: int, python: str | None = None, sealed: bool = False
+    ) -> None:
+        """``sealed``: the workers write only folders of their own (``Analyzer``), for source no one vouches for."""
         self._stack = ExitStack()
         self.count = max(jobs, 1)
         self._free: queue.Queue[Analyzer] = queue.Queue()
         for _ in range(max(jobs, 1)):
-            self._free.put(self._stack.enter_context(Analyzer(timeout_s=timeout_s, memory_mb=memory_mb, python=python)))
+            analyzer = Analyzer(timeout_s=timeout_s, memory_mb=memory_mb, python=python, sealed=sealed)
+            self._free.put(self._stack.enter_context(analyzer))
         self.executor = ThreadPoolExecutor(max_workers=max(jobs, 1))
 
     def warm(self) -> None:

@@ -14,20 +14,25 @@ worker is retired: the next request starts a fresh one.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
 import secrets
 import selectors
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from typing import Any
 
 from tilescope.core.codes import CodeName
+from tilescope.core.sandbox.clean_env import clean_env, tilelang_cache
+from tilescope.core.sandbox.clean_env import sandbox as confinement
 from tilescope.core.sandbox.frames import CHANNEL_DAMAGED_EXIT, FrameReader, digest
-from tilescope.core.sandbox.landlock import Sandbox
-from tilescope.core.sandbox.spawn import NO_GPU, worker_command, worker_env
+from tilescope.core.sandbox.landlock import Sandbox, network_can_be_cut
+from tilescope.core.sandbox.spawn import NO_GPU, worker_command
 from tilescope.core.sandbox.supervise import Limits, Supervised, SupervisorLost
 
 START_TIMEOUT_S = 120.0
@@ -56,24 +61,46 @@ class WorkerLink:
     """One supervised worker process and its pipes; not thread-safe (``Analyzer`` serialises access)."""
 
     def __init__(
-        self, python: str, memory_mb: int, sandbox: Sandbox | None = None, workdir: str | None = None, gpu: bool = False
+        self,
+        python: str,
+        memory_mb: int,
+        sandbox: Sandbox | None = None,
+        workdir: str | None = None,
+        gpu: bool = False,
+        sealed: bool = False,
     ) -> None:
         """``sandbox`` seals the worker (``landlock``); ``workdir`` is its working directory, ``TMPDIR`` and
         TileLang's cache folder (which TileLang makes on import: outside ``workdir`` a sealed worker could not);
-        ``gpu`` lets it see the machine's GPUs (``profile``'s timing worker only)."""
+        ``gpu`` lets it see the machine's GPUs (``profile``'s timing worker only).
+
+        Every worker runs the file's own code, which may be an agent's: its environment is ``clean_env``'s
+        (never this process's secrets), its ``HOME`` and ``TMPDIR`` an empty private folder, it has no network
+        where it can be cut, and without ``sandbox`` it gets ``clean_env.sandbox``: it writes only that folder
+        (``sealed``: code no one vouches for) or where the user may, and reads neither the places of secrets
+        nor another process's ``/proc`` entries."""
+        self._own = None if workdir is not None else tempfile.mkdtemp(prefix="tilescope-worker-")
+        private = workdir or self._own
+        assert private is not None
         hidden = {} if gpu else NO_GPU
-        env = {**worker_env(os.environ), "PYTHONUNBUFFERED": "1", "TILELANG_ENABLE_IR_SPAN": "1", **hidden}
-        if workdir is not None:
-            env.update(TMPDIR=workdir, TEMP=workdir, TMP=workdir)
-            env["TILELANG_CACHE_DIR"] = os.path.join(workdir, "tilelang-cache")
+        env = {**clean_env(private), "PYTHONUNBUFFERED": "1", "TILELANG_ENABLE_IR_SPAN": "1", **hidden}
+        sealed = sealed or workdir is not None
+        env["TILELANG_CACHE_DIR"] = os.path.join(private, "tilelang-cache") if sealed else tilelang_cache()
+        if sandbox is None:
+            sandbox = confinement(private, write_everywhere=not sealed)
+        else:
+            sandbox = dataclasses.replace(sandbox, write=(*sandbox.write, private))
         self.python = python
-        self.process = Supervised(
-            worker_command(python),
-            limits=Limits(memory_mb=memory_mb, sandbox=sandbox),
-            env=env,
-            cwd=workdir,
-            stderr_lines=_STDERR_LINES,
-        )
+        try:
+            self.process = Supervised(
+                worker_command(python),
+                limits=Limits(memory_mb=memory_mb, sandbox=sandbox, offline=network_can_be_cut()),
+                env=env,
+                cwd=workdir,
+                stderr_lines=_STDERR_LINES,
+            )
+        except BaseException:
+            self._remove_own()
+            raise
         self._selector = selectors.DefaultSelector()
         assert self.process.stdout is not None
         self._selector.register(self.process.stdout, selectors.EVENT_READ)
@@ -227,6 +254,12 @@ class WorkerLink:
     def kill(self) -> None:
         self.process.kill()
         self._selector.close()
+        self._remove_own()
+
+    def _remove_own(self) -> None:
+        if self._own is not None:
+            shutil.rmtree(self._own, ignore_errors=True)
+            self._own = None
 
     @property
     def alive(self) -> bool:

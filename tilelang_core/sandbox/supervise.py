@@ -66,10 +66,13 @@ class Limits:
     """CPU seconds (``RLIMIT_CPU``): the kernel ends the child with SIGXCPU past it."""
     sandbox: Sandbox | None = None
     """The only paths the child may read or write (``landlock``); None: no file sandbox."""
+    offline: bool = False
+    """No network for the child (``landlock.cut_network``); where it cannot be cut, the child is not started."""
 
     def arguments(self) -> list[str]:
         sandbox = [] if self.sandbox is None else ["--sandbox", self.sandbox.to_json()]
-        return ["--memory-mb", str(self.memory_mb), "--cpu-s", str(self.cpu_s), *sandbox]
+        offline = ["--offline", "1"] if self.offline else []
+        return ["--memory-mb", str(self.memory_mb), "--cpu-s", str(self.cpu_s), *offline, *sandbox]
 
 
 @dataclass(frozen=True)
@@ -396,10 +399,30 @@ def _landlock() -> ModuleType:
 def _sandbox(sandbox: Sandbox) -> None:
     """In the child before ``exec``: seal it, or end it (exit 126) when the sandbox asked for cannot be made."""
     try:
+        _landlock().hide(sandbox)
         _landlock().apply(sandbox)
     except OSError as err:
         os.write(2, f"supervise: the file sandbox could not be applied ({err})\n".encode())
         os._exit(126)
+
+
+def _offline() -> None:
+    """In the child before ``exec`` and before its file sandbox (a user namespace writes ``/proc/self``): cut
+    its network, or end it (exit 126) when that cannot be done."""
+    try:
+        _landlock().cut_network()
+    except OSError as err:
+        os.write(2, f"supervise: the network could not be cut ({err})\n".encode())
+        os._exit(126)
+
+
+def become_undumpable() -> None:
+    """Make this process's ``/proc`` entries (``environ``, ``cmdline``, ``mem``) its owner's alone and refuse
+    ptrace, for a process holding secrets (a server's database password, a grader's hidden seed); Linux only."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
 
 
 def _tree(root: int) -> list[int]:
@@ -456,6 +479,8 @@ class _Supervisor:
                     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 5))
                 for name in _RECORDED:
                     signal.signal(getattr(signal, name), signal.SIG_DFL)
+                if limits.offline:
+                    _offline()
                 if limits.sandbox is not None:
                     _sandbox(limits.sandbox)
                 os.execvp(argv[0], argv)
@@ -524,7 +549,8 @@ def main(arguments: list[str]) -> int:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {getattr(signal, n) for n in _RECORDED})  # blocked by guard_signals
     _become_subreaper()
     sandbox = _landlock().Sandbox.from_json(options["--sandbox"]) if "--sandbox" in options else None
-    supervisor.start(argv, Limits(int(options.get("--memory-mb", 0)), int(options.get("--cpu-s", 0)), sandbox))
+    limits = Limits(int(options.get("--memory-mb", 0)), int(options.get("--cpu-s", 0)), sandbox, "--offline" in options)
+    supervisor.start(argv, limits)
     return supervisor.run()
 
 
