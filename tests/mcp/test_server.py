@@ -180,6 +180,27 @@ def test_hostile_input_gets_an_error_result_and_the_server_lives_on() -> None:
     assert got["unknown"][0].is_error
 
 
+def test_state_a_kernel_leaves_never_reaches_the_next_check() -> None:
+    """Kernels that patch ``json.dumps``, TileLang, the import system or a Tilescope global, each followed
+    by a clean file on the same server: the clean file's check names its own kernel with its own launch."""
+    hostile = ["patches_json.py", "patches_tilelang.py", "installs_import_hook.py", "patches_tilescope.py"]
+    clean = (ROOT / FIXTURES / "module_prim_func.py").read_text()
+
+    async def session() -> list[Any]:
+        answers = []
+        async with Client(_server("--timeout", "60")) as client:
+            for name in hostile:
+                await _call(client, "check", {"path": f"{FIXTURES}/hostile/{name}"})
+                answers.append(await _call(client, "check", {"source": clean + f"# after {name}\n"}))
+        return answers
+
+    for name, answer in zip(hostile, anyio.run(session), strict=True):
+        assert not answer.is_error, (name, answer.content[0].text)
+        (kernel,) = answer.structured_content["summary"]["kernels"]
+        assert kernel["kernel"] == "double" and kernel["launch"]["threads"] == 128, (name, kernel)
+        assert "FORGED" not in json.dumps(answer.structured_content), name
+
+
 @pytest.mark.slow
 def test_streamable_http_serves_the_same_tools() -> None:
     port = free_port()
