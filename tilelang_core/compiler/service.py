@@ -140,12 +140,18 @@ class Analyzer:
         self.close()
 
     def warm(self) -> None:
-        """Start the worker now rather than on the first request (it imports TileLang: seconds)."""
+        """Start the worker now and wait until it is ready (it imports TileLang: seconds)."""
         with self._lock:
             self._ensure_worker(None)
 
-    def _ensure_worker(self, deadline: float | None) -> WorkerLink:
-        """The ready worker, started if need be; past ``deadline`` a kept ``timeout`` while it still starts."""
+    def start(self) -> None:
+        """Start the worker's process now without waiting for it: the first request waits for what is left
+        of its start, within that request's own deadline (an editor opening its first file)."""
+        with self._lock:
+            self._spawn()
+
+    def _spawn(self) -> WorkerLink:
+        """The worker's process, started if there is none alive (not necessarily ready yet)."""
         if self._stopped:
             raise WorkerError("stopped", "the compiler tier was stopped")
         if self._worker is None or not self._worker.alive:
@@ -158,7 +164,11 @@ class Analyzer:
                     worker.kill()
                     raise WorkerError("stopped", "the compiler tier was stopped")
                 self._worker = worker
-        worker = self._worker
+        return self._worker
+
+    def _ensure_worker(self, deadline: float | None) -> WorkerLink:
+        """The ready worker, started if need be; past ``deadline`` a kept ``timeout`` while it still starts."""
+        worker = self._spawn()
         try:
             worker.wait_ready(deadline)
         except WorkerError as err:
