@@ -26,7 +26,7 @@ from mcp.client.stdio import StdioServerParameters
 from tilescope.core.ide.trace_view import trace_view
 from tilescope.core.model import FileAnalysis, from_json, to_json, untimed
 
-from tests.conftest import free_port
+from tests.conftest import busy_cores, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 GEMM = "examples/gemm.py"
@@ -199,6 +199,25 @@ def test_state_a_kernel_leaves_never_reaches_the_next_check() -> None:
         (kernel,) = answer.structured_content["summary"]["kernels"]
         assert kernel["kernel"] == "double" and kernel["launch"]["threads"] == 128, (name, kernel)
         assert "FORGED" not in json.dumps(answer.structured_content), name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("busy", [0, 2], ids=["quiet", "two-cores-busy"])
+def test_check_of_a_module_that_never_loads_answers_within_its_timeout(busy: int) -> None:
+    """``--timeout 20`` is the user's wall clock, the worker's start included: the answer comes within 30 s
+    of the call, also with both cores busy (a CPU-time limit stretched to 43-55 s under that load)."""
+
+    async def session() -> tuple[Any, float]:
+        async with Client(_server("--timeout", "20")) as client:
+            started = time.monotonic()
+            answer = await _call(client, "check", {"path": f"{FIXTURES}/top_level_forever.py"})
+            return answer, time.monotonic() - started
+
+    with busy_cores(busy):
+        answer, took = anyio.run(session)
+    assert took < 30, took
+    (kernel,) = answer.structured_content["summary"]["kernels"]
+    assert [d["code"] for d in kernel["diagnostics"]] == ["timeout"], kernel
 
 
 @pytest.mark.slow
