@@ -251,6 +251,7 @@ class Analyzer:
         deadline = started + timeout
         unloaded: WorkerError | None = None
         """A timeout before the file's top level finished loading: every later kernel would wait on it again."""
+        load_failed = False
         for inst in found:
             payload: AnalyzeRequest = {
                 "op": "analyze",
@@ -266,8 +267,12 @@ class Analyzer:
             if unloaded is not None:
                 failure = _worker_diagnostic(unloaded, inst.kernel, timeout)
                 partial = _failed(payload, inst.kernel, discovered, failure)
+            elif load_failed:  # the file's diagnostic says why; its top level is not executed again
+                model = KernelModel.unanalysed(inst.kernel.name, dict(inst.args), inst.target or target, [])
+                partial = FileAnalysis(path, target, [model], discovered, [])
             else:
                 partial, unloaded = self._analyze_one(payload, inst.kernel, discovered, deadline, timeout)
+                load_failed = unloaded is None and any(name == "load-failed" for name, _ in self.phases)
             deadline = time.monotonic() + timeout
             kernels.extend(partial.kernels)
             file_diagnostics.extend(d for d in partial.diagnostics if d not in file_diagnostics)
@@ -330,6 +335,7 @@ class Analyzer:
         """The kernel's analysis by ``deadline``; with it, the timeout when it came before the file loaded."""
         key = self._key(payload)
         cached = self._cache.get(key)
+        self.phases = []
         if cached is not None:
             self._cache.move_to_end(key)
             return FileAnalysis(payload["path"], payload["target"], [cached], discovered, []), None

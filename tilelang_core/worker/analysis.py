@@ -69,12 +69,12 @@ def analyze_file(
 
     The caller has already reported syntax errors, a bad target and a file without kernels; what is
     left here is what needs the user's code: loading the module, building and lowering. ``on_phase``
-    hears each step as it ends (``loaded``, ``built``, ``lowered``, ``extracted``, ``checked``), so
+    hears each step as it ends (``loaded`` or ``load-failed``, ``built``, ``lowered``, ``extracted``, ``checked``), so
     the caller can say where an analysis stopped at its deadline, and time each step.
     """
     phase = on_phase or _no_phase
     loaded = _load(source, path)
-    phase("loaded")
+    phase("loaded" if loaded[0] is not None else "load-failed")
     if loaded[0] is None:
         # Each kernel still appears (not lowered); why is the file's diagnostic.
         kernels = [_empty(i.kernel.name, dict(i.args), i.target or target, []) for i in found]

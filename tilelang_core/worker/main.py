@@ -53,6 +53,8 @@ from tilescope.core.sandbox.frames import (
 
 _CACHE_SIZE = 32
 """Answers to ``pass_ir`` the zygote keeps (the bytes a child sent): stepping through passes rebuilds once."""
+_PRINTED_BYTES = 4096
+"""How much of a child's last stderr output the zygote keeps, to say what a child that died printed."""
 _CONFIRM_S = 10.0
 """How long a child may take to confirm its answer (it reads a line and writes a frame)."""
 _RECORDED = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM")
@@ -299,16 +301,21 @@ class Zygote:
             return {"ok": False, "error": f"the compiler worker holds {threads} threads, so it cannot fork"}
         down_r, down_w = os.pipe()
         up_r, up_w = os.pipe()
+        err_r, err_w = os.pipe()
         pid = os.fork()
         if pid == 0:
-            _child(self.worker, request, down_r, up_w, (self.requests.fileno(), self.replies, down_w, up_r))
+            os.dup2(err_w, 2)
+            closed = (self.requests.fileno(), self.replies, down_w, up_r, err_r, err_w)
+            _child(self.worker, request, down_r, up_w, closed)
         os.close(down_r)
         os.close(up_w)
+        os.close(err_w)
         try:
-            return _Watch(pid, request.get("id"), up_r, down_w, deadline).answer()
+            return _Watch(pid, request.get("id"), up_r, down_w, err_r, deadline).answer()
         finally:
             os.close(up_r)
             os.close(down_w)
+            os.close(err_r)
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):
@@ -323,11 +330,15 @@ def _cache_key(request: dict[str, Any]) -> str:
 class _Watch:
     """The zygote's side of one child: its frames, its deadline, its confirmation, its end."""
 
-    def __init__(self, pid: int, ident: Any, up: int, down: int, deadline: float) -> None:
+    def __init__(self, pid: int, ident: Any, up: int, down: int, err: int, deadline: float) -> None:
         self.pid = pid
         self.ident = ident
         self.up = up
         self.down = down
+        self.err = err
+        """The child's stderr: passed on to the zygote's (the caller shows it), its last lines kept for a crash."""
+        self.printed = b""
+        self.err_open = True
         self.deadline = deadline
         self.frames = FrameReader()
         self.phases: list[tuple[str, float]] = []
@@ -371,13 +382,25 @@ class _Watch:
             remaining = until - time.monotonic()
             if remaining <= 0:
                 return "timeout"
-            readable, _, _ = select.select([self.up], [], [], remaining)
-            if not readable:
+            watched = [self.up, self.err] if self.err_open else [self.up]
+            readable, _, _ = select.select(watched, [], [], remaining)
+            if self.err in readable:
+                self.err_open = self._stderr()
+            if self.up not in readable:
                 continue
             chunk = os.read(self.up, 1 << 20)
             if not chunk:
                 return "eof"
             self.frames.feed(chunk)
+
+    def _stderr(self) -> bool:
+        """Pass on what the child printed; whether there was anything (not the end of its stderr)."""
+        chunk = os.read(self.err, 1 << 16)
+        if chunk:
+            with contextlib.suppress(OSError):
+                write_all(2, chunk)
+            self.printed = (self.printed + chunk)[-_PRINTED_BYTES:]
+        return bool(chunk)
 
     def _failed(self, why: str) -> dict[str, Any]:
         """No answer: the deadline passed (the child is ended), or the child closed its channel or died."""
@@ -385,7 +408,13 @@ class _Watch:
         if why == "timeout":
             return {"ok": False, "timeout": True, "phase": phase, "phases": self.phases}
         code = _exit_code(self.pid, self.deadline)
-        return {"ok": False, "crash": _exit_description(code), "phase": phase, "phases": self.phases}
+        for _ in range(64):  # what it printed last; a process it left could print forever
+            if not self.err_open or not select.select([self.err], [], [], 0)[0]:
+                break
+            self.err_open = self._stderr()
+        lines = [ln for ln in self.printed.decode(errors="replace").splitlines() if ln.strip()][-3:]
+        crash = _exit_description(code) + (f" after printing: {' / '.join(lines)}" if lines else "")
+        return {"ok": False, "crash": crash, "phase": phase, "phases": self.phases}
 
 
 def _exit_code(pid: int, deadline: float) -> int | None:
