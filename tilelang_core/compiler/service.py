@@ -84,6 +84,7 @@ class Analyzer:
         dry_run: bool = False,
         on_dry_run: Callable[[str], None] | None = None,
         gpu: bool = False,
+        clock_started: float | None = None,
     ) -> None:
         """``sandbox`` and ``workdir``: the worker's file sandbox and working folder (``WorkerLink``), for
         callers that run code they do not trust to leave their files alone. ``gpu``: the worker sees the
@@ -92,7 +93,11 @@ class Analyzer:
         ``dry_run``: where the static sources leave a kernel without every size, run the file's own
         ``__main__`` with stand-in kernels to learn them (``dry_run.py``); only for a trusted workspace.
         With ``on_dry_run``, a run not cached yet goes on in the background (its kernels say so meanwhile)
-        and ``on_dry_run(path)`` is called when it has finished, to analyse the file again."""
+        and ``on_dry_run(path)`` is called when it has finished, to analyse the file again.
+
+        ``clock_started`` (``time.monotonic``): when the user's clock started for the first analysis, a
+        command's own start, so that its ``--timeout`` also covers what the command did before."""
+        self._clock_started = clock_started
         self.sandbox = sandbox
         self.workdir = workdir
         self.gpu = gpu
@@ -223,7 +228,8 @@ class Analyzer:
         ``timeout_s`` (else the analyzer's) is wall-clock time per kernel; the first kernel's also covers
         what comes before it (the dry run, starting the worker). When the file's own top level did not
         finish loading in time, its other kernels report that at once rather than each waiting again."""
-        started = time.monotonic()
+        started = min(time.monotonic(), self._clock_started or float("inf"))
+        self._clock_started = None
         timeout = timeout_s or self.timeout_s
         path = str(Path(path).resolve()) if not path.startswith("<") else path
         if source is None:
