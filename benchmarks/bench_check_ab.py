@@ -46,12 +46,12 @@ async def run(before: str, after: str, calls: int) -> dict[str, list[float]]:
                 started = time.monotonic()
                 answer = await clients[label].call_tool("check", arguments)
                 times[label].append(time.monotonic() - started)
-                assert not answer.is_error, (label, answer.content[0].text)
+                assert not answer.is_error, (label, answer.content)
     return times
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--before", required=True, help="the interpreter of the build to compare against")
     parser.add_argument("--after", default=sys.executable)
     parser.add_argument("--calls", type=int, default=12)

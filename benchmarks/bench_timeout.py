@@ -31,7 +31,7 @@ def answer_time(timeout: float) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--timeout", type=float, default=20.0)
     parser.add_argument("--busy", type=int, default=2, help="spinning processes for the loaded case")
     parser.add_argument("--runs", type=int, default=1)

@@ -55,7 +55,7 @@ def one_edit(analyzer: Analyzer, path: Path, text: str, kernel: str) -> dict[str
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("files", nargs="*", type=Path, default=[f for f in FILES if f.exists()])
     options = parser.parse_args()
