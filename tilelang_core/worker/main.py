@@ -17,7 +17,8 @@ child's answer stands only once the child confirms it with a secret drawn after 
 when the child reported nothing left running (``leftovers``); the zygote ends the child at the
 request's deadline (``deadline_s``, the caller's wall clock) and says which phase it had reached.
 Signals user code sends its parent (the zygote) are recorded and reported, not obeyed; the zygote is
-not dumpable, so a child cannot read or write its memory or descriptors through ``/proc``.
+not dumpable and each child is put in a Landlock domain of its own (``landlock.apart``), so a child
+cannot read or write the zygote's memory or descriptors through ``/proc`` or ptrace, even as root.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from typing import Any, BinaryIO, NoReturn, cast
 from tilescope.core.compat import releases
 from tilescope.core.model import from_json, to_json
 from tilescope.core.protocol import AnalyzeRequest, PassIRRequest, ProfileRequest, RunRequest, WorkerRequest
+from tilescope.core.sandbox import landlock
 from tilescope.core.sandbox.frames import (
     CHANNEL_DAMAGED_EXIT,
     UNCONFIRMED,
@@ -447,6 +449,8 @@ def _child(worker: Worker, request: dict[str, Any], down: int, up: int, closed: 
         for fd in closed:
             os.close(fd)
         _dumpable(True)  # the child's own processes stay findable by their tree's token (``supervise``)
+        with contextlib.suppress(OSError):
+            landlock.apart()  # root ignores "not dumpable": a domain of its own keeps it out of the zygote
         for name in _RECORDED:
             signal.signal(getattr(signal, name), signal.SIG_DFL)
         code = _answer(worker, request, os.fdopen(down, "rb"), up)
