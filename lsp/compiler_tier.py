@@ -83,10 +83,11 @@ class CompilerTier:
         return self._analyzer
 
     def warm(self) -> None:
-        """Start the worker in the background so the first analysis does not pay for it."""
+        """Start the worker's process so the first analysis does not pay for all of its start; not waiting
+        for it here, so that analysis waits only for what is left, within its own deadline."""
         if self.enabled:
             analyzer = self.analyzer()
-            self._executor.submit(_warm, analyzer)
+            self._executor.submit(_start, analyzer)
 
     def _dry_run_ended(self, path: str) -> None:
         """From the dry run's thread: its sizes are cached now, so analyse the file again."""
@@ -221,9 +222,9 @@ class CompilerTier:
         self._executor.shutdown(wait=False, cancel_futures=True)
 
 
-def _warm(analyzer: Analyzer) -> None:
+def _start(analyzer: Analyzer) -> None:
     try:
-        analyzer.warm()
+        analyzer.start()
     except Exception:
         log.exception("the compiler worker did not start")
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,6 +71,28 @@ def listener() -> Iterator[Listener]:
     server = Listener()
     yield server
     server.close()
+
+
+TOP_LEVEL_FOREVER = ROOT / "tests" / "core" / "fixtures" / "top_level_forever.py"
+"""A module whose top level never finishes loading, for the tests of ``--timeout`` as the user's clock."""
+
+
+@contextlib.contextmanager
+def busy_cores(count: int) -> Iterator[None]:
+    """``count`` processes spinning on the CPU for as long as the block runs: a machine as busy as a shared one."""
+    spinners = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL) for _ in range(count)
+    ]
+    try:
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+
+
+def load_average() -> float:
+    return os.getloadavg()[0]
 
 
 def _has_cuda() -> bool:

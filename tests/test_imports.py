@@ -215,6 +215,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         f"{CORE}.interpret",
         f"{CORE}.compiler.discovery",
         f"{CORE}.sandbox.frames",
+        f"{CORE}.sandbox.landlock",  # the zygote puts each child it forks in a domain of its own
     ),
     f"{CORE}.interpret": (
         GROUND,

@@ -331,27 +331,29 @@ CODES: dict[str, Code] = {c.code: c for c in (
        "C_l = T.alloc_fragment((64,), 'float32')\nfor i in T.Parallel(64):\n    C[i] = C_l[i]   # never written",
        {"many": _READ_NOWHERE + " ({count} elements)"}),
     _c("timeout", "error", "worker", "Analysing a kernel did not finish in time.",
-       "Analysing kernel '{name}' did not finish within {seconds:g} s: building it may loop forever (the analysis "
-       "was stopped and the worker restarted)",
+       "Analysing kernel '{name}' did not finish within {seconds:g} s: building it may loop forever (it had "
+       "{phase}; {after})",
        "Look for a loop that never ends, or raise the timeout.",
-       "def matmul(M, N, K):\n    while True:   # the factory never returns\n        pass"),
+       "def matmul(M, N, K):\n    while True:   # the factory never returns\n        pass",
+       {"loading": "Loading this file for kernel '{name}' did not finish within {seconds:g} s: its top level may "
+                   "loop forever ({after})",
+        "start": "Kernel '{name}' was not analysed within {seconds:g} s: the compiler worker was still starting "
+                 "(importing TileLang); it goes on starting for the next analysis"}),
     _c("worker-crash", "error", "worker", "The compiler worker died while building a kernel.",
        "The compiler worker died while building kernel '{name}' ({error}); it may have exited the process, crashed "
-       "in native code or exceeded its memory limit. The worker was restarted.",
+       "in native code or exceeded its memory limit ({after})",
        "Look for an exit, a native crash or a large allocation at that kernel.",
        "def matmul(M, N, K):\n    os._exit(3)   # ends the worker itself"),
     _c("worker-channel", "error", "worker", "Code the worker ran broke its protocol with Tilescope.",
-       "Building kernel '{name}' broke the compiler worker's protocol ({error}); the worker was restarted",
+       "Building kernel '{name}' broke the compiler worker's protocol ({error}); {after}",
        "Leave the worker's private descriptors alone.",
        "def matmul(M, N, K):\n    os.write(1, b'noise')   # writes into the worker's reply channel"),
     _c("worker-leftovers", "error", "worker", "Building a kernel left threads or hooks running in the worker.",
-       "Building kernel '{name}' left the compiler worker changed ({error}); the worker and everything in it were "
-       "ended and a fresh worker started",
+       "Building kernel '{name}' left the compiler worker changed ({error}); {after}",
        "Do not leave threads or trace hooks running after the kernel is built.",
        "def matmul(M, N, K):\n    threading.Thread(target=forever, daemon=True).start()\n    ..."),
     _c("supervisor-lost", "error", "worker", "Code the worker ran stopped or ended the worker's supervisor.",
-       "Building kernel '{name}' stopped or ended the compiler worker's supervisor ({error}); the worker and every "
-       "process it started were ended and the worker restarted",
+       "Building kernel '{name}' stopped or ended the compiler worker's supervisor ({error}); {after}",
        "Do not signal or kill the parent process.",
        "def matmul(M, N, K):\n    os.kill(os.getppid(), signal.SIGSTOP)"),
     _c("supervised", "warning", "worker", "Code the worker ran started processes or sent signals, which were stopped.",

@@ -70,25 +70,26 @@ def test_hang_times_out_at_the_kernel_and_the_worker_recovers(strict: Analyzer) 
     assert after.ok and after.kernels[0].passes
 
 
-def test_the_timeout_counts_computing_not_waiting_for_a_share_of_the_cores() -> None:
-    # 6 s of wall time, about half of it computing: within a 4 s timeout of work. Under the old
-    # wall-clock rule every build slower than its timeout on a loaded machine was reported as a hang.
+def test_the_timeout_is_the_users_clock_and_the_warm_worker_survives_it() -> None:
+    # 6 s of wall time, about half of it computing (a build on a machine whose cores other work shares):
+    # past a 4 s timeout it is stopped at 4 s, as the user counts, not after 4 s of its own computing.
     with Analyzer(timeout_s=4) as analyzer:
-        result = analyzer.analyze(str(FIXTURES / "slow_on_a_busy_machine.py"))
-        assert result.ok and result.kernels[0].passes, result.all_diagnostics()
-        start = time.monotonic()
-        error = _only_error(analyzer.analyze(str(FIXTURES / "waits_forever.py")))
-        assert error.code == "timeout" and time.monotonic() - start < 4 * 3
-        assert analyzer.restarts == 1
+        analyzer.warm()
+        for fixture in ("slow_on_a_busy_machine.py", "waits_forever.py"):
+            start = time.monotonic()
+            error = _only_error(analyzer.analyze(str(FIXTURES / fixture)))
+            assert error.code == "timeout" and time.monotonic() - start < 4 + 2, (fixture, error)
+        assert analyzer.analyze(str(FIXTURES / "module_prim_func.py")).ok
+        assert analyzer.restarts == 0  # only the request's child was ended
 
 
-def test_process_exit_is_a_crash_diagnostic_and_the_worker_restarts(strict: Analyzer) -> None:
+def test_process_exit_is_a_crash_diagnostic_and_the_warm_worker_goes_on(strict: Analyzer) -> None:
     restarts = strict.restarts
     error = _only_error(strict.analyze(str(FIXTURES / "exits.py")))
     assert (error.code, error.span.line) == ("worker-crash", 6)
     assert "exited with code 3" in error.message
     assert strict.analyze(str(FIXTURES / "module_prim_func.py")).ok
-    assert strict.restarts > restarts
+    assert strict.restarts == restarts  # only the request's child exited
 
 
 def test_sys_exit_at_load_is_a_gpu_diagnostic_and_the_worker_survives(strict: Analyzer) -> None:

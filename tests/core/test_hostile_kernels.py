@@ -48,12 +48,14 @@ CASES = [
     ("replaces_requests.py", "worker-channel", "broke the compiler worker's protocol (user code replaced", False),
     ("segfaults.py", "worker-crash", "SIGSEGV", False),
     ("stops_parent.py", "supervisor-lost", "supervisor", False),
-    ("kills_parent.py", "supervisor-lost", "supervisor", False),
+    # The parent of user code is the worker's zygote now: killing it ends the worker, reported as such.
+    ("kills_parent.py", "worker-crash", "SIGKILL", False),
     ("allocates.py", "build-error", "ran out of memory", False),
-    ("orphans.py", "supervisor-lost", "supervisor", False),
+    ("orphans.py", "worker-crash", "SIGKILL", False),
     ("spins.py", "worker-leftovers", "thread(s) still running (spinner)", False),
-    # Leftovers, or a timeout where the forging thread keeps the build past its limit: no forged frame is a result.
-    ("forges.py", "worker-leftovers|timeout", "", False),
+    # Leftovers, a forged answer never confirmed, or a timeout where the forging thread keeps the build past its
+    # limit: no forged frame is a result.
+    ("forges.py", "worker-leftovers|worker-channel|timeout", "", False),
     ("unprintable_error.py", "internal-error", "cannot be printed", False),
 ]
 
@@ -89,3 +91,18 @@ def test_closing_the_analyzer_ends_every_process_of_the_tree(tmp_path: Path) -> 
         pids = [worker.process.process.pid, worker.process.pid]
     for pid in pids:
         assert not Path(f"/proc/{pid}").exists() or b"Z" in Path(f"/proc/{pid}/stat").read_bytes().split(b")")[-1][:3]
+
+
+STATE = ["patches_json.py", "patches_tilelang.py", "installs_import_hook.py", "patches_tilescope.py"]
+"""Kernels that leave the process changed without a thread: a patched module, a monkeypatched TileLang,
+an import hook, a changed global of Tilescope's own."""
+
+
+@pytest.mark.parametrize("fixture", STATE)
+def test_state_a_kernel_leaves_never_reaches_the_next_answer(strict: Analyzer, fixture: str) -> None:
+    assert strict.analyze(str(HOSTILE / fixture)).kernels
+    clean = GOOD.read_text() + f"# after {fixture}\n"  # a new text: the analyzer's own cache cannot answer
+    after = strict.analyze(str(GOOD), clean)
+    (kernel,) = after.kernels
+    assert kernel.kernel == "double" and after.ok and not after.all_diagnostics(), _diagnostics(after)
+    assert kernel.launch is not None and kernel.launch.threads == 128

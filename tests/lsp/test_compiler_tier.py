@@ -172,10 +172,9 @@ async def test_a_kernel_that_hangs_leaves_the_server_answering(client: LanguageC
     await until(lambda: bool(compiler_diagnostics(client, uri)), timeout=COMPILE_WAIT, what="timeout diagnostic")
     (timeout,) = compiler_diagnostics(client, uri)
     assert (timeout.code, timeout.range.start.line) == ("timeout", 5)
-    assert timeout.message == (
-        "Analysing kernel 'spin' did not finish within 4 s: building it may loop forever "
-        "(the analysis was stopped and the worker restarted)"
-    )
+    # 4 s of the user's clock: spent building, or still starting the worker when the tests start here.
+    assert "'spin'" in timeout.message and "within 4 s" in timeout.message, timeout.message
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=doc(uri)))  # not rebuilt at 60 s
     client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(settings={"tilescope": {"timeout": 60}})
     )

@@ -26,7 +26,7 @@ from mcp.client.stdio import StdioServerParameters
 from tilescope.core.ide.trace_view import trace_view
 from tilescope.core.model import FileAnalysis, from_json, to_json, untimed
 
-from tests.conftest import free_port
+from tests.conftest import busy_cores, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 GEMM = "examples/gemm.py"
@@ -178,6 +178,46 @@ def test_hostile_input_gets_an_error_result_and_the_server_lives_on() -> None:
     after, _ = got["after"]
     assert not after.is_error and after.structured_content["summary"]["kernels"][0]["kernel"] == "matmul"
     assert got["unknown"][0].is_error
+
+
+def test_state_a_kernel_leaves_never_reaches_the_next_check() -> None:
+    """Kernels that patch ``json.dumps``, TileLang, the import system or a Tilescope global, each followed
+    by a clean file on the same server: the clean file's check names its own kernel with its own launch."""
+    hostile = ["patches_json.py", "patches_tilelang.py", "installs_import_hook.py", "patches_tilescope.py"]
+    clean = (ROOT / FIXTURES / "module_prim_func.py").read_text()
+
+    async def session() -> list[Any]:
+        answers = []
+        async with Client(_server("--timeout", "60")) as client:
+            for name in hostile:
+                await _call(client, "check", {"path": f"{FIXTURES}/hostile/{name}"})
+                answers.append(await _call(client, "check", {"source": clean + f"# after {name}\n"}))
+        return answers
+
+    for name, answer in zip(hostile, anyio.run(session), strict=True):
+        assert not answer.is_error, (name, answer.content[0].text)
+        (kernel,) = answer.structured_content["summary"]["kernels"]
+        assert kernel["kernel"] == "double" and kernel["launch"]["threads"] == 128, (name, kernel)
+        assert "FORGED" not in json.dumps(answer.structured_content), name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("busy", [0, 2], ids=["quiet", "two-cores-busy"])
+def test_check_of_a_module_that_never_loads_answers_within_its_timeout(busy: int) -> None:
+    """``--timeout 20`` is the user's wall clock, the worker's start included: the answer comes within 30 s
+    of the call, also with both cores busy (a CPU-time limit stretched to 43-55 s under that load)."""
+
+    async def session() -> tuple[Any, float]:
+        async with Client(_server("--timeout", "20")) as client:
+            started = time.monotonic()
+            answer = await _call(client, "check", {"path": f"{FIXTURES}/top_level_forever.py"})
+            return answer, time.monotonic() - started
+
+    with busy_cores(busy):
+        answer, took = anyio.run(session)
+    assert took < 30, took
+    (kernel,) = answer.structured_content["summary"]["kernels"]
+    assert [d["code"] for d in kernel["diagnostics"]] == ["timeout"], kernel
 
 
 @pytest.mark.slow

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tilescope.core.cli.kernel_options import KernelOptions, UsageError, add_kernel_options, readable
+from tilescope.core.cli.kernel_options import KernelOptions, UsageError, add_kernel_options, process_started, readable
 from tilescope.core.cli.sarif import to_sarif
 from tilescope.core.cli.terminal import Status, display_path, painter
 from tilescope.core.codes import HAZARD_CODES, diagnostic
@@ -194,8 +194,8 @@ def _analyze(
     bar: Callable[[int, int, Path], None] | None,
 ) -> list[FileAnalysis]:
     """On this machine's ``-j`` workers, or on a Ray cluster's (``--ray``), in the files' order either way."""
-    if not args.ray:
-        return analyze_files(files, args.jobs, request, analyzer_options, bar)
+    if not args.ray:  # this machine's clock: the first kernel's timeout counts from the command's start
+        return analyze_files(files, args.jobs, request, {**analyzer_options, "clock_started": process_started()}, bar)
     require_extra("cluster", "check --ray")
     from tilescope.core.compiler import cluster
 

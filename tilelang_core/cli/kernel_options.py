@@ -17,6 +17,7 @@ import ast
 import os
 import shutil
 import sys
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -246,6 +247,22 @@ def readable(paths: Iterable[str | Path]) -> list[tuple[str, str]]:
         except SourceError:
             continue
     return found
+
+
+def process_started() -> float:
+    """When this command started, on ``time.monotonic``'s clock: its interpreter's start, read from ``/proc``
+    (a ``--timeout`` counts from there, as the user does), else now."""
+    now = time.monotonic()
+    try:
+        with open("/proc/self/stat", "rb") as handle:
+            stat = handle.read()
+        with open("/proc/uptime") as handle:
+            uptime = float(handle.read().split()[0])
+    except (OSError, ValueError):
+        return now
+    ticks = int(stat[stat.rfind(b")") + 2 :].split()[19])
+    age = uptime - ticks / os.sysconf("SC_CLK_TCK")
+    return now - age if 0 <= age < 3600 else now
 
 
 @dataclass(frozen=True)

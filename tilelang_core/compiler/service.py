@@ -1,8 +1,10 @@
 """``Analyzer``: the compiler tier as a service, backed by a warm, supervised worker process.
 
-User code runs only in the worker. Each kernel is a separate request with its own timeout, so a
-kernel that hangs, exits the process or exhausts its memory limit becomes a diagnostic on that
-kernel's line; the worker is restarted on the next request and the caller never sees an exception.
+User code runs only in a child the worker forks per request (``worker.main``), so nothing one
+analysis leaves behind reaches the next. Each kernel is a separate request, so a kernel that hangs,
+exits the process or exhausts its memory limit becomes a diagnostic on that kernel's line and the
+caller never sees an exception. A timeout is the user's wall clock: one deadline per kernel covers
+starting the worker, the dry run, loading, building and lowering, however busy the machine is.
 Results are cached by (source hash, path, kernel, arguments, target).
 """
 
@@ -12,6 +14,7 @@ import hashlib
 import json
 import sys
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -35,7 +38,18 @@ from tilescope.core.model import (
     to_json,
 )
 from tilescope.core.protocol import AnalyzeRequest, PassIRRequest, ProfileRequest, RunRequest, WorkerRequest
-from tilescope.core.record.dry_run import DryRun, Planned, RunSettings, cached, dry_run, execute, pending, plan, store
+from tilescope.core.record.dry_run import (
+    WALL_S,
+    DryRun,
+    Planned,
+    RunSettings,
+    cached,
+    dry_run,
+    execute,
+    pending,
+    plan,
+    store,
+)
 from tilescope.core.sandbox.landlock import Sandbox
 from tilescope.core.sandbox.supervise import Supervised
 from tilescope.core.targets import target_error
@@ -66,6 +80,7 @@ class Analyzer:
         on_dry_run: Callable[[str], None] | None = None,
         gpu: bool = False,
         sealed: bool = False,
+        clock_started: float | None = None,
     ) -> None:
         """``sandbox`` and ``workdir``: the worker's file sandbox and working folder (``WorkerLink``), for
         callers that run code they do not trust to leave their files alone; ``sealed``: the worker writes only a
@@ -75,7 +90,11 @@ class Analyzer:
         ``dry_run``: where the static sources leave a kernel without every size, run the file's own
         ``__main__`` with stand-in kernels to learn them (``dry_run.py``); only for a trusted workspace.
         With ``on_dry_run``, a run not cached yet goes on in the background (its kernels say so meanwhile)
-        and ``on_dry_run(path)`` is called when it has finished, to analyse the file again."""
+        and ``on_dry_run(path)`` is called when it has finished, to analyse the file again.
+
+        ``clock_started`` (``time.monotonic``): when the user's clock started for the first analysis, a
+        command's own start, so that its ``--timeout`` also covers what the command did before."""
+        self._clock_started = clock_started
         self.sandbox = sandbox
         self.workdir = workdir
         self.gpu = gpu
@@ -96,6 +115,8 @@ class Analyzer:
         self._state_lock = threading.Lock()
         """Guards ``_worker`` and ``_stopped`` for ``stop``, which does not wait for ``_lock``."""
         self.restarts = 0
+        self.phases: list[tuple[str, float]] = []
+        """The steps the last request finished in the worker, with seconds since it began there."""
 
     def __enter__(self) -> Analyzer:
         return self
@@ -122,11 +143,18 @@ class Analyzer:
         self.close()
 
     def warm(self) -> None:
-        """Start the worker now rather than on the first request (it imports TileLang: seconds)."""
+        """Start the worker now and wait until it is ready (it imports TileLang: seconds)."""
         with self._lock:
-            self._ensure_worker()
+            self._ensure_worker(None)
 
-    def _ensure_worker(self) -> WorkerLink:
+    def start(self) -> None:
+        """Start the worker's process now without waiting for it: the first request waits for what is left
+        of its start, within that request's own deadline (an editor opening its first file)."""
+        with self._lock:
+            self._spawn()
+
+    def _spawn(self) -> WorkerLink:
+        """The worker's process, started if there is none alive (not necessarily ready yet)."""
         if self._stopped:
             raise WorkerError("stopped", "the compiler tier was stopped")
         if self._worker is None or not self._worker.alive:
@@ -141,21 +169,30 @@ class Analyzer:
                     worker.kill()
                     raise WorkerError("stopped", "the compiler tier was stopped")
                 self._worker = worker
-            try:
-                worker.wait_ready()
-            except WorkerError:
-                worker.kill()
-                self._worker = None
-                raise
         return self._worker
 
-    def _call(self, payload: WorkerRequest, timeout: float) -> tuple[Any, list[str]]:
-        """The worker's result and notes on what user code did to the process meanwhile."""
+    def _ensure_worker(self, deadline: float | None) -> WorkerLink:
+        """The ready worker, started if need be; past ``deadline`` a kept ``timeout`` while it still starts."""
+        worker = self._spawn()
+        try:
+            worker.wait_ready(deadline)
+        except WorkerError as err:
+            if not err.kept:
+                worker.kill()
+                self._worker = None
+            raise
+        return worker
+
+    def _call(self, payload: WorkerRequest, deadline: float) -> tuple[Any, list[str]]:
+        """The worker's result and notes on what user code did meanwhile, by ``deadline`` (monotonic)."""
         with self._lock:
-            worker = self._ensure_worker()
+            worker = self._ensure_worker(deadline)
             try:
-                answer, notes = worker.request(dict(payload), timeout)
+                answer, notes = worker.request(dict(payload), deadline)
             except WorkerError as err:
+                self.phases = list(worker.phases)
+                if err.kept and worker.alive:
+                    raise  # only the request's child was lost: the warm worker serves the next request
                 if err.code == "worker-crash":
                     tail = worker.last_words()
                     if tail:
@@ -164,6 +201,7 @@ class Analyzer:
                 self._worker = None
                 self.restarts += 1
                 raise err from None
+        self.phases = list(worker.phases)
         if not answer.get("ok"):
             raise RuntimeError(answer.get("error", "worker error"))
         return answer["result"], notes
@@ -185,7 +223,14 @@ class Analyzer:
         hazards_s: float = HAZARD_BUDGET_S,
     ) -> FileAnalysis:
         """Analyse every kernel of a file (or one, by name) with the real compiler; ``hazards_s``
-        seconds of interpretation per kernel look for races and bad accesses (0: none)."""
+        seconds of interpretation per kernel look for races and bad accesses (0: none).
+
+        ``timeout_s`` (else the analyzer's) is wall-clock time per kernel; the first kernel's also covers
+        what comes before it (the dry run, starting the worker). When the file's own top level did not
+        finish loading in time, its other kernels report that at once rather than each waiting again."""
+        started = min(time.monotonic(), self._clock_started or float("inf"))
+        self._clock_started = None
+        timeout = timeout_s or self.timeout_s
         path = str(Path(path).resolve()) if not path.startswith("<") else path
         if source is None:
             try:
@@ -198,7 +243,7 @@ class Analyzer:
         problem = target_error(target)
         if problem:
             return _file_only(path, target, discover(source, path), diagnostic("bad-target", Span(1), problem=problem))
-        found = self._instantiations(source, path, target)  # computed once, here: the worker builds what it is sent
+        found = self._instantiations(source, path, target, started + timeout)  # once: the worker builds what it is sent
         discovered = [i.kernel for i in found]
         if not discovered:
             return _file_only(path, target, [], NO_KERNELS)
@@ -209,6 +254,10 @@ class Analyzer:
                 return _file_only(path, target, discovered, missing)
         kernels: list[KernelModel] = []
         file_diagnostics: list[Diagnostic] = []
+        deadline = started + timeout
+        unloaded: WorkerError | None = None
+        """A timeout before the file's top level finished loading: every later kernel would wait on it again."""
+        load_failed = False
         for inst in found:
             payload: AnalyzeRequest = {
                 "op": "analyze",
@@ -221,21 +270,36 @@ class Analyzer:
                 "ptxas": ptxas,
                 "hazards_s": hazards_s,
             }
-            partial = self._analyze_one(payload, inst.kernel, discovered, timeout_s)
+            if unloaded is not None:
+                failure = _worker_diagnostic(unloaded, inst.kernel, timeout)
+                partial = _failed(payload, inst.kernel, discovered, failure)
+            elif load_failed:  # the file's diagnostic says why; its top level is not executed again
+                model = KernelModel.unanalysed(inst.kernel.name, dict(inst.args), inst.target or target, [])
+                partial = FileAnalysis(path, target, [model], discovered, [])
+            else:
+                partial, unloaded = self._analyze_one(payload, inst.kernel, discovered, deadline, timeout)
+                load_failed = unloaded is None and any(name == "load-failed" for name, _ in self.phases)
+            deadline = time.monotonic() + timeout
             kernels.extend(partial.kernels)
             file_diagnostics.extend(d for d in partial.diagnostics if d not in file_diagnostics)
         return FileAnalysis(
             path=path, target=target, kernels=kernels, discovered=discovered, diagnostics=file_diagnostics
         )
 
-    def _instantiations(self, source: str, path: str, target: str) -> list[Instantiation]:
-        """Discovery, with this analyzer's dry run (same interpreter and memory limit as its worker)."""
+    def _instantiations(
+        self, source: str, path: str, target: str, deadline: float | None = None
+    ) -> list[Instantiation]:
+        """Discovery, with this analyzer's dry run (same interpreter and memory limit as its worker); a dry
+        run in the foreground ends by ``deadline`` (the first kernel's), leaving the kernels their sizes' gaps."""
         if not self.dry_run or path.startswith("<"):
             return instantiations(source, path)
         if self._on_dry_run is None:
-            return instantiations(
-                source, path, lambda: dry_run(path, python=self.python, memory_mb=self.memory_mb, target=target)
-            )
+
+            def run_now() -> DryRun | None:
+                wall = WALL_S if deadline is None else min(WALL_S, max(deadline - time.monotonic(), 1.0))
+                return dry_run(path, python=self.python, memory_mb=self.memory_mb, target=target, wall_s=wall)
+
+            return instantiations(source, path, run_now)
         return instantiations(source, path, lambda: self._background_dry_run(path, target))
 
     def _background_dry_run(self, path: str, target: str) -> DryRun | None:
@@ -271,24 +335,27 @@ class Analyzer:
         payload: AnalyzeRequest,
         ref: KernelRef | None,
         discovered: list[KernelRef],
-        timeout_s: float | None,
-    ) -> FileAnalysis:
+        deadline: float,
+        timeout: float,
+    ) -> tuple[FileAnalysis, WorkerError | None]:
+        """The kernel's analysis by ``deadline``; with it, the timeout when it came before the file loaded."""
         key = self._key(payload)
         cached = self._cache.get(key)
+        self.phases = []
         if cached is not None:
             self._cache.move_to_end(key)
-            return FileAnalysis(payload["path"], payload["target"], [cached], discovered, [])
-        timeout = timeout_s or self.timeout_s
+            return FileAnalysis(payload["path"], payload["target"], [cached], discovered, []), None
         try:
-            data, notes = self._call(payload, timeout)
+            data, notes = self._call(payload, deadline)
         except WorkerError as err:
-            return _failed(payload, ref, discovered, _worker_diagnostic(err, ref, timeout))
+            unloaded = err if err.code == "timeout" and err.phase in (None, "started", "worker-start") else None
+            return _failed(payload, ref, discovered, _worker_diagnostic(err, ref, timeout)), unloaded
         except RuntimeError as err:
             line = ref.span.line if ref else 1
             failure = diagnostic(
                 "internal-error", Span(line), form="worker", kernel=ref.name if ref else None, error=str(err)
             )
-            return _failed(payload, ref, discovered, failure)
+            return _failed(payload, ref, discovered, failure), None
         result = from_json(FileAnalysis, data)
         line, column = (ref.span.line, ref.span.column) if ref else (1, 0)
         for note in notes:
@@ -300,7 +367,7 @@ class Analyzer:
             self._cache[key] = result.kernels[0]
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
-        return result
+        return result, None
 
     def run(
         self,
@@ -331,7 +398,7 @@ class Analyzer:
         }
         timeout = timeout_s or self.timeout_s
         try:
-            data, _ = self._call(payload, timeout)
+            data, _ = self._call(payload, time.monotonic() + timeout)
             return from_json(RunReport, data)
         except (WorkerError, RuntimeError) as err:
             return _run_failure(err, kernel, args, timeout)
@@ -348,7 +415,7 @@ class Analyzer:
             "runs": payload["runs"],
         }
         try:
-            data, _ = self._call(request, timeout_s or self.timeout_s)
+            data, _ = self._call(request, time.monotonic() + (timeout_s or self.timeout_s))
         except (WorkerError, RuntimeError) as err:
             return Timing(gpu="", arch="", time_us=0.0, times_us=[], warmup=0, error=str(err))
         return from_json(Timing, data)
@@ -377,13 +444,13 @@ class Analyzer:
             "args": args,
             "index": index,
         }
-        data, _ = self._call(payload, self.timeout_s)
+        data, _ = self._call(payload, time.monotonic() + self.timeout_s)
         return IRText(text=data["text"], source_lines=data["source_lines"])
 
 
 def _run_failure(err: Exception, kernel: str | None, args: dict[str, Any] | None, timeout: float) -> RunReport:
     if isinstance(err, WorkerError) and err.code == "timeout":
-        message = f"the run did not finish within {timeout:g} s (the worker was stopped and restarted)"
+        message = f"the run did not finish within {timeout:g} s (it was stopped)"
     else:
         message = f"the worker died while running the kernel ({err}); it was restarted"
     return RunReport(kernel or "", dict(args or {}), [], [], 0.0, error=message)
@@ -416,8 +483,17 @@ def _worker_diagnostic(err: WorkerError, ref: KernelRef | None, timeout: float) 
     span = Span(ref.span.line, ref.span.column) if ref else Span(1, 0)
     if err.code == "worker-crash" and gpu_message(str(err)):
         return diagnostic("needs-gpu", span, form="worker", kernel=kernel, name=name, error=str(err))
+    if err.code not in ("timeout", "worker-crash", "worker-channel", "supervisor-lost", "worker-leftovers"):
+        return diagnostic(err.code, span, form=err.form, kernel=kernel, fields=err.fields)
+    after = (
+        "the process that built it was ended; the warm worker goes on"
+        if err.kept
+        else "the worker and every process it started were ended and a fresh worker started"
+    )
     if err.code == "timeout":
-        return diagnostic("timeout", span, kernel=kernel, name=name, seconds=timeout)
-    if err.code in ("worker-crash", "worker-channel", "supervisor-lost", "worker-leftovers"):
-        return diagnostic(err.code, span, kernel=kernel, name=name, error=str(err))
-    return diagnostic(err.code, span, form=err.form, kernel=kernel, fields=err.fields)
+        if err.phase == "worker-start":
+            return diagnostic("timeout", span, form="start", kernel=kernel, name=name, seconds=timeout)
+        if err.phase in (None, "started"):
+            return diagnostic("timeout", span, form="loading", kernel=kernel, name=name, seconds=timeout, after=after)
+        return diagnostic("timeout", span, kernel=kernel, name=name, seconds=timeout, phase=err.phase, after=after)
+    return diagnostic(err.code, span, kernel=kernel, name=name, error=str(err), after=after)

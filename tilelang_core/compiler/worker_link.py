@@ -1,14 +1,17 @@
 """One supervised worker process, its pipes and its framed replies, for ``service.Analyzer``.
 
-The worker runs behind ``supervise.Supervised``; replies are read as frames (``frames``) naming the
-request they answer; after each answer the supervisor ends what the build left running and
-reports signals sent to it, which come back as notes for the caller to show at the kernel.
+The worker (``worker.main``) is a warm zygote that forks a child per request and answers for it:
+what user code did (a timeout at the deadline, a crash, leftovers, a broken channel, signals sent
+to its parent) arrives as fields of the answer, and the zygote, which never runs user code, stays
+warm for the next request. Replies are read as frames (``frames``) naming the request they answer;
+after each answer the supervisor ends what the build left running and reports signals sent to it,
+which come back as notes for the caller to show at the kernel.
 
-An answer stands only once the worker confirms it with a secret sent after the build, when no
-thread of the build is left (the worker's own list, and its thread count from ``/proc``); a build
-that leaves threads is an error, its answer untrusted. After any build that left something (a
-thread, a process, stdio changed, frames or bytes not from the worker, an unfinished frame) the
-worker is retired: the next request starts a fresh one.
+Time is the caller's wall clock: a request carries its deadline, the zygote ends the child there,
+and the caller waits a few seconds more for the zygote itself before it ends the whole worker.
+An answer stands only once the worker confirms it with a secret sent after it. A worker whose own
+state is in doubt (it stopped answering, was stopped, started threads, or bytes not its own reached
+its reply channel) is retired: the next request starts a fresh one.
 """
 
 from __future__ import annotations
@@ -36,25 +39,37 @@ from tilescope.core.sandbox.spawn import NO_GPU, worker_command
 from tilescope.core.sandbox.supervise import Limits, Supervised, SupervisorLost
 
 START_TIMEOUT_S = 120.0
-WALL_FACTOR = 3.0
-"""A request never waits longer than this many times its timeout, however little CPU the worker got."""
-_BLOCKED_SHARE = 0.1
-"""A worker that computed under this share of the wall time is waiting, not working."""
+"""The longest a worker may take to import TileLang and warm up, whatever a request's deadline."""
+ZYGOTE_GRACE_S = 3.0
+"""How long after a request's deadline the zygote may take to end its child and say so."""
+_STOPPED_POLL_S = 0.5
 _STDERR_LINES = 60
 CONFIRM_TIMEOUT_S = 10.0
 """How long the worker may take to confirm an answer (it only reads a line and writes a frame)."""
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 class WorkerError(Exception):
-    """The worker died or stopped answering; ``code`` names which for the diagnostic, ``form`` and
-    ``fields`` fill its message where the code's message is not the usual one about a kernel's build."""
+    """The worker could not answer; ``code`` names why for the diagnostic, ``form`` and ``fields`` fill its
+    message where the code's message is not the usual one about a kernel's build. ``kept``: only the
+    request's child was lost, the warm worker answered for it and serves the next request. ``phase``: the
+    last step of the analysis the child finished (``loaded``, ``built``...), ``started`` before any."""
 
-    def __init__(self, code: CodeName, message: str, form: str | None = None, **fields: object) -> None:
+    def __init__(
+        self,
+        code: CodeName,
+        message: str,
+        form: str | None = None,
+        *,
+        kept: bool = False,
+        phase: str | None = None,
+        **fields: object,
+    ) -> None:
         super().__init__(message)
         self.code: CodeName = code
         self.form = form
         self.fields = fields
+        self.kept = kept
+        self.phase = phase
 
 
 class WorkerLink:
@@ -90,6 +105,10 @@ class WorkerLink:
         else:
             sandbox = dataclasses.replace(sandbox, write=(*sandbox.write, private))
         self.python = python
+        self._started = time.monotonic()
+        self.ready = False
+        self.phases: list[tuple[str, float]] = []
+        """The steps the last request's child finished, with seconds since the zygote forked it."""
         try:
             self.process = Supervised(
                 worker_command(python),
@@ -109,16 +128,27 @@ class WorkerLink:
         self._threads = 0
         """The worker's thread count when it was ready."""
 
-    def wait_ready(self) -> None:
-        """Wait for the worker's first frame (it imports TileLang first: seconds)."""
+    def wait_ready(self, deadline: float | None = None) -> None:
+        """Wait for the worker's first frame (it imports TileLang and warms up first: seconds).
+
+        Past ``deadline`` (the caller's) a ``timeout`` error is raised but the worker goes on starting,
+        so the next request finds it further along; past ``START_TIMEOUT_S`` it has failed to start."""
+        if self.ready:
+            return
+        until = self._started + START_TIMEOUT_S
         try:
-            ready = self.read(None, START_TIMEOUT_S)
+            ready = self.read(None, min(until, deadline) if deadline is not None else until)
         except WorkerError as err:
+            if err.code == "timeout" and deadline is not None and deadline < until:
+                starting = "the compiler worker was still starting"
+                raise WorkerError("timeout", starting, kept=True, phase="worker-start") from None
             tail = self.last_words(wait_s=2)
-            printed = {"printed": " / ".join(tail)} if tail else {}
-            raise WorkerError(
-                "worker-start", str(err), form="printed" if tail else None, python=self.python, error=err, **printed
-            ) from None
+            if tail:
+                printed = " / ".join(tail)
+                raise WorkerError(
+                    "worker-start", str(err), form="printed", python=self.python, error=err, printed=printed
+                ) from None
+            raise WorkerError("worker-start", str(err), python=self.python, error=err) from None
         if not ready.get("ready"):
             self.kill()
             said = {k: v for k, v in ready.items() if k not in ("ready", "code")}
@@ -127,25 +157,21 @@ class WorkerLink:
             raise WorkerError(code, str(ready.get("error")), form=form, python=self.python, **said)
         self._frames.take_noise()
         self._threads = self._thread_count() or 0
+        self.ready = True
 
-    def read(self, request_id: int | None, timeout: float, tag: str = "-") -> dict[str, Any]:
-        """The frame answering ``request_id`` with ``tag``, or a ``timeout`` error.
-
-        ``timeout`` counts the seconds the worker computes, so a machine busy with other work does
-        not turn a slow build into a "loops forever" diagnostic: past ``timeout`` seconds of wall
-        time the worker is stopped once it has used ``timeout`` CPU seconds, or at once when it
-        barely computes (it waits on something that will not come), and never later than
-        ``WALL_FACTOR`` times ``timeout``.
-        """
-        start = time.monotonic()
-        cpu_start = self._cpu()
+    def read(self, request_id: int | None, until: float, tag: str = "-") -> dict[str, Any]:
+        """The frame answering ``request_id`` with ``tag``, or a ``timeout`` error at ``until`` (monotonic
+        seconds: the user's wall clock, however busy the machine), or a ``supervisor-lost`` error as soon as
+        user code has stopped the worker (``SIGSTOP``: it would never answer)."""
         assert self.process.stdout is not None
         fd = self.process.stdout.fileno()
         while (answer := self._frames.next(request_id, tag)) is None:
-            wait = timeout - (time.monotonic() - start)
+            wait = until - time.monotonic()
             if wait <= 0:
-                wait = self._over_time(time.monotonic() - start, cpu_start, timeout)
-            if not self._selector.select(wait):
+                raise WorkerError("timeout", "no answer by the deadline")
+            if not self._selector.select(min(wait, _STOPPED_POLL_S)):
+                if self._stopped():
+                    raise WorkerError("supervisor-lost", "user code stopped the compiler worker (SIGSTOP)")
                 continue
             chunk = os.read(fd, 1 << 20)
             if not chunk:
@@ -153,23 +179,14 @@ class WorkerLink:
             self._frames.feed(chunk)
         return answer
 
-    def _over_time(self, wall: float, cpu_start: float | None, timeout: float) -> float:
-        """Past the wall-time budget: raise if the worker is really out of time, else how long to wait on."""
-        cpu = self._cpu()
-        used = cpu - cpu_start if cpu is not None and cpu_start is not None else wall
-        if used >= timeout or used < _BLOCKED_SHARE * wall or wall >= WALL_FACTOR * timeout:
-            raise WorkerError("timeout", f"no answer within {timeout:g} s")
-        return min(1.0, timeout - used, WALL_FACTOR * timeout - wall)
-
-    def _cpu(self) -> float | None:
-        """CPU seconds the worker (and children it waited for) used so far; ``None`` without ``/proc``."""
+    def _stopped(self) -> bool:
+        """Whether the worker is stopped by a signal (state ``T`` in ``/proc``)."""
         try:
             with open(f"/proc/{self.process.pid}/stat", "rb") as handle:
                 stat = handle.read()
         except OSError:
-            return None
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        return sum(int(f) for f in fields[11:15]) / _CLOCK_TICKS
+            return False
+        return stat[stat.rfind(b")") + 2 :][:1] in (b"T", b"t")
 
     def _thread_count(self) -> int | None:
         try:
@@ -191,37 +208,36 @@ class WorkerLink:
                 return f"was ended by {signal.Signals(code - 128).name}"
         return f"exited with code {code}"
 
-    def request(self, payload: dict[str, Any], timeout: float) -> tuple[dict[str, Any], list[str]]:
-        """The confirmed answer to ``payload``, and notes on what user code did to the process meanwhile."""
+    def request(self, payload: dict[str, Any], deadline: float) -> tuple[dict[str, Any], list[str]]:
+        """The confirmed answer to ``payload`` by ``deadline`` (monotonic seconds), and notes on what user
+        code did meanwhile; a ``WorkerError`` when the request's child could not answer."""
         assert self.process.stdin is not None
         self._next_id += 1
         ident = self._next_id
-        self._send(json.dumps({**payload, "id": ident}))
-        answer = self.read(ident, timeout)
+        self._send(json.dumps({**payload, "id": ident, "deadline_s": max(deadline - time.monotonic(), 0.0)}))
+        try:
+            answer = self.read(ident, deadline + ZYGOTE_GRACE_S)
+        except WorkerError as err:
+            if err.code == "timeout":  # the zygote did not answer for its child: it is not trusted to
+                self.kill()
+            raise
         body = self._frames.body
         notes: list[str] = []
         try:
-            sweep = self.process.sweep()  # before the secret: a process left behind could read it
+            sweep = self.process.sweep()  # processes the child started, before the secret is sent
         except SupervisorLost as err:
             raise WorkerError("supervisor-lost", str(err)) from None
-        retire = bool(sweep.ended) or bool(answer.get("changed"))
         if sweep.ended:
             notes.append(f"{sweep.ended} process(es) started while building were still running and were ended")
-        if sweep.signals:
-            notes.append(f"user code sent {', '.join(sweep.signals)} to the process that started it (ignored)")
-        if answer.get("fatal"):
-            raise WorkerError("worker-channel", str(answer["fatal"]))
-        left = [str(item) for item in answer.get("left") or []]
-        if left:
-            self.kill()
-            raise WorkerError("worker-leftovers", f"it left {'; '.join(left)}, so its answer cannot be trusted")
+        signals = sorted({*sweep.signals, *(str(s) for s in answer.get("signals") or [])})
+        if signals:
+            notes.append(f"user code sent {', '.join(signals)} to the process that started it (ignored)")
+        notes.extend(str(note) for note in answer.get("notes") or [])
         threads = self._thread_count()
-        # A native thread and no Python one: a library's pool started by the build (TVM's, OpenMP's). It
-        # runs no Python, so the answer stands; the worker is still replaced before the next request.
-        retire = retire or (threads is not None and threads > self._threads)
+        retire = threads is not None and threads > self._threads  # the zygote must hold one thread to fork
         secret = secrets.token_hex(16)
         self._send(secret)
-        confirmed = self.read(ident, CONFIRM_TIMEOUT_S, tag=secret)
+        confirmed = self.read(ident, time.monotonic() + CONFIRM_TIMEOUT_S, tag=secret)
         if confirmed.get("confirm") != digest(body):
             self.kill()
             forged = "the answer read was not the worker's: frames on its reply channel were forged"
@@ -236,6 +252,8 @@ class WorkerLink:
             retire = True
         if retire:
             self.kill()  # the next request starts a fresh worker
+        self.phases = [(str(name), float(at)) for name, at in answer.get("phases") or []]
+        _raise_for_child(answer)
         return answer, notes
 
     def _send(self, line: str) -> None:
@@ -264,3 +282,17 @@ class WorkerLink:
     @property
     def alive(self) -> bool:
         return self.process.poll() is None
+
+
+def _raise_for_child(answer: dict[str, Any]) -> None:
+    """A ``kept`` error when the zygote reports that its child could not answer; the zygote stays warm."""
+    phase = answer.get("phase")
+    if answer.get("timeout"):
+        raise WorkerError("timeout", "no answer by the deadline", kept=True, phase=phase)
+    if answer.get("crash"):
+        raise WorkerError("worker-crash", f"the worker process {answer['crash']}", kept=True, phase=phase)
+    if answer.get("fatal"):
+        raise WorkerError("worker-channel", str(answer["fatal"]), kept=True, phase=phase)
+    left = [str(item) for item in answer.get("left") or []]
+    if left:
+        raise WorkerError("worker-leftovers", f"it left {'; '.join(left)}, so its answer cannot be trusted", kept=True)

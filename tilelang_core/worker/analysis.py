@@ -8,6 +8,7 @@ from __future__ import annotations
 import inspect
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -64,13 +65,18 @@ def analyze_file(
     args: dict[str, Any] | None = None,
     with_ptxas: bool = False,
     hazards_s: float = 0.0,
+    on_phase: Callable[[str], None] | None = None,
 ) -> tuple[FileAnalysis, dict[str, KernelRun]]:
     """Load the file once and analyse each instantiation the caller computed (the parent's discovery).
 
     The caller has already reported syntax errors, a bad target and a file without kernels; what is
-    left here is what needs the user's code: loading the module, building and lowering.
+    left here is what needs the user's code: loading the module, building and lowering. ``on_phase``
+    hears each step as it ends (``loaded`` or ``load-failed``, ``built``, ``lowered``, ``extracted``, ``checked``), so
+    the caller can say where an analysis stopped at its deadline, and time each step.
     """
+    phase = on_phase or _no_phase
     loaded = _load(source, path)
+    phase("loaded" if loaded[0] is not None else "load-failed")
     if loaded[0] is None:
         # Each kernel still appears (not lowered); why is the file's diagnostic.
         kernels = [_empty(i.kernel.name, dict(i.args), i.target or target, []) for i in found]
@@ -92,7 +98,7 @@ def analyze_file(
         kernel_target, kernel_static = inst.target or target, static.get(inst.kernel.name)
 
         def analyze(ns: dict[str, Any], i: Instantiation, t: str = kernel_target, k: Any = kernel_static) -> KernelRun:
-            return _analyze_kernel(ns, i, path, t, with_ptxas, k, hazards_s)
+            return _analyze_kernel(ns, i, path, t, with_ptxas, k, hazards_s, phase)
 
         try:
             runs[inst.kernel.name] = autotune.analyze_kernel(namespace, inst, analyze)
@@ -104,6 +110,10 @@ def analyze_file(
         path=path, target=target, kernels=[r.model for r in runs.values()], discovered=[], diagnostics=[]
     )
     return analysis, runs
+
+
+def _no_phase(_name: str) -> None:
+    """Nobody listens to the steps of this analysis."""
 
 
 _failed: dict[tuple[str, str], Diagnostic] = {}
@@ -223,6 +233,7 @@ def _analyze_kernel(
     with_ptxas: bool,
     static: StaticKernel | None,
     hazards_s: float = 0.0,
+    phase: Callable[[str], None] = _no_phase,
 ) -> KernelRun:
     name, line = inst.kernel.name, inst.kernel.span.line
     target = inst.target or requested
@@ -255,11 +266,13 @@ def _analyze_kernel(
         if prim_func is not None and not isinstance(prim_func, tirx.PrimFunc):
             prim_func, failure = None, _not_a_kernel(name, prim_func, inst.kernel.span)
         if prim_func is not None:
+            phase("built")
             configs, jit_target, out_idx = jit_options(namespace, inst, prim_func)
             target = inst.target or decorator_target(jit_target, requested)
             start = time.perf_counter()
             lowered = lower(prim_func, target, configs)
             lower_ms = (time.perf_counter() - start) * 1000
+            phase("lowered")
     warnings = compiler_warnings.parse(printed[0], path, name)
     if exited is not None:
         failure = environment.exited(exited, printed[0], path, name, line)
@@ -293,10 +306,12 @@ def _analyze_kernel(
     overflow = _shared_overflow(shared, target, buffers, name, line)
     if overflow is not None:
         diagnostics.append(overflow)
+    phase("extracted")
     hazard_check = None
     if hazards_s > 0 and lowered.error is None:
         found, hazard_check = _hazards(lowered, configs, path, name, line, hazards_s)
         diagnostics.extend(found)
+        phase("checked")
     source = lowered.artifact.kernel_source if lowered.artifact is not None else None
     resources = None
     if with_ptxas and source and target.startswith("sm_"):
