@@ -23,13 +23,21 @@ _ITEM = re.compile(r"^\s*\[\d+\]\s*(?P<text>.+?)\s*$")
 _LOCATION = re.compile(r"^\s*-->\s*(?P<file>.+?):(?P<line>\d+)(?::(?P<column>\d+))?\s*$")
 
 
+def capture_path(pid: int) -> str:
+    """Where process ``pid`` keeps what it is capturing of fd 2: a child that ends inside the capture
+    (``os._exit`` after printing "no GPU") leaves it there for the zygote that forked it to read."""
+    return os.path.join(tempfile.gettempdir(), f"tilescope-stderr-{pid}")
+
+
 @contextlib.contextmanager
 def captured_stderr() -> Iterator[list[str]]:
     """Capture what native code writes to fd 2 while the block runs; the text is still forwarded."""
     sys.stderr.flush()
     saved = os.dup(2)
     captured: list[str] = []
-    with tempfile.TemporaryFile() as sink:
+    path = capture_path(os.getpid())
+    sink = open(path, "w+b")  # noqa: SIM115  (closed and removed below, or read by the zygote after a crash)
+    try:
         os.dup2(sink.fileno(), 2)
         try:
             yield captured
@@ -42,6 +50,10 @@ def captured_stderr() -> Iterator[list[str]]:
             if data:
                 os.write(2, data)
             captured.append(data.decode(errors="replace"))
+    finally:
+        sink.close()
+        with contextlib.suppress(OSError):
+            os.remove(path)
 
 
 def parse(text: str, path: str, kernel: str) -> list[Diagnostic]:

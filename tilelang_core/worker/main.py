@@ -404,16 +404,35 @@ class _Watch:
             self.printed = (self.printed + chunk)[-_PRINTED_BYTES:]
         return bool(chunk)
 
+    def _captured(self) -> None:
+        """What the child had captured of fd 2 when it ended (``compiler_warnings.captured_stderr``, which a
+        child that calls ``os._exit`` never finishes): passed on and kept, as if printed."""
+        from tilescope.core.worker.compiler_warnings import capture_path
+
+        path = capture_path(self.pid)
+        try:
+            with open(path, "rb") as held:
+                chunk = held.read()[-_PRINTED_BYTES:]
+            os.remove(path)
+        except OSError:
+            return
+        if chunk:
+            with contextlib.suppress(OSError):
+                write_all(2, chunk)
+            self.printed = (self.printed + chunk)[-_PRINTED_BYTES:]
+
     def _failed(self, why: str) -> dict[str, Any]:
         """No answer: the deadline passed (the child is ended), or the child closed its channel or died."""
         phase = self.phases[-1][0] if self.phases else "started"
         if why == "timeout":
+            self._captured()  # the child is ended at the deadline, perhaps inside a capture
             return {"ok": False, "timeout": True, "phase": phase, "phases": self.phases}
         code = _exit_code(self.pid, self.deadline)
         for _ in range(64):  # what it printed last; a process it left could print forever
             if not self.err_open or not select.select([self.err], [], [], 0)[0]:
                 break
             self.err_open = self._stderr()
+        self._captured()
         lines = [ln for ln in self.printed.decode(errors="replace").splitlines() if ln.strip()][-3:]
         crash = _exit_description(code) + (f" after printing: {' / '.join(lines)}" if lines else "")
         return {"ok": False, "crash": crash, "phase": phase, "phases": self.phases}
