@@ -80,9 +80,11 @@ def hook_env(hook_dir: Path, out: Path, env: dict[str, str]) -> dict[str, str]:
     shutil.copy(Path(__file__).with_name("record_hook.py"), hook_dir / "tilescope_record_hook.py")
     shutil.copy(Path(__file__).with_name("dry_run_standin.py"), hook_dir / "tilescope_dry_run_standin.py")
     shutil.copy(Path(__file__).with_name("record_values.py"), hook_dir / "tilescope_record_values.py")
+    shutil.copy(Path(__file__).with_name("fake_device.py"), hook_dir / "tilescope_fake_device.py")
     (hook_dir / "sitecustomize.py").write_text(_SITECUSTOMIZE)
     path = os.pathsep.join(p for p in [str(hook_dir), env.get("PYTHONPATH", "")] if p)
-    return {**env, "PYTHONPATH": path, "TILESCOPE_RECORD": str(out)}
+    plugins = ",".join(p for p in [env.get("PYTEST_PLUGINS", ""), "tilescope_record_hook"] if p)
+    return {**env, "PYTHONPATH": path, "TILESCOPE_RECORD": str(out), "PYTEST_PLUGINS": plugins}
 
 
 def read_lines(out: Path) -> list[dict[str, Any]]:
@@ -126,6 +128,8 @@ def merge(workspace: Path, instances: list[dict[str, Any]], tuned: list[dict[str
             "out_idx": raw.get("out_idx"),
             "autotune_config": chosen.get((raw["file"], raw["kernel"])),
             "called_at": raw.get("called_at"),
+            "test": raw.get("test"),
+            "fake_device": raw.get("fake_device"),
             "command": command,
             "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
@@ -220,6 +224,13 @@ def recorded_instance(path: str, kernel: str) -> dict[str, Any] | None:
     workspace = instances.parent.parent
     file = _relative(path, workspace)
     return next((e for e in load(instances) if e["file"] == file and e["kernel"] == kernel), None)
+
+
+def recorded_device(path: str) -> dict[str, Any] | None:
+    """The GPU a ``tilescope record`` run in the workspace of ``path`` built on (the most recent one seen)."""
+    instances = find_instances(path)
+    entries = load(instances) if instances is not None else []
+    return next((e["device"] for e in entries if isinstance(e.get("device"), dict) and e["device"]), None)
 
 
 class RecordedValues:
