@@ -37,10 +37,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tilescope.core.record.recorder import INSTANCES_VERSION, hook_env, read_lines, recorded_device, wait_for_hook
+from tilescope.core.record.recorder import (
+    INSTANCES_VERSION,
+    fake_profile,
+    hook_env,
+    read_lines,
+    recorded_device,
+    wait_for_hook,
+)
 from tilescope.core.sandbox.spawn import NO_GPU, worker_env
 from tilescope.core.sandbox.supervise import Limits, Supervised, SupervisorLost
-from tilescope.core.targets import ASCEND, part
 
 DRY_RUN_VERSION = 2
 """Bumped when what a dry run records changes, so older cached runs are not used."""
@@ -89,9 +95,9 @@ class DryRun:
         where = "the module" if function in (None, "<module>") else f"{function}()"
         other = called.get("file") and os.path.abspath(called["file"]) != self.file
         place = f" in {Path(called['file']).name}" if other else ""
-        if entry.get("test"):
-            where, place = Path(entry["test"]).name, ""
         line = f", line {called['line']}" if called.get("line") else ""
+        if entry.get("test"):  # the test's node id says where; a line would be in the library's code
+            where, place, line = Path(entry["test"]).name, "", ""
         device = f", fake {entry['fake_device']}" if entry.get("fake_device") else ""
         return f"dry run of {where}{place}{line}{device}"
 
@@ -106,7 +112,8 @@ class DryRun:
             return f"a dry run ({self.command}) is under way to learn them"
         how = f"a dry run ({self.command}) did not build it"
         if self.failed:
-            how += f" ({len(self.failed)} tests failed; the first: {self.failed[0]})"
+            tests = "a test" if len(self.failed) == 1 else f"{len(self.failed)} tests"
+            how += f" ({tests} failed: {self.failed[0]})"
         return f"{how}: it stopped early ({self.stop})" if self.stop else how
 
 
@@ -293,29 +300,12 @@ def dry_run(
     return result
 
 
-def fake_device(planned: Planned, target: str) -> dict[str, Any]:
-    """The device the run fakes (``fake_device.py``'s profile): the GPU ``tilescope record`` saw in the
-    file's workspace, else ``target``'s usual part (H100 where it has none); an Ascend NPU for ``torch_npu``."""
-    if planned.npu:
-        return {"kind": "npu", "target": "ascend", **ASCEND}
-    recorded = recorded_device(str(planned.file))
-    if recorded:
-        arch = f"sm_{recorded.get('major', 9)}{recorded.get('minor', 0)}"
-        return {"kind": "cuda", "target": arch, **recorded}
-    found = part(target)
-    return (
-        {"kind": "cuda", "target": target, **found}
-        if found
-        else {"kind": "cuda", "target": "sm_90", **(part("sm_90") or {})}
-    )
-
-
 def _run(planned: Planned, settings: RunSettings, children: set[Supervised]) -> DryRun:
     start = time.monotonic()
     file, how, digest = planned.file, planned.runner, planned.digest
     argv, command = [settings.python, "-O", *how.argv], how.command
     wall_s = settings.wall_s or (TESTS_WALL_S if how.root is not None else WALL_S)
-    device = fake_device(planned, settings.target)
+    device = fake_profile(settings.target, recorded_device(str(file)), npu=planned.npu)
     with tempfile.TemporaryDirectory(prefix="tilescope-dry-run-") as folder:
         hooks, scratch = Path(folder) / "hook", Path(folder) / "cwd"
         hooks.mkdir()
@@ -348,6 +338,8 @@ def _run(planned: Planned, settings: RunSettings, children: set[Supervised]) -> 
         try:
             code = wait_for_hook(child.process, out, wall_s, settings.idle_s)
             stop = f"exit status {code}" if code else None
+            if code == 1 and how.root is not None:  # pytest's "some tests failed": each is said in ``failed``
+                stop = None
         except subprocess.TimeoutExpired as stopped:
             stop = "idle" if stopped.timeout == settings.idle_s else "timeout"
         finally:
@@ -360,9 +352,10 @@ def _run(planned: Planned, settings: RunSettings, children: set[Supervised]) -> 
     tuned = {(x.get("file"), x.get("kernel")) for x in lines if x.get("event") == "autotune" and x.get("config")}
     every: dict[tuple[str, str], dict[str, Any]] = {}
     for line in lines:
-        key = (line.get("file"), line.get("kernel"))
-        if line.get("event") == "instance" and None not in key and key not in every and key not in tuned:
-            every[(os.path.realpath(key[0]), key[1])] = {k: v for k, v in line.items() if k not in _NOT_KEPT}
+        where, kernel = line.get("file"), line.get("kernel")
+        if line.get("event") != "instance" or where is None or kernel is None or (where, kernel) in tuned:
+            continue
+        every.setdefault((os.path.realpath(where), kernel), {k: v for k, v in line.items() if k not in _NOT_KEPT})
     imported = {os.path.realpath(f) for x in lines for f in x.get("imports") or ()} | {str(file), str(how.path)}
     instances = {kernel: entry for (where, kernel), entry in every.items() if where == str(file)}
     seconds = round(time.monotonic() - start, 1)

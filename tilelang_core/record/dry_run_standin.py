@@ -1,10 +1,11 @@
 """Stand-in compiled kernels for the dry run: a program runs on the CPU to the kernels it builds later.
 
-The dry run (``dry_run.py``) sets ``TILESCOPE_RECORD_STAND_IN=1`` with ``TILESCOPE_RECORD_CPU_TENSORS=1``
-(the corpus ground truth, ``benchmarks/corpus_truth.py``, runs files the same way); ``tilescope
-record`` never does. ``tilelang.compile`` then returns a ``StandIn`` instead of compiling. Called,
-it returns zero tensors of the shapes and dtypes of the kernel's outputs, on its inputs' device (``out_idx``; symbolic
-extents read off the tensors passed in); its profiler checks nothing and times nothing;
+The dry run (``dry_run.py``) and ``tilescope record`` on a machine without a GPU set
+``TILESCOPE_RECORD_STAND_IN=1`` with the fake device (``fake_device.py``); the corpus ground truth
+(``benchmarks/corpus_truth.py``) sets it with ``TILESCOPE_RECORD_CPU_TENSORS=1``. ``tilelang.compile``
+then returns a ``StandIn`` instead of compiling. Called, it returns zero tensors of the shapes and
+dtypes of the kernel's outputs (``out_idx``; symbolic extents read off the tensors passed in), on
+its inputs' device (shape-only on the fake one); its profiler checks nothing and times nothing;
 ``torch.testing.assert_close`` and TileLang's ``do_bench`` are made no-ops (the latter calls its
 function once). So the results a program checks are not real: what the dry run is after is which
 kernels the program builds, with what arguments. Nothing runs on a GPU and nothing is timed.

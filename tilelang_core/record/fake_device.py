@@ -50,6 +50,9 @@ class _Properties:
     """What ``torch.cuda.get_device_properties`` returns, from the profile."""
 
     def __init__(self, values: dict[str, Any]) -> None:
+        self.name = str(values.get("name") or "NVIDIA GPU")
+        self.multi_processor_count = int(values.get("multi_processor_count") or 132)
+        self.shared_memory_per_block = int(values.get("shared_memory_per_block") or 49152)
         self.max_threads_per_block = 1024
         self.is_integrated = 0
         self.is_multi_gpu_board = 0
@@ -183,10 +186,7 @@ def patch_torch(torch: Any) -> None:
     tensor_type = torch.Tensor
 
     def needs_values(what: str) -> ShapeOnly:
-        return ShapeOnly(
-            f"{what} needs the values of a tensor the fake {short_name()} holds only the shape of "
-            "(tensors on the device are shape-only in a dry run)"
-        )
+        return ShapeOnly(f"{what} needs a value of a tensor the fake {short_name()} holds only the shape of")
 
     def move_to_meta(value: Any) -> Any:
         if isinstance(value, tensor_type) and value.device.type != "meta":
@@ -280,7 +280,9 @@ def patch_driver(module: Any) -> None:
 def target() -> dict[str, str]:
     """The target TileLang would detect on the faked device."""
     arch = str(PROFILE.get("target") or "sm_90")
-    return {"kind": "hip", "mcpu": arch} if arch.startswith("gfx") else {"kind": "cuda", "arch": arch}
+    if arch.startswith("gfx"):
+        return {"kind": "hip", "mcpu": arch}
+    return {"kind": "cuda", "arch": arch if arch.startswith("sm_") else "sm_90"}  # an NPU's kernels still lower
 
 
 def patch_target(module: Any) -> None:

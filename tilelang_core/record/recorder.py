@@ -7,8 +7,10 @@ the workspace, the way ``compile_commands.json`` tells clangd how each file is b
 the language server read it as an argument source right after the directive
 (``RecordedValues``). The schema is in ``tilelang_core/SCHEMA.md``.
 
-Without a GPU the program usually stops at its first device call (the first kernel compile or a
-CUDA tensor); what was instantiated up to there is kept, and the command says so.
+Without a GPU the program runs on the dry run's fake device (``fake_device.py``: the GPU an earlier
+recording saw, else an H100; tensors shape-only) with stand-in compiles (``dry_run_standin.py``),
+so it goes on past its first kernel and every instance it builds is kept; where it needs a value
+no shape holds, it stops and the command says at which line.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tilescope.core.record.record_values import is_encoded, source_value
+from tilescope.core.targets import ASCEND, part
 
 INSTANCES_VERSION = 1
 INSTANCES = Path(".tilescope") / "instances.json"
@@ -73,6 +76,26 @@ def record(
             code = 125 if stopped.timeout == idle_s else 124
         lines = read_lines(out)
     return code, lines
+
+
+def fake_profile(target: str, recorded: dict[str, Any] | None = None, npu: bool = False) -> dict[str, Any]:
+    """The device a program run without one is given (``fake_device.py``'s profile): the GPU a recording
+    saw, else ``target``'s usual part (H100 for a target without one); an Ascend NPU for ``torch_npu``."""
+    if npu:
+        return {"kind": "npu", "target": "ascend", **ASCEND}
+    if recorded:
+        return {"kind": "cuda", "target": f"sm_{recorded.get('major', 9)}{recorded.get('minor', 0)}", **recorded}
+    if part(target) is None:  # metal, c: the program still asks for CUDA
+        target = "sm_90"
+    return {"kind": "cuda", "target": target, **(part(target) or {})}
+
+
+def fake_env(profile: dict[str, Any]) -> dict[str, str]:
+    """The environment that gives a program the fake device (and the target TileLang then detects)."""
+    env = {"TILESCOPE_FAKE_DEVICE": json.dumps(profile)}
+    if str(profile.get("target", "")).startswith("sm_"):
+        env["TILELANG_DEFAULT_TARGET"] = json.dumps({"kind": "cuda", "arch": profile["target"]})
+    return env
 
 
 def hook_env(hook_dir: Path, out: Path, env: dict[str, str]) -> dict[str, str]:
