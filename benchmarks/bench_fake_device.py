@@ -69,7 +69,7 @@ def check(python: str, files: list[Path], corpus: Path, jobs: int) -> tuple[dict
             print(done.stderr[-3000:], file=sys.stderr)
             raise
     analyses = data.get("files", [data])
-    return {Path(a["path"]).resolve().relative_to(copy.resolve()).as_posix(): a for a in analyses}, wall
+    return {(Path(scratch) / a["path"]).resolve().relative_to(copy.resolve()).as_posix(): a for a in analyses}, wall
 
 
 def figures(analyses: dict[str, dict[str, Any]]) -> dict[str, dict[str, int]]:

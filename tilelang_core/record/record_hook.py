@@ -152,10 +152,13 @@ def _run_context() -> dict[str, Any]:
         context["test"] = test.rsplit(" (", 1)[0]
     if _fake is not None:
         context["fake_device"] = _fake.short_name()
+    return {**context, **_imports()}
+
+
+def _imports() -> dict[str, list[str]]:
+    """``{"imports": [...]}``: the program's files imported since the last line, where there are any."""
     imported = _program_files()
-    if imported:
-        context["imports"] = imported
-    return context
+    return {"imports": imported} if imported else {}
 
 
 _seen_modules: set[str] = set()
@@ -508,13 +511,13 @@ def _excepthook(kind: type[BaseException], err: BaseException, tb: Any) -> None:
     _ended.append(f"{kind.__name__}: {cause(str(err))}"[:500])
     at = _program_frame(tb)
     trace = "".join(traceback.format_tb(tb))[-2000:]
-    _write({"event": "exit", "error": _ended[-1], "at": at, "traceback": trace, "imports": _program_files()})
+    _write({"event": "exit", "error": _ended[-1], "at": at, "traceback": trace, **_imports()})
     _previous_hook(kind, err, tb)
 
 
 def _at_exit() -> None:
     if not _ended:
-        _write({"event": "exit", "error": None, "imports": _program_files()})
+        _write({"event": "exit", "error": None, **_imports()})
 
 
 def pytest_runtest_makereport(item: Any, call: Any) -> None:
