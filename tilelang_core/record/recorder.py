@@ -99,7 +99,8 @@ def fake_env(profile: dict[str, Any]) -> dict[str, str]:
 
 
 def hook_env(hook_dir: Path, out: Path, env: dict[str, str]) -> dict[str, str]:
-    """Put the hook beside a private ``sitecustomize`` in ``hook_dir``; ``env`` with it loaded, writing to ``out``."""
+    """Put the hook beside a private ``sitecustomize`` in ``hook_dir``; ``env`` with it loaded, writing to ``out``,
+    and with it as a pytest plugin (``PYTEST_PLUGINS``), which reports each failed test."""
     shutil.copy(Path(__file__).with_name("record_hook.py"), hook_dir / "tilescope_record_hook.py")
     shutil.copy(Path(__file__).with_name("dry_run_standin.py"), hook_dir / "tilescope_dry_run_standin.py")
     shutil.copy(Path(__file__).with_name("record_values.py"), hook_dir / "tilescope_record_values.py")
@@ -107,6 +108,7 @@ def hook_env(hook_dir: Path, out: Path, env: dict[str, str]) -> dict[str, str]:
     (hook_dir / "sitecustomize.py").write_text(_SITECUSTOMIZE)
     path = os.pathsep.join(p for p in [str(hook_dir), env.get("PYTHONPATH", "")] if p)
     plugins = ",".join(p for p in [env.get("PYTEST_PLUGINS", ""), "tilescope_record_hook"] if p)
+    env = {k: v for k, v in env.items() if k != "PYTEST_CURRENT_TEST"}  # a pytest of the program's own sets it
     return {**env, "PYTHONPATH": path, "TILESCOPE_RECORD": str(out), "PYTEST_PLUGINS": plugins}
 
 
