@@ -8,7 +8,7 @@ run" counts those whose sizes came from it. "Before" is the same analysis by ano
 (``--baseline-python``: the interpreter of a checkout without the fake device, e.g. main's venv);
 "after" is this checkout's.
 
-    python benchmarks/bench_fake_device.py [--corpus DIR] [--files 30] [--jobs 2]
+    python benchmarks/bench_fake_device.py [--corpus DIR] [--files 30] [--jobs 2] [--needing-run]
         [--baseline-python /work/main/.venv/bin/python] [--json OUT]
 
 Every file of the examples runs on a GPU upstream; here none is visible, so each one that needs the
@@ -34,13 +34,23 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("TILESCOPE_CORPUS", ROOT / ".." / "shared" / "corpus" / "tilelang-examples"))
 
 
-def sample(corpus: Path, count: int) -> list[Path]:
-    """``count`` example files spread evenly over the corpus, tests and helpers left out (they have no main)."""
+def _needs_run(path: Path) -> bool:
+    """Whether the static sources leave some kernel of the file without every size (the dry run's work)."""
+    from tilescope.core.compiler.discovery import instantiations
+
+    return any(inst.missing for inst in instantiations(path.read_text(errors="replace"), str(path)))
+
+
+def sample(corpus: Path, count: int, needing_run: bool = False) -> list[Path]:
+    """``count`` example files spread evenly over the corpus, tests and helpers left out (they have no main);
+    with ``needing_run``, only files with a kernel the static sources leave without every size."""
     files = sorted(
         p
         for p in (corpus / "examples").rglob("*.py")
         if not p.name.startswith(("test_", "conftest", "__init__")) and "__main__" in p.read_text(errors="replace")
     )
+    if needing_run:
+        files = [f for f in files if _needs_run(f)]
     step = max(1, len(files) // count)
     return files[::step][:count]
 
@@ -91,11 +101,14 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--files", type=int, default=30)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument(
+        "--needing-run", action="store_true", help="sample only files the static sources leave without every size"
+    )
     parser.add_argument("--baseline-python", help="the interpreter of a Tilescope without the fake device")
     parser.add_argument("--json", type=Path, help="write the table here too")
     args = parser.parse_args()
     corpus = args.corpus.resolve()
-    files = sample(corpus, args.files)
+    files = sample(corpus, args.files, args.needing_run)
     after, after_s = check(sys.executable, files, corpus, args.jobs)
     before, before_s = check(args.baseline_python, files, corpus, args.jobs) if args.baseline_python else ({}, 0.0)
     now, then = figures(after), figures(before)
