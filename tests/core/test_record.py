@@ -126,7 +126,8 @@ def test_the_environments_own_sitecustomize_still_runs(tmp_path: Path, capfd: py
     code, lines = record(
         [sys.executable, "-c", "print('program ran')"], tmp_path, timeout_s=60, env={"PYTHONPATH": str(theirs)}
     )
-    assert code == 0 and lines == [{"pid": lines[0]["pid"], "event": "exit", "error": None}]
+    imports = [str(theirs / "sitecustomize.py")]  # the program's own files, which a dry run's cache is keyed by
+    assert code == 0 and lines == [{"pid": lines[0]["pid"], "event": "exit", "error": None, "imports": imports}]
     out, err = capfd.readouterr()
     assert out.splitlines() == ["their sitecustomize ran", "program ran"] and "Error in sitecustomize" not in err
 
