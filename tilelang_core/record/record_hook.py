@@ -10,11 +10,13 @@ from the tensors passed, ``pass_configs``, ``target``, ``out_idx``) and the auto
 config it chose). Lines go to the file named by ``TILESCOPE_RECORD``, appended whole, so several
 processes (test workers) can share it; the last line says how the process ended.
 
-``TILESCOPE_RECORD_CPU_TENSORS=1`` (used to build the corpus ground truth on a machine without a
-GPU, never by ``tilescope record`` itself) makes tensors the program asks for on the GPU on the
-CPU instead, same shapes and dtypes, so a run reaches the kernel those tensors size before its
-first compile stops it; with ``TILESCOPE_RECORD_STAND_IN=1`` as well, compiles return stand-ins
-(``dry_run_standin.py``) so the run goes on to its later kernels: the dry run (``dry_run.py``).
+``TILESCOPE_FAKE_DEVICE`` (the dry run, ``dry_run.py``, and ``tilescope record`` on a machine
+without a GPU) gives the program the fake device of ``fake_device.py``: shape-only tensors, device
+queries answered from a profile; each line then names it, and the test building the instance
+(pytest's node id). ``TILESCOPE_RECORD_CPU_TENSORS=1`` (the corpus ground truth) makes the GPU
+tensors on the CPU instead. With ``TILESCOPE_RECORD_STAND_IN=1`` as well, compiles return stand-ins
+(``dry_run_standin.py``) so the run goes on to its later kernels. Loaded as a pytest plugin too
+(``PYTEST_PLUGINS``), it says which tests failed, why, and at which line of the program.
 """
 
 from __future__ import annotations
