@@ -165,6 +165,30 @@ def _on_device(value: Any) -> bool:
     return text.startswith(("cuda", "npu")) and type(value).__name__ in ("str", "device")
 
 
+_SMALL = 1 << 20
+"""Elements up to which a tensor whose values the program gave (``torch.tensor([0, 128, 384])``, a CPU
+tensor moved with ``.cuda()``) keeps them: offsets and lengths that size kernels are read back."""
+_GIVEN = ("tensor", "as_tensor", "arange")
+
+
+def _carries_values(name: str, args: Any, kwargs: dict[str, Any], tensor_type: Any) -> bool:
+    """Whether the call puts values the program knows on the device (small enough to keep on the CPU)."""
+    if name in _GIVEN:
+        return "device" in kwargs and _on_device(kwargs["device"]) and _small(args)
+    if name in ("cuda", "npu", "to") and args and isinstance(args[0], tensor_type) and not args[0].is_meta:
+        moved = name != "to" or any(_on_device(a) for a in (*args[1:], kwargs.get("device")) if a is not None)
+        return moved and args[0].numel() <= _SMALL
+    return False
+
+
+def _small(args: Any) -> bool:
+    """A ``torch.tensor`` / ``arange`` call's result is small: its data, or its range, has few elements."""
+    first = args[0] if args else None
+    if isinstance(first, list | tuple):
+        return len(first) <= _SMALL
+    return all(isinstance(a, int | float) for a in args) and (abs(float(args[-1] if args else 0)) <= _SMALL)
+
+
 def _meta_if_device(value: Any, meta: Any) -> Any:
     return meta if value is not None and _on_device(value) else value
 
@@ -193,12 +217,24 @@ def patch_torch(torch: Any) -> None:
             return value.to(meta)
         return value
 
+    def keep_values(func: Any, name: str, args: Any, kwargs: dict[str, Any]) -> Any:
+        """The call made on the CPU, its result reporting the device (a copy: the CPU original stays as it was)."""
+        kwargs.pop("device", None)
+        rest = [a for a in args if not (isinstance(a, str | torch.device) and _on_device(a))]
+        made = rest[0] if name in ("cuda", "npu") else func(*rest, **kwargs)
+        if isinstance(made, tensor_type):
+            made = made.clone() if name in ("cuda", "npu", "to") and made is args[0] else made
+            made.__tilescope_on_device__ = True
+        return made
+
     class FakeDevice(torch.overrides.TorchFunctionMode):
         """Device tensors on ``meta``; a call that mixes them with CPU tensors is retried all on ``meta``."""
 
         def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
             kwargs = dict(kwargs or {})
             name = getattr(func, "__name__", "")
+            if _carries_values(name, args, kwargs, tensor_type):  # its values are known: kept, on the CPU
+                return keep_values(func, name, args, kwargs)
             if "device" in kwargs:
                 kwargs["device"] = _meta_if_device(kwargs["device"], meta)
             if name in ("cuda", "npu") and args and isinstance(args[0], tensor_type):
@@ -228,9 +264,9 @@ def patch_torch(torch: Any) -> None:
     def device(self: Any) -> Any:
         """``cuda:0`` for a shape-only tensor, outside torch's own code (which must see ``meta``)."""
         found = real_device.__get__(self)
-        if found.type == "meta" and not getattr(_inside, "depth", 0):
-            return shown
-        return found
+        if getattr(_inside, "depth", 0):
+            return found
+        return shown if found.type == "meta" or getattr(self, "__tilescope_on_device__", False) else found
 
     tensor_type.device = property(device)
     tensor_type.is_cuda = property(lambda self: kind == "cuda" and self.device.type == "cuda")
