@@ -1,4 +1,4 @@
-"""Target names Tilescope accepts and what each allows per thread block. Pure data, no TVM.
+"""Target names Tilescope accepts, what each allows per thread block, and its usual part. Pure data, no TVM.
 
 Shared-memory budgets are the opt-in maximum per block from NVIDIA's CUDA programming guide
 (compute capability table); the static tier and the compiler tier check against the same figures.
@@ -7,6 +7,7 @@ Shared-memory budgets are the opt-in maximum per block from NVIDIA's CUDA progra
 from __future__ import annotations
 
 import re
+from typing import Any
 
 TARGET_NAME = re.compile(r"sm_\d{2,3}a?|gfx\d{3,4}[a-z]?|metal|c")
 
@@ -68,3 +69,76 @@ def decorator_target(value: object, requested: str) -> str:
     if kind == "llvm":
         return "c"
     return requested
+
+
+_GIB = 1 << 30
+PARTS: dict[str, dict[str, Any]] = {
+    "sm_90": {
+        "name": "NVIDIA H100 80GB HBM3",
+        "major": 9,
+        "minor": 0,
+        "multi_processor_count": 132,
+        "total_memory": 80 * _GIB,
+        "shared_memory_per_block": 49152,
+        "shared_memory_per_block_optin": 232448,
+        "regs_per_multiprocessor": 65536,
+        "max_threads_per_multi_processor": 2048,
+        "warp_size": 32,
+        "L2_cache_size": 50 * (1 << 20),
+    },
+    "sm_80": {
+        "name": "NVIDIA A100-SXM4-80GB",
+        "major": 8,
+        "minor": 0,
+        "multi_processor_count": 108,
+        "total_memory": 80 * _GIB,
+        "shared_memory_per_block": 49152,
+        "shared_memory_per_block_optin": 166912,
+        "regs_per_multiprocessor": 65536,
+        "max_threads_per_multi_processor": 2048,
+        "warp_size": 32,
+        "L2_cache_size": 40 * (1 << 20),
+    },
+    "sm_100": {
+        "name": "NVIDIA B200",
+        "major": 10,
+        "minor": 0,
+        "multi_processor_count": 148,
+        "total_memory": 180 * _GIB,
+        "shared_memory_per_block": 49152,
+        "shared_memory_per_block_optin": 232448,
+        "regs_per_multiprocessor": 65536,
+        "max_threads_per_multi_processor": 2048,
+        "warp_size": 32,
+    },
+    "gfx942": {
+        "name": "AMD Instinct MI300X",
+        "major": 9,
+        "minor": 4,
+        "multi_processor_count": 304,
+        "total_memory": 192 * _GIB,
+        "shared_memory_per_block": 65536,
+        "shared_memory_per_block_optin": 65536,
+        "warp_size": 64,
+    },
+}
+"""The usual part of each target (H100 for sm_90, A100 for sm_80, B200 for sm_100, MI300X for gfx942) and
+its properties as ``torch.cuda.get_device_properties`` gives them: what a build's device queries and the
+dry run's fake device answer where no recorded GPU says otherwise."""
+ASCEND = {
+    "name": "Ascend 910B",
+    "major": 0,
+    "minor": 0,
+    "multi_processor_count": 24,
+    "total_memory": 64 * _GIB,
+    "shared_memory_per_block": 196608,
+    "shared_memory_per_block_optin": 196608,
+}
+"""The NPU faked for a program that uses ``torch_npu`` (its AI cores as ``multi_processor_count``)."""
+
+
+def part(target: str) -> dict[str, Any] | None:
+    """The properties of ``target``'s usual part (``sm_90a`` is ``sm_90``'s), or ``None`` (metal, c)."""
+    family = target.rstrip("af") if target.startswith("sm_") else target
+    known = PARTS.get(family)
+    return dict(known) if known is not None else None

@@ -39,7 +39,7 @@ def test_sizes_the_source_does_not_give_come_from_a_dry_run_of_main(tmp_path: Pa
     model = _kernel(SIZES)
     assert model.passes and not model.diagnostics
     assert {k: model.args[k] for k in ("M", "N")} == {"M": 384, "N": 256}
-    assert model.arg_sources["M"] == model.arg_sources["N"] == f"dry run of main(), line {MAIN_CALL_LINE}"
+    assert model.arg_sources["M"] == model.arg_sources["N"] == f"dry run of main(), line {MAIN_CALL_LINE}, fake H100"
     assert {b.name: b.shape for b in model.buffers if b.scope == "global"} == {"A": [384, 256], "B": [384, 256]}
 
 
@@ -57,7 +57,7 @@ def test_check_dry_runs_by_default_and_not_with_no_dry_run() -> None:
     assert not off["passes"] and [d["code"] for d in off["diagnostics"]] == ["missing-args"]
     assert not (cache_dir() / "dry-run").exists()
     on = check()
-    assert on["passes"] and on["arg_sources"]["M"] == f"dry run of main(), line {MAIN_CALL_LINE}"
+    assert on["passes"] and on["arg_sources"]["M"] == f"dry run of main(), line {MAIN_CALL_LINE}, fake H100"
 
 
 def test_a_dry_run_is_cached_by_the_files_hash_in_the_instances_schema(
@@ -90,7 +90,7 @@ def test_a_dry_run_is_cached_by_the_files_hash_in_the_instances_schema(
 def test_a_library_module_without_main_is_run_through_the_test_that_imports_it() -> None:
     model = _kernel(FIXTURES / "library" / "tilekit" / "rows.py")
     assert model.passes and {k: model.args[k] for k in ("M", "N")} == {"M": 96, "N": 48}
-    assert model.arg_sources["M"] == "dry run of test_row_sum() in test_rows.py, line 16"
+    assert model.arg_sources["M"] == "dry run of test_rows.py::test_row_sum, fake H100"
 
 
 def test_a_run_that_never_ends_is_stopped_and_the_kernel_says_why(tmp_path: Path) -> None:
@@ -119,4 +119,4 @@ def test_a_package_module_is_run_through_the_program_that_imports_its_package() 
     assert model.passes, model.diagnostics
     assert {k: model.args[k] for k in ("M", "N", "K")} == {"M": 1024, "N": 512, "K": 256}
     assert str(model.args["cfg"]).startswith("GemmConfig(block_M=64") and str(model.args["epilogue"]) == "Epilogue.RELU"
-    assert model.arg_sources["M"] == model.arg_sources["cfg"] == "dry run of main() in bench.py, line 36"
+    assert model.arg_sources["M"] == model.arg_sources["cfg"] == "dry run of main() in bench.py, line 36, fake H100"

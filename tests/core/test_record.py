@@ -69,10 +69,10 @@ def main(N=4096):
 """
 
 
-def _record(workspace: Path, program: str, **env: str) -> subprocess.CompletedProcess[str]:
+def _record(workspace: Path, program: str, *options: str, **env: str) -> subprocess.CompletedProcess[str]:
     (workspace / "run.py").write_text(program)
     return subprocess.run(
-        [sys.executable, "-m", "tilescope", "record", "--", sys.executable, "run.py"],
+        [sys.executable, "-m", "tilescope", "record", *options, "--", sys.executable, "run.py"],
         cwd=workspace,
         env={**os.environ, **env},
         capture_output=True,
@@ -88,8 +88,10 @@ def workspace(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_a_cpu_run_records_up_to_the_first_device_call_and_says_so(workspace: Path, analyzer: Analyzer) -> None:
-    done = _record(workspace, PROGRAM)
+def test_without_the_fake_device_a_cpu_run_stops_at_its_first_device_call_and_says_so(
+    workspace: Path, analyzer: Analyzer
+) -> None:
+    done = _record(workspace, PROGRAM, "--fake-device", "off")
     assert done.returncode != 0
     assert "1 kernel instantiations (1 new)" in done.stdout
     assert "no GPU here, so the program stopped at its first device call" in done.stdout
@@ -124,7 +126,8 @@ def test_the_environments_own_sitecustomize_still_runs(tmp_path: Path, capfd: py
     code, lines = record(
         [sys.executable, "-c", "print('program ran')"], tmp_path, timeout_s=60, env={"PYTHONPATH": str(theirs)}
     )
-    assert code == 0 and lines == [{"pid": lines[0]["pid"], "event": "exit", "error": None}]
+    imports = [str(theirs / "sitecustomize.py")]  # the program's own files, which a dry run's cache is keyed by
+    assert code == 0 and lines == [{"pid": lines[0]["pid"], "event": "exit", "error": None, "imports": imports}]
     out, err = capfd.readouterr()
     assert out.splitlines() == ["their sitecustomize ran", "program ran"] and "Error in sitecustomize" not in err
 

@@ -94,7 +94,7 @@ async def test_a_trusted_workspace_learns_the_sizes_and_hover_says_where_from(tr
         await asyncio.sleep(0.5)
     assert marker.exists()
     assert "A: 384×256 float16 global" in text
-    assert "M=384 (dry run of main(), line 27), N=256 (dry run of main(), line 27)" in text
+    assert "M=384 (dry run of main(), line 27, fake H100), N=256 (dry run of main(), line 27, fake H100)" in text
 
 
 async def test_the_setting_turns_the_dry_run_off(opted_out: LanguageClient) -> None:

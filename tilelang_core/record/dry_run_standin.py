@@ -1,10 +1,11 @@
 """Stand-in compiled kernels for the dry run: a program runs on the CPU to the kernels it builds later.
 
-The dry run (``dry_run.py``) sets ``TILESCOPE_RECORD_STAND_IN=1`` with ``TILESCOPE_RECORD_CPU_TENSORS=1``
-(the corpus ground truth, ``benchmarks/corpus_truth.py``, runs files the same way); ``tilescope
-record`` never does. ``tilelang.compile`` then returns a ``StandIn`` instead of compiling. Called,
-it returns zero tensors of the shapes and dtypes of the kernel's outputs (``out_idx``; symbolic
-extents read off the tensors passed in); its profiler checks nothing and times nothing;
+The dry run (``dry_run.py``) and ``tilescope record`` on a machine without a GPU set
+``TILESCOPE_RECORD_STAND_IN=1`` with the fake device (``fake_device.py``); the corpus ground truth
+(``benchmarks/corpus_truth.py``) sets it with ``TILESCOPE_RECORD_CPU_TENSORS=1``. ``tilelang.compile``
+then returns a ``StandIn`` instead of compiling. Called, it returns zero tensors of the shapes and
+dtypes of the kernel's outputs (``out_idx``; symbolic extents read off the tensors passed in), on
+its inputs' device (shape-only on the fake one); its profiler checks nothing and times nothing;
 ``torch.testing.assert_close`` and TileLang's ``do_bench`` are made no-ops (the latter calls its
 function once). So the results a program checks are not real: what the dry run is after is which
 kernels the program builds, with what arguments. Nothing runs on a GPU and nothing is timed.
@@ -64,6 +65,7 @@ class StandIn:
         outputs = sorted({i % len(params) for i in self.out_idx}) if params else []
         inputs = [p for i, p in enumerate(params) if i not in outputs]
         sizes: dict[str, int] = {}
+        device = next((t.device for t in args if isinstance(t, torch.Tensor)), None)  # the fake device's: shape-only
         for param, tensor in zip(inputs, args, strict=False):
             buffer = func.buffer_map.get(param)
             shape = getattr(tensor, "shape", None)
@@ -81,7 +83,7 @@ class StandIn:
                     shape.append(int(dim))
                 else:
                     shape.append(sizes.get(str(getattr(dim, "name", dim)), 1))
-            made.append(torch.zeros(shape, dtype=_torch_dtype(torch, str(buffer.dtype))))
+            made.append(torch.zeros(shape, dtype=_torch_dtype(torch, str(buffer.dtype)), device=device))
         if not made:
             return None
         return made[0] if len(made) == 1 else made

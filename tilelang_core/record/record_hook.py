@@ -10,11 +10,13 @@ from the tensors passed, ``pass_configs``, ``target``, ``out_idx``) and the auto
 config it chose). Lines go to the file named by ``TILESCOPE_RECORD``, appended whole, so several
 processes (test workers) can share it; the last line says how the process ended.
 
-``TILESCOPE_RECORD_CPU_TENSORS=1`` (used to build the corpus ground truth on a machine without a
-GPU, never by ``tilescope record`` itself) makes tensors the program asks for on the GPU on the
-CPU instead, same shapes and dtypes, so a run reaches the kernel those tensors size before its
-first compile stops it; with ``TILESCOPE_RECORD_STAND_IN=1`` as well, compiles return stand-ins
-(``dry_run_standin.py``) so the run goes on to its later kernels: the dry run (``dry_run.py``).
+``TILESCOPE_FAKE_DEVICE`` (the dry run, ``dry_run.py``, and ``tilescope record`` on a machine
+without a GPU) gives the program the fake device of ``fake_device.py``: shape-only tensors, device
+queries answered from a profile; each line then names it, and the test building the instance
+(pytest's node id). ``TILESCOPE_RECORD_CPU_TENSORS=1`` (the corpus ground truth) makes the GPU
+tensors on the CPU instead. With ``TILESCOPE_RECORD_STAND_IN=1`` as well, compiles return stand-ins
+(``dry_run_standin.py``) so the run goes on to its later kernels. Loaded as a pytest plugin too
+(``PYTEST_PLUGINS``), it says which tests failed, why, and at which line of the program.
 """
 
 from __future__ import annotations
@@ -131,13 +133,66 @@ _DEVICE_FIELDS = (
 
 
 def _device() -> dict[str, Any] | None:
-    """The GPU the program builds for, as ``torch.cuda.get_device_properties`` sees it (a device profile)."""
+    """The GPU the program builds for, as ``torch.cuda.get_device_properties`` sees it (a device profile);
+    none under the fake device (its answers are the profile the run was given, not a device seen)."""
     cuda = getattr(sys.modules.get("torch"), "cuda", None)
+    if _fake is not None:
+        return None
     with contextlib.suppress(Exception):
         if cuda is not None and cuda.is_available():
             props = cuda.get_device_properties(cuda.current_device())
             return {k: getattr(props, k) for k in _DEVICE_FIELDS if isinstance(getattr(props, k, None), int | str)}
     return None
+
+
+def _run_context() -> dict[str, Any]:
+    """The test building the instance (pytest's node id) and the fake device answering for the GPU, where
+    there are; and the program's files imported since the last line, which a dry run's cache is keyed by."""
+    context: dict[str, Any] = {}
+    test = os.environ.get("PYTEST_CURRENT_TEST")
+    if test:
+        context["test"] = test.rsplit(" (", 1)[0]
+    if _fake is not None:
+        context["fake_device"] = _fake.short_name()
+    return {**context, **_imports()}
+
+
+def _imports() -> dict[str, list[str]]:
+    """``{"imports": [...]}``: the program's files imported since the last line, where there are any."""
+    imported = _program_files()
+    return {"imports": imported} if imported else {}
+
+
+_seen_modules: set[str] = set()
+
+
+def _program_files() -> list[str]:
+    """Files of the program's own modules (not an installed package's, not this hook's) imported since the
+    last call."""
+    libraries = (_TILELANG, *_library_paths(), os.path.join(os.path.dirname(os.path.abspath(__file__)), ""))
+    found = []
+    for name, module in list(sys.modules.items()):
+        if name in _seen_modules:
+            continue
+        _seen_modules.add(name)
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str) and file.endswith(".py") and os.path.isabs(file):
+            installed = f"{os.sep}site-packages{os.sep}" in file or f"{os.sep}dist-packages{os.sep}" in file
+            if not installed and not file.startswith(libraries):
+                found.append(file)
+    return found
+
+
+def _program_frame(tb: Any) -> dict[str, Any] | None:
+    """The innermost frame of a traceback in the program's own code: the line a stopped run stopped at."""
+    libraries = (_TILELANG, *_library_paths())
+    found = None
+    while tb is not None:
+        name = os.path.abspath(tb.tb_frame.f_code.co_filename)
+        if not name.startswith(libraries) and not os.path.basename(name).startswith(("tilescope_", "<")):
+            found = {"file": name, "function": tb.tb_frame.f_code.co_name, "line": tb.tb_lineno}
+        tb = tb.tb_next
+    return found
 
 
 def _where(func: Any) -> tuple[str | None, int | None]:
@@ -215,6 +270,7 @@ def _record_jit(
             "error": error,
             "device": _device(),
             "called_at": _called_at(sys._getframe(2)),
+            **_run_context(),
         }
     )
 
@@ -243,6 +299,7 @@ def _record_factory() -> None:
             "target": None,
             "out_idx": None,
             "called_at": _called_at(frame.f_back),
+            **_run_context(),
         }
     )
 
@@ -393,14 +450,23 @@ _PATCHES: dict[str, Callable[[Any], None]] = {
     ),
     "tilelang.autotuner.tuner": _wrap_method("AutoTuner", "run", _tuner_run),
 }
-if os.environ.get("TILESCOPE_RECORD_CPU_TENSORS") == "1":
+_fake: Any = None
+if os.environ.get("TILESCOPE_FAKE_DEVICE"):  # the dry run, and record on a machine without a GPU
+    import tilescope_fake_device as _fake  # pyright: ignore[reportMissingImports]  # put on the path by record.py
+
+    _PATCHES["torch"] = _fake.patch_torch
+    _PATCHES["tilelang.carver.arch.driver"] = _fake.patch_driver
+    _PATCHES["tilelang.carver.arch.driver.cuda_driver"] = _fake.patch_driver
+    _PATCHES["tilelang.backend.target"] = _fake.patch_target
+    _PATCHES["tilelang.contrib.nvcc"] = _fake.patch_nvcc
+elif os.environ.get("TILESCOPE_RECORD_CPU_TENSORS") == "1":
     _PATCHES["torch"] = _patch_torch
-if os.environ.get("TILESCOPE_RECORD_STAND_IN") == "1":  # the dry run only: see that module
+if os.environ.get("TILESCOPE_RECORD_STAND_IN") == "1":  # see that module
     import tilescope_dry_run_standin as _standin  # pyright: ignore[reportMissingImports]  # put on the path by record.py
 
     _PATCHES["tilelang.jit"] = _both(_PATCHES["tilelang.jit"], _standin.patch_compile)
     _PATCHES["tilelang.profiler"] = _standin.patch_profiler
-    _PATCHES["torch"] = _both(_patch_torch, _standin.patch_torch)
+    _PATCHES["torch"] = _both(_PATCHES.get("torch", _patch_torch), _standin.patch_torch)
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
@@ -445,13 +511,25 @@ def cause(message: str) -> str:
 
 def _excepthook(kind: type[BaseException], err: BaseException, tb: Any) -> None:
     _ended.append(f"{kind.__name__}: {cause(str(err))}"[:500])
-    _write({"event": "exit", "error": _ended[-1], "traceback": "".join(traceback.format_tb(tb))[-2000:]})
+    at = _program_frame(tb)
+    trace = "".join(traceback.format_tb(tb))[-2000:]
+    _write({"event": "exit", "error": _ended[-1], "at": at, "traceback": trace, **_imports()})
     _previous_hook(kind, err, tb)
 
 
 def _at_exit() -> None:
     if not _ended:
-        _write({"event": "exit", "error": None})
+        _write({"event": "exit", "error": None, **_imports()})
+
+
+def pytest_runtest_makereport(item: Any, call: Any) -> None:
+    """A test that failed (under ``PYTEST_PLUGINS``): which, why and at which of the program's lines,
+    since pytest catches what would otherwise end the program; the run goes on to the next test."""
+    excinfo = getattr(call, "excinfo", None)
+    if excinfo is None or call.when != "call" or excinfo.typename in ("Skipped", "XFailed"):
+        return
+    error = f"{excinfo.type.__name__}: {cause(str(excinfo.value))}"[:500]
+    _write({"event": "test-failed", "test": item.nodeid, "error": error, "at": _program_frame(excinfo.tb)})
 
 
 def install() -> None:
@@ -460,6 +538,8 @@ def install() -> None:
     import importlib.util  # noqa: F401  (used by the finder)
 
     sys.meta_path.insert(0, _AfterImport())
+    if _fake is not None and _fake.PROFILE.get("kind") == "npu":
+        sys.meta_path.append(_fake.NpuFinder())
     for name, patch in _PATCHES.items():  # already imported (a sitecustomize of the user's own)
         if name in sys.modules:
             with contextlib.suppress(Exception):

@@ -7,8 +7,10 @@ the workspace, the way ``compile_commands.json`` tells clangd how each file is b
 the language server read it as an argument source right after the directive
 (``RecordedValues``). The schema is in ``tilelang_core/SCHEMA.md``.
 
-Without a GPU the program usually stops at its first device call (the first kernel compile or a
-CUDA tensor); what was instantiated up to there is kept, and the command says so.
+Without a GPU the program runs on the dry run's fake device (``fake_device.py``: the GPU an earlier
+recording saw, else an H100; tensors shape-only) with stand-in compiles (``dry_run_standin.py``),
+so it goes on past its first kernel and every instance it builds is kept; where it needs a value
+no shape holds, it stops and the command says at which line.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tilescope.core.record.record_values import is_encoded, source_value
+from tilescope.core.targets import ASCEND, part
 
 INSTANCES_VERSION = 1
 INSTANCES = Path(".tilescope") / "instances.json"
@@ -75,14 +78,38 @@ def record(
     return code, lines
 
 
+def fake_profile(target: str, recorded: dict[str, Any] | None = None, npu: bool = False) -> dict[str, Any]:
+    """The device a program run without one is given (``fake_device.py``'s profile): the GPU a recording
+    saw, else ``target``'s usual part (H100 for a target without one); an Ascend NPU for ``torch_npu``."""
+    if npu:
+        return {"kind": "npu", "target": "ascend", **ASCEND}
+    if recorded:
+        return {"kind": "cuda", "target": f"sm_{recorded.get('major', 9)}{recorded.get('minor', 0)}", **recorded}
+    if part(target) is None:  # metal, c: the program still asks for CUDA
+        target = "sm_90"
+    return {"kind": "cuda", "target": target, **(part(target) or {})}
+
+
+def fake_env(profile: dict[str, Any]) -> dict[str, str]:
+    """The environment that gives a program the fake device (and the target TileLang then detects)."""
+    env = {"TILESCOPE_FAKE_DEVICE": json.dumps(profile)}
+    if str(profile.get("target", "")).startswith("sm_"):
+        env["TILELANG_DEFAULT_TARGET"] = json.dumps({"kind": "cuda", "arch": profile["target"]})
+    return env
+
+
 def hook_env(hook_dir: Path, out: Path, env: dict[str, str]) -> dict[str, str]:
-    """Put the hook beside a private ``sitecustomize`` in ``hook_dir``; ``env`` with it loaded, writing to ``out``."""
+    """Put the hook beside a private ``sitecustomize`` in ``hook_dir``; ``env`` with it loaded, writing to ``out``,
+    and with it as a pytest plugin (``PYTEST_PLUGINS``), which reports each failed test."""
     shutil.copy(Path(__file__).with_name("record_hook.py"), hook_dir / "tilescope_record_hook.py")
     shutil.copy(Path(__file__).with_name("dry_run_standin.py"), hook_dir / "tilescope_dry_run_standin.py")
     shutil.copy(Path(__file__).with_name("record_values.py"), hook_dir / "tilescope_record_values.py")
+    shutil.copy(Path(__file__).with_name("fake_device.py"), hook_dir / "tilescope_fake_device.py")
     (hook_dir / "sitecustomize.py").write_text(_SITECUSTOMIZE)
     path = os.pathsep.join(p for p in [str(hook_dir), env.get("PYTHONPATH", "")] if p)
-    return {**env, "PYTHONPATH": path, "TILESCOPE_RECORD": str(out)}
+    plugins = ",".join(p for p in [env.get("PYTEST_PLUGINS", ""), "tilescope_record_hook"] if p)
+    env = {k: v for k, v in env.items() if k != "PYTEST_CURRENT_TEST"}  # a pytest of the program's own sets it
+    return {**env, "PYTHONPATH": path, "TILESCOPE_RECORD": str(out), "PYTEST_PLUGINS": plugins}
 
 
 def read_lines(out: Path) -> list[dict[str, Any]]:
@@ -126,6 +153,8 @@ def merge(workspace: Path, instances: list[dict[str, Any]], tuned: list[dict[str
             "out_idx": raw.get("out_idx"),
             "autotune_config": chosen.get((raw["file"], raw["kernel"])),
             "called_at": raw.get("called_at"),
+            "test": raw.get("test"),
+            "fake_device": raw.get("fake_device"),
             "command": command,
             "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
@@ -220,6 +249,13 @@ def recorded_instance(path: str, kernel: str) -> dict[str, Any] | None:
     workspace = instances.parent.parent
     file = _relative(path, workspace)
     return next((e for e in load(instances) if e["file"] == file and e["kernel"] == kernel), None)
+
+
+def recorded_device(path: str) -> dict[str, Any] | None:
+    """The GPU a ``tilescope record`` run in the workspace of ``path`` built on (the most recent one seen)."""
+    instances = find_instances(path)
+    entries = load(instances) if instances is not None else []
+    return next((e["device"] for e in entries if isinstance(e.get("device"), dict) and e["device"]), None)
 
 
 class RecordedValues:

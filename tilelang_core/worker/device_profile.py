@@ -19,59 +19,8 @@ from typing import Any
 
 import tilelang  # noqa: F401  (puts the TVM it bundles on the path)
 import tvm
+from tilescope.core.targets import part
 from tilescope.core.worker.lowering import cuda_target
-
-_GIB = 1 << 30
-KNOWN: dict[str, dict[str, Any]] = {
-    "sm_90": {
-        "name": "NVIDIA H100 80GB HBM3",
-        "major": 9,
-        "minor": 0,
-        "multi_processor_count": 132,
-        "total_memory": 80 * _GIB,
-        "shared_memory_per_block": 49152,
-        "shared_memory_per_block_optin": 232448,
-        "regs_per_multiprocessor": 65536,
-        "max_threads_per_multi_processor": 2048,
-        "warp_size": 32,
-        "L2_cache_size": 50 * (1 << 20),
-    },
-    "sm_80": {
-        "name": "NVIDIA A100-SXM4-80GB",
-        "major": 8,
-        "minor": 0,
-        "multi_processor_count": 108,
-        "total_memory": 80 * _GIB,
-        "shared_memory_per_block": 49152,
-        "shared_memory_per_block_optin": 166912,
-        "regs_per_multiprocessor": 65536,
-        "max_threads_per_multi_processor": 2048,
-        "warp_size": 32,
-        "L2_cache_size": 40 * (1 << 20),
-    },
-    "sm_100": {
-        "name": "NVIDIA B200",
-        "major": 10,
-        "minor": 0,
-        "multi_processor_count": 148,
-        "total_memory": 180 * _GIB,
-        "shared_memory_per_block": 49152,
-        "shared_memory_per_block_optin": 232448,
-        "regs_per_multiprocessor": 65536,
-        "max_threads_per_multi_processor": 2048,
-        "warp_size": 32,
-    },
-    "gfx942": {
-        "name": "AMD Instinct MI300X",
-        "major": 9,
-        "minor": 4,
-        "multi_processor_count": 304,
-        "total_memory": 192 * _GIB,
-        "shared_memory_per_block": 65536,
-        "shared_memory_per_block_optin": 65536,
-        "warp_size": 64,
-    },
-}
 
 
 @dataclass
@@ -94,9 +43,8 @@ def profile(target: str, recorded: dict[str, Any] | None = None) -> Profile | No
     """The recorded device, else the target's usual part; ``None`` for a target without one (metal)."""
     if recorded:
         return Profile(target, dict(recorded), "recorded")
-    family = target.rstrip("af") if target.startswith("sm_") else target
-    known = KNOWN.get(family)
-    return Profile(target, dict(known), "known") if known is not None else None
+    known = part(target)
+    return Profile(target, known, "known") if known is not None else None
 
 
 def _note(profile: Profile, query: str) -> None:

@@ -277,6 +277,19 @@ def _import_parents(name: str, package: str, root: str) -> None:
 _last: dict[tuple[str, str], dict[str, Any]] = {}
 
 
+_DEVICE_MODULES = ("torch_npu",)
+"""A device's torch extension: imported by a program for that device only to register it, never needed to
+build a kernel (which lowers for a named target); an empty stand-in where it is not installed."""
+
+
+def _stand_in_device_modules(tree: ast.Module) -> None:
+    for name in _DEVICE_MODULES:
+        if name in _absolute_roots(tree) and name not in sys.modules and importlib.util.find_spec(name) is None:
+            stand_in = types.ModuleType(name)
+            stand_in.__doc__ = "Tilescope's stand-in: this interpreter has no such device extension."
+            sys.modules[name] = stand_in
+
+
 def load_module(source: str, path: str) -> dict[str, Any]:
     """Execute the file's definitions and return its namespace.
 
@@ -293,6 +306,7 @@ def load_module(source: str, path: str) -> dict[str, Any]:
         return _last[key]
     _last.clear()
     tree = ast.parse(source, filename=path)
+    _stand_in_device_modules(tree)
     name, package, root = module_name(path, tree)
     if package is None:
         _enter(root)

@@ -1,0 +1,368 @@
+"""A fake GPU (or NPU) for the programs Tilescope runs on the user's behalf, on a machine without one.
+
+Real kernel libraries size their kernels from tensors made on ``cuda``, guard their tests with
+``torch.cuda.is_available()`` and read the device's properties. The dry run and ``tilescope record``
+on a CPU set ``TILESCOPE_FAKE_DEVICE`` to a device profile (JSON: the recorded GPU, else the
+target's usual part, ``targets.PARTS``) and the record hook applies the patches here as torch and
+TileLang are imported: ``torch.cuda`` answers from the profile; a tensor asked for on ``cuda`` (or
+``npu``) is made on torch's ``meta`` device, shape and dtype only, never allocated, and reports
+itself as ``cuda:0``; TileLang's device queries (``get_num_sms``, ``determine_target``, the
+compute version) answer likewise. Where the program needs a value such a tensor does not hold
+(``.item()``, a branch on a tensor, ``.cpu()``, ``.numpy()``) it raises ``ShapeOnly``, which the
+hook reports with the program's line. Nothing here ever touches a real device.
+
+Copied next to the record hook (``tilescope_fake_device``); it must import nothing of Tilescope, and
+torch and TileLang only as the modules the hook hands it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.abc
+import importlib.machinery
+import json
+import os
+import sys
+import threading
+import types
+from typing import Any
+
+PROFILE: dict[str, Any] = json.loads(os.environ.get("TILESCOPE_FAKE_DEVICE") or "{}")
+"""The device faked: ``kind`` (``cuda`` or ``npu``), ``target`` (``sm_90``) and the properties
+``torch.cuda.get_device_properties`` has (``name``, ``major``, ``multi_processor_count``...)."""
+_GIB = 1 << 30
+_inside = threading.local()
+
+
+class ShapeOnly(RuntimeError):
+    """The program needs a value of a tensor the fake device holds only the shape of."""
+
+
+def short_name() -> str:
+    """``H100`` for ``NVIDIA H100 80GB HBM3``: how an argument's source names the fake device."""
+    name = str(PROFILE.get("name") or PROFILE.get("target") or "device")
+    for prefix in ("NVIDIA ", "AMD Instinct ", "AMD ", "Ascend "):
+        name = name.removeprefix(prefix)
+    return name.split()[0] if name.split() else name
+
+
+class _Properties:
+    """What ``torch.cuda.get_device_properties`` returns, from the profile."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.name = str(values.get("name") or "NVIDIA GPU")
+        self.multi_processor_count = int(values.get("multi_processor_count") or 132)
+        self.shared_memory_per_block = int(values.get("shared_memory_per_block") or 49152)
+        self.max_threads_per_block = 1024
+        self.is_integrated = 0
+        self.is_multi_gpu_board = 0
+        self.__dict__.update({k: v for k, v in values.items() if k not in ("kind", "target")})
+        self.total_memory = int(values.get("total_memory") or 80 * _GIB)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in self.__dict__.items())
+        return f"_CudaDeviceProperties({fields})"
+
+
+class _Event:
+    """``torch.cuda.Event``: records nothing; every interval is a millisecond (the dry run times nothing)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def record(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def wait(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def synchronize(self) -> None:
+        return None
+
+    def query(self) -> bool:
+        return True
+
+    def elapsed_time(self, other: Any) -> float:
+        return 1.0
+
+
+class _Stream:
+    """``torch.cuda.Stream``: a context that changes nothing."""
+
+    cuda_stream = 0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.device = "cuda:0"
+
+    def __enter__(self) -> _Stream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def wait_stream(self, *args: Any) -> None:
+        return None
+
+    def wait_event(self, *args: Any) -> None:
+        return None
+
+    def record_event(self, event: Any = None) -> Any:
+        return event if event is not None else _Event()
+
+    def synchronize(self) -> None:
+        return None
+
+    def query(self) -> bool:
+        return True
+
+
+def _returns(value: Any) -> Any:
+    """A new function answering ``value`` (each its own object: ``torch._dynamo`` refuses one function
+    standing for two of torch's)."""
+
+    def answer(*args: Any, **kwargs: Any) -> Any:
+        return value
+
+    return answer
+
+
+def _device_namespace(kind: str) -> dict[str, Any]:
+    """The functions of ``torch.cuda`` (or ``torch.npu``) a program asks, answered from the profile."""
+    props = _Properties(PROFILE)
+    capability = (int(PROFILE.get("major", 9)), int(PROFILE.get("minor", 0)))
+    total = props.total_memory
+    stream = _Stream()
+    answers = {
+        "is_available": True,
+        "is_initialized": True,
+        "device_count": 1,
+        "current_device": 0,
+        "get_device_properties": props,
+        "get_device_capability": capability,
+        "get_device_name": props.name,
+        "get_arch_list": [f"sm_{capability[0]}{capability[1]}"] if kind == "cuda" else [],
+        "is_bf16_supported": True,
+        "current_stream": stream,
+        "default_stream": stream,
+        "stream": stream,
+        "device": contextlib.nullcontext(),
+        "mem_get_info": (total, total),
+    }
+    nothing = ("_lazy_init", "init", "set_device", "synchronize", "reset_peak_memory_stats", "empty_cache")
+    answers.update(dict.fromkeys(("memory_allocated", "max_memory_allocated", "memory_reserved"), 0))
+    answers.update(dict.fromkeys((*nothing, "manual_seed", "manual_seed_all", "seed"), None))
+    return {"Event": _Event, "Stream": _Stream, **{name: _returns(value) for name, value in answers.items()}}
+
+
+_NEEDS_VALUES = ("item", "tolist", "numpy", "cpu", "__bool__", "__int__", "__float__", "__index__")
+
+
+def _on_device(value: Any) -> bool:
+    """Whether ``value`` names the faked device (``"cuda"``, ``"cuda:0"``, ``torch.device("npu")``, an index)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return True
+    text = str(value)
+    return text.startswith(("cuda", "npu")) and type(value).__name__ in ("str", "device")
+
+
+_SMALL = 1 << 20
+"""Elements up to which a tensor whose values the program gave (``torch.tensor([0, 128, 384])``, a CPU
+tensor moved with ``.cuda()``) keeps them: offsets and lengths that size kernels are read back."""
+_GIVEN = ("tensor", "as_tensor", "arange")
+
+
+def _carries_values(name: str, args: Any, kwargs: dict[str, Any], tensor_type: Any) -> bool:
+    """Whether the call puts values the program knows on the device (small enough to keep on the CPU)."""
+    if name in _GIVEN:
+        return "device" in kwargs and _on_device(kwargs["device"]) and _small(args)
+    if name in ("cuda", "npu", "to") and args and isinstance(args[0], tensor_type) and not args[0].is_meta:
+        moved = name != "to" or any(_on_device(a) for a in (*args[1:], kwargs.get("device")) if a is not None)
+        return moved and args[0].numel() <= _SMALL
+    return False
+
+
+def _small(args: Any) -> bool:
+    """A ``torch.tensor`` / ``arange`` call's result is small: its data, or its range, has few elements."""
+    first = args[0] if args else None
+    if isinstance(first, list | tuple):
+        return len(first) <= _SMALL
+    return all(isinstance(a, int | float) for a in args) and (abs(float(args[-1] if args else 0)) <= _SMALL)
+
+
+def _meta_if_device(value: Any, meta: Any) -> Any:
+    return meta if value is not None and _on_device(value) else value
+
+
+def patch_torch(torch: Any) -> None:
+    """The fake device in torch: ``torch.cuda`` (and ``torch.npu``) answered from the profile, and
+    every tensor asked for on the device made on ``meta`` (a ``TorchFunctionMode`` sees every call)."""
+    if getattr(torch, "__tilescope_fake_device__", False):
+        return
+    torch.__tilescope_fake_device__ = True
+    meta = torch.device("meta")
+    kind = str(PROFILE.get("kind") or "cuda")
+    shown = torch.device("cuda", 0) if kind == "cuda" else None
+    for name, answer in _device_namespace(kind).items():
+        with contextlib.suppress(Exception):
+            setattr(torch.cuda, name, answer)
+    if kind == "npu":
+        shown = _fake_npu(torch)
+    tensor_type = torch.Tensor
+
+    def needs_values(what: str) -> ShapeOnly:
+        return ShapeOnly(f"{what} needs a value of a tensor the fake {short_name()} holds only the shape of")
+
+    def move_to_meta(value: Any) -> Any:
+        if isinstance(value, tensor_type) and value.device.type != "meta":
+            return value.to(meta)
+        return value
+
+    def keep_values(func: Any, name: str, args: Any, kwargs: dict[str, Any]) -> Any:
+        """The call made on the CPU, its result reporting the device (a copy: the CPU original stays as it was)."""
+        kwargs.pop("device", None)
+        rest = [a for a in args if not (isinstance(a, str | torch.device) and _on_device(a))]
+        made = rest[0] if name in ("cuda", "npu") else func(*rest, **kwargs)
+        if isinstance(made, tensor_type):
+            made = made.clone() if name in ("cuda", "npu", "to") and made is args[0] else made
+            made.__tilescope_on_device__ = True
+        return made
+
+    class FakeDevice(torch.overrides.TorchFunctionMode):
+        """Device tensors on ``meta``; a call that mixes them with CPU tensors is retried all on ``meta``."""
+
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = dict(kwargs or {})
+            name = getattr(func, "__name__", "")
+            if _carries_values(name, args, kwargs, tensor_type):  # its values are known: kept, on the CPU
+                return keep_values(func, name, args, kwargs)
+            if "device" in kwargs:
+                kwargs["device"] = _meta_if_device(kwargs["device"], meta)
+            if name in ("cuda", "npu") and args and isinstance(args[0], tensor_type):
+                return args[0].to(meta)
+            if name == "pin_memory":
+                return args[0]
+            if name in ("to", "_to_copy", "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"):
+                args = tuple(_meta_if_device(a, meta) if isinstance(a, str | torch.device) else a for a in args)
+            if name in _NEEDS_VALUES and args and isinstance(args[0], tensor_type) and args[0].is_meta:
+                raise needs_values(f"`.{name.strip('_')}()`" if not name.startswith("__") else "a branch on a tensor")
+            _inside.depth = getattr(_inside, "depth", 0) + 1
+            try:
+                return func(*args, **kwargs)
+            except (RuntimeError, NotImplementedError) as err:
+                text = str(err)
+                if "meta" in text and ("device" in text or "expected" in text.lower()):
+                    args, kwargs = torch.utils._pytree.tree_map(move_to_meta, (args, kwargs))
+                    return func(*args, **kwargs)
+                if "meta tensor" in text and ("item()" in text or "no data" in text):
+                    raise needs_values(f"`{name}`") from None
+                raise
+            finally:
+                _inside.depth -= 1
+
+    real_device = torch._C.TensorBase.device
+
+    def device(self: Any) -> Any:
+        """``cuda:0`` for a shape-only tensor, outside torch's own code (which must see ``meta``)."""
+        found = real_device.__get__(self)
+        if getattr(_inside, "depth", 0):
+            return found
+        return shown if found.type == "meta" or getattr(self, "__tilescope_on_device__", False) else found
+
+    tensor_type.device = property(device)
+    tensor_type.is_cuda = property(lambda self: kind == "cuda" and self.device.type == "cuda")
+    set_default_device = torch.set_default_device
+    torch.set_default_device = lambda device: set_default_device(_meta_if_device(device, meta))
+    FakeDevice().__enter__()
+
+
+def _fake_npu(torch: Any) -> Any:
+    """``torch.npu`` and ``import torch_npu`` (Ascend), when the real ``torch_npu`` is absent: ``npu``
+    becomes a device name torch parses, tensors asked for on it are shape-only, queries answer from the profile."""
+    with contextlib.suppress(Exception):
+        torch.utils.rename_privateuse1_backend("npu")
+    npu = types.ModuleType("torch.npu")
+    for name, answer in _device_namespace("npu").items():
+        setattr(npu, name, answer)
+    torch.npu = npu
+    sys.modules["torch.npu"] = npu
+    if importlib.machinery.PathFinder.find_spec("torch_npu") is None:
+        fake = types.ModuleType("torch_npu")
+        fake.npu = npu  # type: ignore[attr-defined]
+        fake.__version__ = "fake"  # type: ignore[attr-defined]
+        sys.modules["torch_npu"] = fake
+        sys.modules["torch_npu.npu"] = npu
+    torch.Tensor.npu = lambda self, *args, **kwargs: self.to("npu")
+    torch.Tensor.is_npu = property(lambda self: self.device.type == "npu")
+    return torch.device("npu", 0)
+
+
+def patch_driver(module: Any) -> None:
+    """TileLang's ``carver.arch.driver`` (and its ``cuda_driver``): the queries that read ``libcudart``."""
+    props = _Properties(PROFILE)
+    answers = {
+        "get_cuda_device_properties": lambda *a, **k: props,
+        "get_device_name": lambda *a, **k: props.name,
+        "get_num_sms": lambda *a, **k: props.multi_processor_count,
+        "get_shared_memory_per_block": lambda *a, **k: props.shared_memory_per_block,
+        "get_max_dynamic_shared_size_bytes": lambda *a, **k: getattr(props, "shared_memory_per_block_optin", None),
+        "get_registers_per_block": lambda *a, **k: getattr(props, "regs_per_multiprocessor", 65536),
+        "get_persisting_l2_cache_max_size": lambda *a, **k: getattr(props, "L2_cache_size", 0),
+    }
+    for name, answer in answers.items():
+        if hasattr(module, name):
+            setattr(module, name, answer)
+
+
+def target() -> dict[str, str]:
+    """The target TileLang would detect on the faked device."""
+    arch = str(PROFILE.get("target") or "sm_90")
+    if arch.startswith("gfx"):
+        return {"kind": "hip", "mcpu": arch}
+    return {"kind": "cuda", "arch": arch if arch.startswith("sm_") else "sm_90"}  # an NPU's kernels still lower
+
+
+def patch_target(module: Any) -> None:
+    """``tilelang.backend.target``: ``determine_target("auto")`` finds the faked device."""
+    if hasattr(module, "auto_detect_target"):
+        module.auto_detect_target = lambda *a, **k: target()
+
+
+def patch_nvcc(module: Any) -> None:
+    """``tilelang.contrib.nvcc``: the compute version of the faked device where no target names one."""
+    original = getattr(module, "get_target_compute_version", None)
+    if original is None:
+        return
+
+    def get_target_compute_version(target: Any = None) -> str:
+        try:
+            return original(target)
+        except ValueError:
+            return f"{int(PROFILE.get('major', 9))}.{int(PROFILE.get('minor', 0))}"
+
+    module.get_target_compute_version = get_target_compute_version
+
+
+class NpuFinder(importlib.abc.MetaPathFinder):
+    """``import torch_npu`` where it is not installed: import torch, whose patch puts the fake in place."""
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name != "torch_npu" or "torch_npu" in sys.modules:
+            return None
+        sys.meta_path.remove(self)
+        try:
+            if importlib.machinery.PathFinder.find_spec(name) is not None:
+                return None
+            import torch  # noqa: F401  (its patch makes the fake torch_npu)
+        finally:
+            sys.meta_path.append(self)
+        return importlib.machinery.ModuleSpec(name, _Installed())
+
+
+class _Installed(importlib.abc.Loader):
+    """Hands back the fake ``torch_npu`` module the torch patch put in ``sys.modules``."""
+
+    def create_module(self, spec: Any) -> Any:
+        return sys.modules["torch_npu"]
+
+    def exec_module(self, module: Any) -> None:
+        return None
