@@ -1,4 +1,4 @@
-"""The MCP server through the official SDK's own client, over stdio and streamable HTTP.
+"""The MCP server through the official SDK's own client, over stdio (HTTP: ``test_http.py``).
 
 Each tool's complete answer on the bundled GEMM equals what the matching CLI command prints; hostile
 input (an endless loop, a 60 GB appetite, ``os._exit``, a path outside the root, a 10 MB source) is
@@ -8,8 +8,6 @@ answered with an error result and the server goes on answering.
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
 import sys
 import time
@@ -25,8 +23,6 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from tilescope.core.ide.trace_view import trace_view
 from tilescope.core.model import FileAnalysis, from_json, to_json, untimed
-
-from tests.conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 GEMM = "examples/gemm.py"
@@ -178,34 +174,3 @@ def test_hostile_input_gets_an_error_result_and_the_server_lives_on() -> None:
     after, _ = got["after"]
     assert not after.is_error and after.structured_content["summary"]["kernels"][0]["kernel"] == "matmul"
     assert got["unknown"][0].is_error
-
-
-@pytest.mark.slow
-def test_streamable_http_serves_the_same_tools() -> None:
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "tilescope", "mcp", "--root", str(ROOT), "--http", str(port)],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.2)
-
-        async def session() -> tuple[Any, Any]:
-            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
-                tools = await client.list_tools()
-                return tools, await client.call_tool("check", {"path": GEMM})
-
-        tools, check = anyio.run(session)
-        assert {t.name for t in tools.tools} == TOOLS
-        assert not check.is_error and check.structured_content["summary"]["kernels"][0]["kernel"] == "matmul"
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
