@@ -54,6 +54,8 @@ FEATURES: tuple[Feature, ...] = (
     Feature(types.INITIALIZE, configuration.initialize),
     Feature(types.SHUTDOWN, configuration.shutdown),
     Feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION, configuration.did_change_configuration),
+    Feature(configuration.WORKSPACE_TRUST, configuration.did_change_workspace_trust),
+    Feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, configuration.did_change_workspace_folders),
     Feature(types.TEXT_DOCUMENT_DID_OPEN, sync.did_open),
     Feature(types.TEXT_DOCUMENT_DID_CHANGE, sync.did_change),
     Feature(types.TEXT_DOCUMENT_DID_SAVE, sync.did_save),

@@ -23,7 +23,7 @@ SOFTMAX = (EXAMPLES / "softmax.py").read_text()
 
 @pytest_lsp.fixture(config=SERVER, scope="module")
 async def client(lsp_client: LanguageClient):
-    await start(lsp_client, trusted=False)
+    await start(lsp_client, workspaceTrust=False)
     yield
     await lsp_client.shutdown_session()
 

@@ -16,7 +16,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.lsp.conftest import SERVER, execute, open_file, start, until, within
+from tests.lsp.conftest import SERVER, execute, open_file, set_workspace_trust, start, until, within
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 CORE_FIXTURES = Path(__file__).resolve().parents[1] / "core" / "fixtures"
@@ -34,7 +34,7 @@ async def client(lsp_client: LanguageClient):
     def _status(params: Any) -> None:
         lsp_client.statuses.append((params.uri, params.state))  # type: ignore[attr-defined]
 
-    await start(lsp_client, trusted=True, timeout=8, idle=0)
+    await start(lsp_client, workspaceTrust=True, timeout=8, idle=0)
     yield
     await lsp_client.shutdown_session()
 
@@ -167,13 +167,12 @@ async def test_revoking_trust_ends_the_worker_mid_build(client: LanguageClient) 
     await until(
         lambda: any(b"tilescope.core.worker" in cmd for _, cmd in _descendants(server)), timeout=5, what="the worker"
     )
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"trusted": False}))
+    set_workspace_trust(client, False)
     await until(lambda: not _descendants(server), timeout=5, what="the worker's processes to end")
     assert _compiler_diagnostics(client, uri) == []
     assert await _hover_param(client, path, uri) < 1.0
-    client.workspace_did_change_configuration(
-        types.DidChangeConfigurationParams(settings={"trusted": True, "timeout": 8})
-    )
+    set_workspace_trust(client, True)
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"timeout": 8}))
 
 
 async def test_closing_a_file_mid_build_is_clean(client: LanguageClient) -> None:
