@@ -7,6 +7,7 @@ them, so the handlers can import it without a cycle.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +18,8 @@ from tilescope.lsp.compiler_tier import CompilerTier
 from tilescope.lsp.documents import Documents
 from tilescope.lsp.settings import Settings
 from tilescope.lsp.text import SYNC_KIND, Text, TilescopeProtocol
+
+log = logging.getLogger(__name__)
 
 NAME = "tilescope"
 VERSION = "0.1.0"
@@ -68,6 +71,14 @@ class TilescopeServer(LanguageServer):
             return
         self.trust_setting_noted = True
         self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=IGNORED_TRUST_SETTING))
+
+    def gave_up(self, method: str, error: MemoryError | RecursionError) -> None:
+        """A request or analysis needed more memory, or deeper recursion, than Python has: the
+        answer is empty or partial, and one line (no traceback: it is the text, not a defect) says so."""
+        lack = "memory" if isinstance(error, MemoryError) else "recursion depth"
+        message = f"Tilescope: {method} gave up: the document needs more {lack} than is left; answered empty"
+        log.warning(message)
+        self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=message))
 
     def _status(self, method: str, params: dict[str, Any]) -> None:
         self.protocol.notify(method, params)
