@@ -14,8 +14,8 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.lsp.conftest import EXAMPLES, SERVER, open_file, start, until, whole_file, within
+from tests.static.oversized import ATTACKS
 from tests.static.test_budget import KERNEL
-from tests.static.test_sizes import ATTACKS
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
