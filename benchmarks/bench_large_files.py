@@ -98,7 +98,7 @@ async def main(keystrokes: int) -> int:
     await client.start_io(str(Path(sys.executable).with_name("tilescope")), "lsp", "--stdio")
     await client.initialize_session(
         types.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"), initialization_options={"trusted": False}
+            capabilities=client_capabilities("visual-studio-code"), initialization_options={"workspaceTrust": False}
         )
     )
     other = GEMM.resolve().as_uri()

@@ -165,7 +165,7 @@ def row(label: str, samples: list[float]) -> None:
 
 async def static_figures(count: int) -> None:
     session = Session()
-    await session.start(trusted=False)
+    await session.start(workspaceTrust=False)
     files = [(p.name, p, p.read_text()) for p in sorted(EXAMPLES.glob("*.py"))]
     with tempfile.TemporaryDirectory() as scratch:
         big = Path(scratch) / "many_kernels.py"
@@ -206,7 +206,7 @@ async def cold_figures(runs: int) -> None:
     for _ in range(runs):
         began = time.perf_counter()
         session = Session()
-        await session.start(trusted=True, idle=IDLE_S, timeout=120)
+        await session.start(workspaceTrust=True, idle=IDLE_S, timeout=120)
         session.open(EXAMPLES / "gemm.py", (EXAMPLES / "gemm.py").read_text())
         while not session.refreshed:
             await asyncio.sleep(0.01)
@@ -227,7 +227,7 @@ async def cold_figures(runs: int) -> None:
 
 async def compiler_figures(runs: int) -> None:
     session = Session()
-    await session.start(trusted=True, idle=IDLE_S, timeout=120)
+    await session.start(workspaceTrust=True, idle=IDLE_S, timeout=120)
     path = EXAMPLES / "gemm.py"
     text = path.read_text()
     uri = session.open(path, text)

@@ -1,9 +1,11 @@
-"""``tilescope lsp``: start the language server on stdio (the default) or on a TCP port."""
+"""``tilescope lsp``: start the language server on stdio (the default) or on a TCP port; ``tilescope trust``:
+the folders where it may run your code."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]  # argparse names no public type for it
@@ -33,3 +35,42 @@ def run(args: argparse.Namespace) -> int:
 def _ignored(name: str, pid: int) -> None:
     sender = f"process {pid}, which runs user code" if pid else "a sender unknown while user code runs"
     print(f"tilescope lsp: ignored {name} from {sender}", file=sys.stderr, flush=True)
+
+
+def register_trust(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]  # argparse names no public type for it
+    parser = subparsers.add_parser(
+        "trust",
+        help="let the language server run your code (the compiler tier) in a folder and the folders beneath it",
+        description="The language server's trust list, for editors without workspace trust (Neovim, Emacs, "
+        "Helix; VS Code uses its own). A workspace whose folder is listed, or lies beneath a listed folder, "
+        "runs the compiler tier, which imports and runs the files you open. Restart the server after a change.",
+    )
+    action = parser.add_mutually_exclusive_group(required=True)
+    action.add_argument("folder", nargs="?", type=Path, metavar="DIR", help="the folder to trust")
+    action.add_argument("--list", action="store_true", help="print the trusted folders")
+    action.add_argument("--remove", type=Path, metavar="DIR", help="stop trusting this folder")
+    parser.set_defaults(func=run_trust)
+
+
+def run_trust(args: argparse.Namespace) -> int:
+    from tilescope.lsp import trust_list
+
+    where = trust_list.list_path()
+    try:
+        if args.list:
+            for folder in trust_list.listed(where):
+                print(folder)
+        elif args.remove is not None:
+            removed = trust_list.remove(args.remove, where)
+            if removed is None:
+                print(f"tilescope trust: {args.remove} is not in the trust list ({where})", file=sys.stderr)
+                return 1
+            print(f"no longer trusted: {removed}")
+            if trust_list.covers(removed, trust_list.listed(where)):
+                print("(still trusted through a folder above it: see tilescope trust --list)")
+        else:
+            print(f"trusted: {trust_list.add(args.folder, where)} (listed in {where})")
+    except trust_list.TrustListError as err:
+        print(f"tilescope trust: {err}", file=sys.stderr)
+        return 2
+    return 0

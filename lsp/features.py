@@ -2,8 +2,10 @@
 
 Handlers are plain functions ``(ls: TilescopeServer, params) -> answer`` in their feature modules,
 importable and callable directly in tests. Registration wraps each so that a request never ends in
-an error response: a document that is not open gets the method's empty answer, and an unexpected
-exception is logged to the client (``window/logMessage``, type Error) and answered empty as well.
+an error response: a document that is not open gets the method's empty answer, running out of
+memory or recursion depth on a hostile text is one warning line and an empty answer, and an
+unexpected exception is logged to the client (``window/logMessage``, type Error) and answered empty
+as well.
 Commands are plain functions ``(ls, *arguments)`` in ``commands.py``; their errors reach the editor
 as the command's error response.
 """
@@ -54,6 +56,8 @@ FEATURES: tuple[Feature, ...] = (
     Feature(types.INITIALIZE, configuration.initialize),
     Feature(types.SHUTDOWN, configuration.shutdown),
     Feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION, configuration.did_change_configuration),
+    Feature(configuration.WORKSPACE_TRUST, configuration.did_change_workspace_trust),
+    Feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, configuration.did_change_workspace_folders),
     Feature(types.TEXT_DOCUMENT_DID_OPEN, sync.did_open),
     Feature(types.TEXT_DOCUMENT_DID_CHANGE, sync.did_change),
     Feature(types.TEXT_DOCUMENT_DID_SAVE, sync.did_save),
@@ -114,6 +118,15 @@ def _failed(ls: TilescopeServer, feature: Feature) -> Any:
     return feature.empty()
 
 
+EXHAUSTED = (MemoryError, RecursionError)
+"""What a text, rather than a defect, can cause: answered empty without a traceback."""
+
+
+def _gave_up(ls: TilescopeServer, feature: Feature, error: MemoryError | RecursionError) -> Any:
+    ls.gave_up(feature.method, error)
+    return feature.empty()
+
+
 def guarded(feature: Feature) -> Callable[..., Any]:
     """``feature.handler`` answering ``feature.empty()`` instead of failing; a request about a
     document first waits, off the event loop, for that document's static analysis, and answers
@@ -128,6 +141,8 @@ def guarded(feature: Feature) -> Callable[..., Any]:
                     return feature.empty()
             except DocumentNotOpen:
                 return feature.empty()
+            except EXHAUSTED as error:
+                return _gave_up(ls, feature, error)
             except Exception:
                 return _failed(ls, feature)
             return plain(ls, params)
@@ -140,6 +155,8 @@ def guarded(feature: Feature) -> Callable[..., Any]:
                 return await handler(ls, params)
             except DocumentNotOpen:
                 return feature.empty()
+            except EXHAUSTED as error:
+                return _gave_up(ls, feature, error)
             except Exception:
                 return _failed(ls, feature)
 
@@ -150,6 +167,8 @@ def guarded(feature: Feature) -> Callable[..., Any]:
             return handler(ls, params)
         except DocumentNotOpen:
             return feature.empty()
+        except EXHAUSTED as error:
+            return _gave_up(ls, feature, error)
         except Exception:
             return _failed(ls, feature)
 

@@ -2,9 +2,11 @@
 
 Shape of both (the latter may wrap it in a ``tilescope`` section)::
 
-    {"trusted": false, "target": "sm_90", "timeout": 60, "python": "/path/to/python", "ptxas": false,
-     "idle": 0.5, "dryRun": true,
+    {"target": "sm_90", "timeout": 60, "python": "/path/to/python", "ptxas": false, "idle": 0.5, "dryRun": true,
      "hints": {"buffers": true, "parameters": true, "launch": true, "layouts": true, "pipelines": true}}
+
+Trust is not among them: editors fill settings from files inside the project, so a ``trusted``
+setting would let a repository trust itself (see ``configuration.py`` for where trust comes from).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ SECTION = "tilescope"
 @dataclass(frozen=True)
 class Settings:
     trusted: bool = False
-    """Whether kernel code may run (the compiler tier imports and builds the user's file)."""
+    """Whether kernel code may run (the compiler tier imports and builds the user's file): set only
+    by ``configuration.py`` from the editor's own trust or the user's trust list, never by :func:`merged`."""
     target: str = "sm_90"
     timeout: float = 60.0
     python: str | None = None
@@ -97,16 +100,23 @@ OPTIONS: tuple[Option, ...] = (
 """What an editor lets the user set; trust comes from the editor's workspace trust, not a setting."""
 
 
-def merged(settings: Settings, raw: Any) -> Settings:
-    """``settings`` updated with whatever a client sent; unknown or ill-typed values are ignored."""
+def _section(raw: Any) -> dict[str, Any]:
+    """The client's settings object, unwrapped from its ``tilescope`` section if it has one."""
     if not isinstance(raw, dict):
-        return settings
-    raw = cast("dict[str, Any]", raw)  # JSON from the client: each value is checked below
-    if isinstance(raw.get(SECTION), dict):
-        raw = cast("dict[str, Any]", raw[SECTION])
+        return {}
+    raw = cast("dict[str, Any]", raw)  # JSON from the client: each value is checked by its reader
+    return cast("dict[str, Any]", raw[SECTION]) if isinstance(raw.get(SECTION), dict) else raw
+
+
+def asks_for_trust(raw: Any) -> bool:
+    """Whether the client sent a ``trusted`` setting (ignored: the server says once how to trust)."""
+    return "trusted" in _section(raw)
+
+
+def merged(settings: Settings, raw: Any) -> Settings:
+    """``settings`` updated with whatever a client sent; unknown or ill-typed values, and ``trusted``, are ignored."""
+    raw = _section(raw)
     changes: dict[str, Any] = {}
-    if isinstance(raw.get("trusted"), bool):
-        changes["trusted"] = raw["trusted"]
     if isinstance(raw.get("target"), str) and raw["target"]:
         changes["target"] = raw["target"]
     if isinstance(raw.get("timeout"), int | float) and raw["timeout"] > 0:

@@ -42,8 +42,11 @@ def _publish_when_ready(ls: TilescopeServer, uri: str) -> None:
 
 
 async def _publish(ls: TilescopeServer, uri: str) -> None:
-    if await ls.documents.ready(uri, ls.settings.target):
-        diagnostics.publish(ls, uri)  # else a later change publishes its own
+    try:
+        if await ls.documents.ready(uri, ls.settings.target):
+            diagnostics.publish(ls, uri)  # else a later change publishes its own
+    except (MemoryError, RecursionError) as error:  # a task of its own: nothing above it would say so
+        ls.gave_up(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, error)
 
 
 def did_save(ls: TilescopeServer, params: types.DidSaveTextDocumentParams) -> None:

@@ -118,8 +118,10 @@ async def serve_stdio(session: Session) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def serve_http(session: Session, host: str, port: int) -> None:
+def serve_http(session: Session, host: str, port: int, token: str, allow_hosts: tuple[str, ...] = ()) -> None:
+    """Streamable HTTP at ``/mcp``, answering only requests that carry ``token`` and name this server."""
     import uvicorn
+    from tilescope.mcp.http_guard import RequireBearer, transport_security
 
-    app = build(session).streamable_http_app(host=host)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    app = build(session).streamable_http_app(host=host, transport_security=transport_security(host, port, allow_hosts))
+    uvicorn.run(RequireBearer(app, token), host=host, port=port, log_level="warning")

@@ -42,9 +42,14 @@ def _refreshed(params: None) -> None:
 @pytest_lsp.fixture(config=SERVER)
 async def client(lsp_client: LanguageClient):
     """An untrusted session: the static tier only."""
-    await start(lsp_client, trusted=False)
+    await start(lsp_client, workspaceTrust=False)
     yield
     await lsp_client.shutdown_session()
+
+
+def set_workspace_trust(client: LanguageClient, trusted: bool) -> None:
+    """The editor's own trust changed, as the VS Code extension reports it (granting needs no restart)."""
+    client.protocol.notify("tilescope/didChangeWorkspaceTrust", {"trusted": trusted})
 
 
 def open_file(client: LanguageClient, path: Path, text: str | None = None, version: int = 1) -> str:

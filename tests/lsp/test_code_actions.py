@@ -14,7 +14,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 @pytest_lsp.fixture(config=SERVER, scope="module")
 async def client(lsp_client: LanguageClient):
-    await start(lsp_client, trusted=False)
+    await start(lsp_client, workspaceTrust=False)
     yield
     await lsp_client.shutdown_session()
 

@@ -47,7 +47,7 @@ async def client(lsp_client: LanguageClient):
     def _status(params: Any) -> None:
         lsp_client.statuses.append((params.uri, params.state))  # type: ignore[attr-defined]
 
-    await start(lsp_client, trusted=True, timeout=60)
+    await start(lsp_client, workspaceTrust=True, timeout=60)
     yield
     await lsp_client.shutdown_session()
 

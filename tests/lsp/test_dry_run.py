@@ -14,7 +14,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.lsp.conftest import TILESCOPE, open_file, start, until, within
+from tests.lsp.conftest import TILESCOPE, open_file, set_workspace_trust, start, until, within
 
 pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.slow]
 SIZES = Path(__file__).resolve().parents[1] / "core" / "fixtures" / "dry_run" / "sizes_from_run.py"
@@ -40,21 +40,21 @@ def program(folder: Path) -> tuple[Path, Path]:
 
 @pytest_lsp.fixture(config=SERVER)
 async def untrusted(lsp_client: LanguageClient):
-    await start(lsp_client, trusted=False)
+    await start(lsp_client, workspaceTrust=False)
     yield
     await lsp_client.shutdown_session()
 
 
 @pytest_lsp.fixture(config=SERVER)
 async def trusted(lsp_client: LanguageClient):
-    await start(lsp_client, trusted=True, timeout=120)
+    await start(lsp_client, workspaceTrust=True, timeout=120)
     yield
     await lsp_client.shutdown_session()
 
 
 @pytest_lsp.fixture(config=SERVER)
 async def opted_out(lsp_client: LanguageClient):
-    await start(lsp_client, trusted=True, timeout=120, dryRun=False)
+    await start(lsp_client, workspaceTrust=True, timeout=120, dryRun=False)
     yield
     await lsp_client.shutdown_session()
 
@@ -120,7 +120,7 @@ async def test_revoking_trust_ends_a_dry_run_under_way(trusted: LanguageClient) 
     open_file(trusted, path)
     await until(pid_file.exists, timeout=WAIT_S, what="the dry run to start")
     pid = int(pid_file.read_text())
-    trusted.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"trusted": False}))
+    set_workspace_trust(trusted, False)
     await until(lambda: not _alive(pid), timeout=15, what="the dry run to end")
 
 

@@ -88,7 +88,7 @@ async def test_commands_in_an_untrusted_workspace_answer_in_plain_words(client: 
 async def old_project(lsp_client: LanguageClient):
     if not OLD.exists():
         pytest.skip(f"{OLD} is absent: run .ci/releases")
-    await start(lsp_client, trusted=False, python=str(OLD))
+    await start(lsp_client, workspaceTrust=False, python=str(OLD))
     yield
     await lsp_client.shutdown_session()
 

@@ -34,7 +34,7 @@ def _sources() -> dict[Path, str]:
 @pytest_lsp.fixture(config=SERVER)
 async def neovim(lsp_client: LanguageClient):
     """An untrusted session with Neovim's capabilities: it offers UTF-8 positions first."""
-    await start(lsp_client, editor="neovim", trusted=False)
+    await start(lsp_client, editor="neovim", workspaceTrust=False)
     yield
     await lsp_client.shutdown_session()
 

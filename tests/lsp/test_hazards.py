@@ -18,7 +18,7 @@ FIXTURE = Path(__file__).resolve().parents[2] / "benchmarks" / "hazards" / "fixt
 
 @pytest_lsp.fixture(config=SERVER, scope="module")
 async def client(lsp_client: LanguageClient):
-    await start(lsp_client, trusted=True, timeout=60)
+    await start(lsp_client, workspaceTrust=True, timeout=60)
     yield
     await lsp_client.shutdown_session()
 

@@ -1,6 +1,6 @@
 """Text no kernel contains (huge numbers, expressions too deep for Python, characters that split
-lines elsewhere) gets an answer at once through the protocol, and the rest of the file keeps its
-hints."""
+lines elsewhere, a few KB that once built gigabytes) gets an answer at once through the protocol,
+and the rest of the file keeps its hints."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.lsp.conftest import EXAMPLES, SERVER, open_file, start, until, whole_file, within
+from tests.static.oversized import ATTACKS
+from tests.static.test_budget import KERNEL
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -23,7 +25,7 @@ SOFTMAX = (EXAMPLES / "softmax.py").read_text()
 
 @pytest_lsp.fixture(config=SERVER, scope="module")
 async def client(lsp_client: LanguageClient):
-    await start(lsp_client, trusted=False)
+    await start(lsp_client, workspaceTrust=False)
     yield
     await lsp_client.shutdown_session()
 
@@ -73,3 +75,21 @@ async def test_a_change_of_a_document_never_opened_and_negative_positions_are_no
     assert not [m for m in client.messages if m.type == types.MessageType.Error]
     assert not [m for m in client.log_messages if m.type == types.MessageType.Error]
     assert client.error is None
+
+
+@pytest.mark.parametrize("name", sorted(ATTACKS))
+async def test_a_hover_on_a_file_that_once_built_gigabytes_answers_at_once(client: LanguageClient, name: str) -> None:
+    text = KERNEL + ATTACKS[name] + "matmul(1024, 1024, 1024)\n"
+    uri = open_file(client, EXAMPLES / f"oversized_{name}.py", text=text)
+    line = next(i for i, row in enumerate(text.splitlines()) if row.startswith("def matmul"))
+    where = types.Position(line=line, character=text.splitlines()[line].index("block_M"))
+    began = time.perf_counter()
+    hover = await within(
+        client.text_document_hover_async(
+            types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=where)
+        )
+    )
+    assert time.perf_counter() - began < 2.0
+    assert hover is not None and "128" in str(hover.contents)
+    said = [m.message for m in client.log_messages if "failed" in m.message or "gave up" in m.message]
+    assert said == []

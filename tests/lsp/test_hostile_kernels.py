@@ -16,7 +16,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.lsp.conftest import SERVER, execute, open_file, start, until, within
+from tests.lsp.conftest import SERVER, execute, open_file, set_workspace_trust, start, until, within
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 CORE_FIXTURES = Path(__file__).resolve().parents[1] / "core" / "fixtures"
@@ -37,7 +37,7 @@ async def client(lsp_client: LanguageClient):
 
     # The timeout is the user's clock and covers a worker's start: after a kernel ends the worker, the next
     # file waits for a fresh one (importing TileLang), which takes over 8 s on a busy machine.
-    await start(lsp_client, trusted=True, timeout=TIMEOUT_S, idle=0)
+    await start(lsp_client, workspaceTrust=True, timeout=TIMEOUT_S, idle=0)
     yield
     await lsp_client.shutdown_session()
 
@@ -192,13 +192,12 @@ async def test_revoking_trust_ends_the_worker_mid_build(client: LanguageClient) 
         timeout=5,
         what="the worker",
     )
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"trusted": False}))
+    set_workspace_trust(client, False)
     await until(lambda: not _descendants(server), timeout=5, what="the worker's processes to end")
     assert _compiler_diagnostics(client, uri) == []
     assert await _hover_param(client, path, uri) < 1.0
-    client.workspace_did_change_configuration(
-        types.DidChangeConfigurationParams(settings={"trusted": True, "timeout": TIMEOUT_S})
-    )
+    set_workspace_trust(client, True)
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"timeout": TIMEOUT_S}))
 
 
 async def test_closing_a_file_mid_build_is_clean(client: LanguageClient) -> None:

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 @pytest_lsp.fixture(config=SERVER, scope="module")
 async def client(lsp_client: LanguageClient):
     """One untrusted session for the whole module: each test opens its own document."""
-    await start(lsp_client, trusted=False)
+    await start(lsp_client, workspaceTrust=False)
     yield
     await lsp_client.shutdown_session()
 

@@ -30,7 +30,8 @@ async def test_untrusted_workspace_runs_the_static_tier_only_and_says_so_once(cl
     await asyncio.sleep(1.0)
     assert [m.message for m in client.messages] == [
         "Tilescope: this workspace is not trusted, so only the static tier runs (kernel code is never "
-        "executed). Set tilescope.trusted to true for compiler-backed layouts, passes and diagnostics."
+        "executed). For compiler-backed layouts, passes and diagnostics, trust the workspace in VS Code, "
+        "or run `tilescope trust DIR` for its folder and restart the server."
     ]
     assert {d.source for d in client.diagnostics[first]} == {"tilescope-static"}
     assert list(client.diagnostics[second]) == []

@@ -19,7 +19,7 @@ PYTHON = Path(__file__).resolve().parents[2] / ".venv-releases" / "0.1.12" / "bi
 async def client(lsp_client: LanguageClient):
     if not PYTHON.exists():
         pytest.skip(f"{PYTHON} is absent: run .ci/releases")
-    await start(lsp_client, trusted=True, timeout=120, python=str(PYTHON))
+    await start(lsp_client, workspaceTrust=True, timeout=120, python=str(PYTHON))
     yield
     await lsp_client.shutdown_session()
 

@@ -1,4 +1,4 @@
-"""The MCP server through the official SDK's own client, over stdio and streamable HTTP.
+"""The MCP server through the official SDK's own client, over stdio (HTTP: ``test_http.py``).
 
 Each tool's complete answer on the bundled GEMM equals what the matching CLI command prints; hostile
 input (an endless loop, a 60 GB appetite, ``os._exit``, a path outside the root, a 10 MB source) is
@@ -8,8 +8,6 @@ answered with an error result and the server goes on answering.
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
 import sys
 import time

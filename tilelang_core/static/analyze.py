@@ -23,7 +23,7 @@ from tilescope.core.model import Diagnostic, KernelRef, Span
 from tilescope.core.record.recorder import RecordedValues
 from tilescope.core.static import catalog
 from tilescope.core.static.bindings import bindings, block_calls, kernel_names
-from tilescope.core.static.budget import Budget, collected, report
+from tilescope.core.static.budget import MAX_SIZE, Budget, collected, report
 from tilescope.core.static.context import ModuleContext, bind_assignment, module_context
 from tilescope.core.static.discover import discover_block, returned_prim_func
 from tilescope.core.static.primitive_checks import check_primitives
@@ -175,7 +175,10 @@ def _not_evaluated(spent: list[Budget]) -> Diagnostic:
     """One note for the analysis, at the first line the run-along ran out at (else the file's first)."""
     line = min((b.line for b in spent if b.line is not None), default=1)
     first = spent[0]
-    limit = f"{first.seconds:g} s" if first.by_time else f"{first.steps:,} steps"
+    if first.by_size:
+        limit = f"a value of more than {MAX_SIZE:,} characters and items"
+    else:
+        limit = f"{first.seconds:g} s" if first.by_time else f"{first.steps:,} steps"
     return diagnostic("not-evaluated", Span(line, 0, line, None), limit=limit)
 
 

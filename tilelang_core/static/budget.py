@@ -1,4 +1,4 @@
-"""Budgets of work, so that no text can make the static tier wait.
+"""Budgets of work and of size, so that no text can make the static tier wait or fill the memory.
 
 Every expression node evaluated, every item a comprehension or builtin walks (whether or not a
 filter lets it through), every statement and call the run-along follows is one step. The
@@ -9,6 +9,13 @@ analysis costs at most a fixed amount plus an amount per expression of the text:
 document, whatever it computes. Past a budget ``charge`` raises ``OverBudget``, what is left to
 evaluate is unknown (a cheap answer, never a wait), and ``analyze_source`` says where in a
 ``not-evaluated`` note.
+
+Size is bounded the same way: no value evaluated holds more than ``MAX_SIZE`` characters and
+items (``symbolic.size`` measures one), and building or measuring a value costs a step per
+``UNITS_PER_STEP`` of its size, so a run-along builds at most ``RUN_STEPS * UNITS_PER_STEP`` in
+all. A builder predicts its result's size before building it (``len(s) * n``, ``len(s) +
+count * (len(new) - len(old))``); past the limit nothing is built and the budget ends there
+(``too_large``), as when it runs out of steps: the value is unknown and the note says why.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import NoReturn
 
 RUN_STEPS = 60_000
 """Steps one run-along may spend: three times what the most demanding of TileLang's examples needs (18,437)."""
@@ -26,6 +34,11 @@ EXPRESSION_STEPS = 20_000
 EXPRESSION_SECONDS = 0.2
 _CLOCK_EVERY = 1024
 """Steps between two looks at the clock."""
+MAX_SIZE = 1 << 16
+"""The largest value evaluated, in characters of its strings plus items of its containers (65,536):
+size lists, config dicts and dtype names are far smaller; 16 M items of a split are not."""
+UNITS_PER_STEP = 64
+"""Characters or items built (or measured) for the price of one step."""
 
 
 class OverBudget(Exception):
@@ -42,6 +55,8 @@ class Budget:
     """Whether the clock ran out first (the steps are deterministic, the clock depends on the machine)."""
     line: int | None = None
     """The file line being evaluated when the budget ran out, where the run-along knows it."""
+    by_size: bool = False
+    """Whether a value larger than ``MAX_SIZE`` ended it (rather than the steps or the clock)."""
 
     def __post_init__(self) -> None:
         self._deadline = time.monotonic() + self.seconds
@@ -115,3 +130,20 @@ def charge(steps: int = 1) -> None:
 
 def current() -> Budget | None:
     return _current.get()
+
+
+def too_large() -> NoReturn:
+    """A value would exceed ``MAX_SIZE``: it is not built, and the running budget ends here."""
+    budget = _current.get()
+    if budget is not None and not budget.exceeded:
+        budget.exceeded = budget.by_size = True
+    raise OverBudget
+
+
+def charge_size(units: int) -> None:
+    """Pay for building (or measuring) a value of ``units`` characters and items, predicted before it
+    is built: ``too_large`` past ``MAX_SIZE``."""
+    if units > MAX_SIZE:
+        too_large()
+    if units >= UNITS_PER_STEP:
+        charge(units // UNITS_PER_STEP)

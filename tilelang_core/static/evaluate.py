@@ -7,7 +7,9 @@ and bounds are in ``symbolic``, what tensors made with PyTorch look like in ``te
 
 Arithmetic is bounded so that no text can stall the editor: a number beyond ``2**40``, a power or
 shift that would produce one, or an expression nested too deeply becomes unknown instead of being
-computed; every node evaluated is a step of a budget (``budget``).
+computed; every node evaluated is a step of a budget (``budget``). So is size: a sum or join is
+predicted before it is built, every value an expression builds is measured (``admitted``), and one
+beyond ``budget.MAX_SIZE`` characters and items ends the budget, unknown.
 """
 
 from __future__ import annotations
@@ -17,12 +19,20 @@ import math
 from collections.abc import Mapping
 
 from tilescope.core.dtypes import dtype_bits
-from tilescope.core.static.budget import EXPRESSION_SECONDS, EXPRESSION_STEPS, OverBudget, budgeted, charge
+from tilescope.core.static.budget import (
+    EXPRESSION_SECONDS,
+    EXPRESSION_STEPS,
+    OverBudget,
+    budgeted,
+    charge,
+    charge_size,
+)
 from tilescope.core.static.symbolic import (
     DTYPE_ALIASES,
     Shaped,
     Sym,
     Value,
+    admitted,
     bounded,
     dotted_name,
     dtype_name,
@@ -30,6 +40,8 @@ from tilescope.core.static.symbolic import (
     node_text,
     numeric,
     short_sym,
+    size,
+    text_of,
     wrapped,
 )
 from tilescope.core.static.tensor_shapes import (
@@ -81,7 +93,15 @@ def evaluate(node: ast.expr | None, env: Mapping[str, Value], aliases: frozenset
 
 
 def _eval(node: ast.expr, env: Mapping[str, Value], aliases: frozenset[str]) -> Value:
+    """The value of one node, paid for by its size: a name's or a literal's value was measured when it
+    was built (or is the source's own), what any other node builds is measured here, so no value
+    that grows by nesting another (``(t, t)``) outgrows ``MAX_SIZE`` by more than one step."""
     charge()
+    value = _node_value(node, env, aliases)
+    return value if isinstance(node, ast.Name | ast.Constant) else admitted(value)
+
+
+def _node_value(node: ast.expr, env: Mapping[str, Value], aliases: frozenset[str]) -> Value:
     if isinstance(node, ast.Constant):
         return bounded(node.value)
     if isinstance(node, ast.Name):
@@ -157,8 +177,7 @@ def _binary(node: ast.BinOp, env: Mapping[str, Value], aliases: frozenset[str]) 
             return int(result)
         return result
     if isinstance(left, str | tuple) and isinstance(node.op, ast.Add) and type(left) is type(right):
-        if len(left) + len(right) > 4096:
-            raise OverflowError
+        charge_size(size(left) + size(right))
         return left + right
     if isinstance(left, Shaped) or isinstance(right, Shaped):
         return elementwise(left, right, node)
@@ -201,6 +220,7 @@ def _join(node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> 
             if not isinstance(part, str):
                 return Sym(node_text(node))
             parts.append(part)
+    charge_size(sum(map(len, parts)) + len(sep) * max(len(parts) - 1, 0))
     return sep.join(parts)
 
 
@@ -251,11 +271,11 @@ def _call(node: ast.Call, env: Mapping[str, Value], aliases: frozenset[str]) -> 
         a, b = args
         if is_known_int(a) and is_known_int(b) and b != 0:
             return -(-a // b)
-        return short_sym(f"ceildiv({a}, {b})")
+        return short_sym(f"ceildiv({text_of(a)}, {text_of(b)})")
     if name in ("min", "max") and len(args) >= 2:
         if all(numeric(a) for a in args):
             return min(args) if name == "min" else max(args)
-        return short_sym(f"{name}({', '.join(map(str, args))})")
+        return short_sym(f"{name}({', '.join(map(text_of, args))})")
     if name in ("gcd", "lcm") and len(args) >= 2 and all(is_known_int(a) for a in args):
         return bounded((math.gcd if name == "gcd" else math.lcm)(*args))
     if name in ("len", "sum") and owner is None and len(args) == 1 and isinstance(args[0], tuple):

@@ -22,7 +22,7 @@ from tilescope.core.static.budget import RUN_SECONDS, RUN_STEPS, OverBudget, bud
 from tilescope.core.static.context import ModuleContext
 from tilescope.core.static.flow_eval import Evaluator, Stop
 from tilescope.core.static.flow_values import Ctx, Func, Klass, Output, Reached, Record, Tracked, items_of, truth
-from tilescope.core.static.symbolic import Shaped, Sym, Value
+from tilescope.core.static.symbolic import Shaped, Sym, Value, admitted
 
 MAX_STEPS = 3000
 """Statements one run-along executes at most (every file of TileLang's examples needs far fewer)."""
@@ -229,7 +229,7 @@ class _Runner(Evaluator):
         for name, value in zip(positional, args, strict=False):
             local[name] = value
         if spec.vararg is not None:
-            local[spec.vararg.arg] = tuple(args[len(positional) :])
+            local[spec.vararg.arg] = admitted(tuple(args[len(positional) :]))
         rest: dict[str, Value] = {}
         for name, value in kwargs.items():
             if name in positional or name in {a.arg for a in spec.kwonlyargs}:
@@ -237,7 +237,7 @@ class _Runner(Evaluator):
             else:
                 rest[name] = value
         if spec.kwarg is not None:
-            local[spec.kwarg.arg] = Record(tuple(rest.items()))
+            local[spec.kwarg.arg] = admitted(Record(tuple(rest.items())))
         for name in [*positional, *(a.arg for a in spec.kwonlyargs)]:
             if name not in local:
                 local[name] = self.value(defaults[name], func.scope) if name in defaults else Sym(name)

@@ -13,7 +13,7 @@ import ast
 from collections import ChainMap
 from collections.abc import Mapping, MutableMapping
 
-from tilescope.core.static.budget import charge
+from tilescope.core.static.budget import MAX_SIZE, charge, charge_size, too_large
 from tilescope.core.static.context import ModuleContext
 from tilescope.core.static.enums import enum_member
 from tilescope.core.static.evaluate import evaluate, understood
@@ -33,7 +33,7 @@ from tilescope.core.static.flow_values import (
     items_of,
     truth,
 )
-from tilescope.core.static.symbolic import Sym, Value
+from tilescope.core.static.symbolic import Sym, Value, admitted, size
 
 _BUILDS = {"compile", "get_tir", "get_kernel_source"}
 """Methods of a ``@tilelang.jit`` kernel that build it with the arguments they get."""
@@ -142,11 +142,19 @@ class Evaluator:
 
     def _comprehension(self, node: ast.ListComp | ast.GeneratorExp | ast.SetComp, scope: Mapping[str, Value]) -> Value:
         out: list[Value] = []
+        built = 0  # the size of what `out` holds, paid for item by item: past MAX_SIZE the budget ends
 
         def walk(index: int, env: Mapping[str, Value]) -> bool:
+            nonlocal built
             if index == len(node.generators):
                 self.tick()
-                out.append(self.value(node.elt, env))
+                item = self.value(node.elt, env)
+                grown = 1 + size(item)
+                built += grown
+                if built > MAX_SIZE:
+                    too_large()
+                charge_size(grown)
+                out.append(item)
                 return len(out) <= MAX_ITEMS
             gen = node.generators[index]
             items = items_of(self.value(gen.iter, env))
@@ -178,7 +186,7 @@ class Evaluator:
             if not isinstance(name, str | int | bool):
                 return Sym(ast.unparse(node)[:80])
             items[name] = self.value(value, scope)
-        return Record(tuple(items.items()))
+        return admitted(Record(tuple(items.items())))
 
     def assign(self, target: ast.expr, value: Value, scope: MutableMapping[str, Value]) -> None:
         if isinstance(target, ast.Name):
@@ -212,7 +220,7 @@ class Evaluator:
             base = scope.get(target.value.id)
             key = self.value(target.slice, scope)
             if isinstance(base, Record) and isinstance(key, str | int | bool):
-                scope[target.value.id] = Record(tuple({**dict(base.items), key: value}.items()))
+                scope[target.value.id] = admitted(Record(tuple({**dict(base.items), key: value}.items())))
             elif isinstance(base, Record):
                 scope[target.value.id] = Sym(target.value.id)
 
@@ -309,7 +317,7 @@ class Evaluator:
         attr = func.attr
         if isinstance(base, Ctx) and not opaque:
             if attr == "save_for_backward":
-                base.attrs["saved_tensors"] = tuple(args)
+                base.attrs["saved_tensors"] = admitted(tuple(args))
             return None
         if isinstance(base, Tracked | Output) and base.ctx is not None and attr == "backward" and not opaque:
             backward = base.ctx.klass.methods.get("backward")

@@ -10,8 +10,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping, MutableMapping
 
+from tilescope.core.static.budget import charge_size, too_large
 from tilescope.core.static.flow_values import MAX_ITEMS, Record, builtin, items_of, known
-from tilescope.core.static.symbolic import Shaped, Sym, Value, dtype_name
+from tilescope.core.static.symbolic import Shaped, Sym, Value, admitted, dtype_name
 
 _STR_METHODS = {"isdigit", "isalpha", "isalnum", "lower", "upper", "strip", "startswith", "endswith", "replace"}
 _STR_METHODS |= {"split"}
@@ -47,12 +48,17 @@ def known_method(
         return base
     if isinstance(base, str) and attr in _STR_METHODS and all(isinstance(a, str) for a in args) and not kwargs:
         try:
+            charge_size(_predicted(base, attr, args))
             result = getattr(base, attr)(*args)
             return tuple(result) if isinstance(result, list) else result
         except (TypeError, ValueError):
             return Sym(f"{attr}(…)")
     if isinstance(base, str) and attr == "join" and len(args) == 1 and isinstance(args[0], tuple):
-        return base.join(args[0]) if all(isinstance(a, str) for a in args[0]) else Sym("join(…)")
+        parts = args[0]
+        if not all(isinstance(a, str) for a in parts):
+            return Sym("join(…)")
+        charge_size(sum(map(len, parts)) + len(base) * max(len(parts) - 1, 0))
+        return base.join(parts)
     if owner_name and attr in ("append", "extend", "update") and isinstance(scope, MutableMapping):
         return _mutate(owner_name, base, attr, args, scope)
     if isinstance(base, Record) and attr in ("get", "items", "keys", "values"):
@@ -63,13 +69,29 @@ def known_method(
     return LIBRARY
 
 
+def _predicted(base: str, attr: str, args: list[Value]) -> int:
+    """The size of ``base.attr(*args)``, known before it is built: a ``replace`` grows the text by
+    ``count * (len(new) - len(old))``, a ``split`` has a slot for each part besides their characters."""
+    if attr == "replace" and len(args) == 2:
+        old, new = args
+        count = base.count(old) if old else len(base) + 1
+        return len(base) + count * max(len(new) - len(old), 0)
+    if attr == "split":
+        parts = base.count(args[0]) + 1 if args and args[0] else len(base) // 2 + 1
+        if parts > MAX_ITEMS:
+            too_large()
+        return len(base) + parts
+    return len(base)
+
+
 def _mutate(name: str, base: Value, attr: str, args: list[Value], scope: MutableMapping[str, Value]) -> Value | Library:
+    added = items_of(args[0]) if len(args) == 1 else None
     if isinstance(base, tuple) and attr == "append" and len(args) == 1 and len(base) < MAX_ITEMS:
-        scope[name] = (*base, args[0])
-    elif isinstance(base, tuple) and attr == "extend" and len(args) == 1 and items_of(args[0]) is not None:
-        scope[name] = (*base, *(items_of(args[0]) or ()))
+        scope[name] = admitted((*base, args[0]))
+    elif isinstance(base, tuple) and attr == "extend" and added is not None and len(base) + len(added) <= MAX_ITEMS:
+        scope[name] = admitted((*base, *added))
     elif isinstance(base, Record) and attr == "update" and len(args) == 1 and isinstance(args[0], Record):
-        scope[name] = Record(tuple({**dict(base.items), **dict(args[0].items)}.items()))
+        scope[name] = admitted(Record(tuple({**dict(base.items), **dict(args[0].items)}.items())))
     elif isinstance(base, tuple | Record):
         scope[name] = Sym(name)
     else:
@@ -97,8 +119,11 @@ def identity(op: ast.cmpop, left: Value, right: Value, node: ast.AST) -> Value:
         else:
             return Sym(ast.unparse(node)[:80])  # the identity of other objects is not known here
         return same if isinstance(op, ast.Is) else not same
+    if isinstance(right, str) and known(left) and not isinstance(left, Shaped):
+        inside = isinstance(left, str) and left in right
+        return inside if isinstance(op, ast.In) else not inside
     keys = items_of(right)
     if keys is None or not known(left) or not all(known(k) for k in keys) or isinstance(left, Shaped):
         return Sym(ast.unparse(node)[:80])
-    inside = left in keys if not isinstance(right, str) else isinstance(left, str) and left in right
+    inside = left in keys
     return inside if isinstance(op, ast.In) else not inside

@@ -3,7 +3,8 @@
 They never execute anything: a ``Func`` is a definition with the scope it was defined in, a
 ``Record`` a dict whose keys are known, a ``Built`` what a kernel call returned. Builtins that
 the examples use to compute sizes (``range``, ``len``, ``zip``, ``itertools.product``, ...) are
-answered here when every argument is known, within a size bound.
+answered here when every argument is known, within a size bound: at most ``MAX_ITEMS`` items,
+and what they build is measured (``symbolic.admitted``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tilescope.core.static.budget import charge
-from tilescope.core.static.symbolic import Shaped, Sym, Value, is_known_int
+from tilescope.core.static.symbolic import Shaped, Sym, Value, admitted, is_known_int
 
 MAX_ITEMS = 4096
 """The longest sequence a builtin builds; a longer one is unknown."""
@@ -96,6 +97,10 @@ class Record:
     def has(self, key: Value) -> bool:
         return any(k == key for k, _ in self.items)
 
+    def members(self) -> tuple[tuple[Value, Value], ...]:
+        """What ``symbolic.size`` counts."""
+        return self.items
+
     def __str__(self) -> str:
         return "{" + ", ".join(f"{k!r}: {v}" for k, v in self.items) + "}"
 
@@ -133,9 +138,12 @@ def truth(value: Value) -> bool | None:
 
 
 def items_of(value: Value) -> tuple[Value, ...] | None:
-    """The elements a ``for`` walks, when known."""
-    if isinstance(value, tuple | str):
-        return tuple(value)
+    """The elements a ``for`` walks, when known (and at most ``MAX_ITEMS``: a long text's characters
+    would each be an item)."""
+    if isinstance(value, tuple):
+        return value
+    if isinstance(value, str):
+        return tuple(value) if len(value) <= MAX_ITEMS else None
     if isinstance(value, Record):
         return tuple(k for k, _ in value.items)
     return None
@@ -198,4 +206,4 @@ def builtin(name: str, owner: str, args: list[Value], kwargs: dict[str, Value]) 
         if is_known_int(repeat) and 0 < repeat <= 4 and total**repeat <= MAX_ITEMS:
             result = tuple(itertools.product(*seqs, repeat=repeat))  # type: ignore[arg-type]  # the branch requires every seq to be known
     charge(1 + sum(len(s) for s in seqs if s is not None) + (len(result) if isinstance(result, tuple) else 0))
-    return result
+    return admitted(result)

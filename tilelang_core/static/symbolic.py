@@ -3,7 +3,9 @@
 A value is a number, a string, a tuple, ``Sym`` (known only by its source text) or ``Shaped`` (a
 tensor the file makes, known by its shape). Every module that folds or reads values shares these
 types, the dtype names TileLang accepts, and the limits: a number beyond ``2**40`` (no tile or
-tensor extent comes near) is too large to be a size, and a symbolic text is shortened for display.
+tensor extent comes near) is too large to be a size, a value larger than ``budget.MAX_SIZE``
+characters and items is not evaluated (``size``, ``admitted``), and a symbolic text is shortened
+for display.
 """
 
 from __future__ import annotations
@@ -11,8 +13,11 @@ from __future__ import annotations
 import ast
 import math
 import re
+import threading
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, cast
+
+from tilescope.core.static.budget import MAX_SIZE, charge_size
 
 DTYPE_ALIASES = {
     "float": "float32",
@@ -145,12 +150,104 @@ def _size_over(node: ast.AST, limit: int) -> bool:
     return False
 
 
+_NUMBERS = frozenset({int, float, bool, type(None)})
+_TEXTS = frozenset({str, bytes})
+
+
+def _parts(value: Value) -> tuple[Any, ...] | None:
+    """What a value is made of: a tuple's items, a tensor's shape and data, and what a ``members()``
+    method gives (the run-along's dicts, ``flow_values.Record``); ``None`` for a value counted by itself."""
+    if isinstance(value, tuple):
+        return cast("tuple[Any, ...]", value)
+    if isinstance(value, Shaped):
+        return (value.shape, value.data)
+    members = getattr(value, "members", None)
+    return cast("tuple[Any, ...]", members()) if callable(members) else None
+
+
+def size(value: Value, limit: int = MAX_SIZE) -> int:
+    """Characters of a value's strings plus items of its containers, a part shared in many places
+    counted at each (as printing, hashing or comparing it walks it); ``limit + 1`` once past
+    ``limit``. Each distinct part is walked once, so ``t = (t, t)`` forty times over is measured in
+    forty steps, not 2**40."""
+    done: dict[int, int] = {}
+    stack: list[tuple[Value, tuple[Any, ...] | None]] = [(value, None)]
+    while stack:
+        item, parts = stack.pop()
+        if parts is None:  # first visit: measure it, or come back once its parts are measured
+            if type(item) in _NUMBERS:
+                done[id(item)] = 1
+                continue
+            recent = _recent.sizes.get(id(item))
+            if recent is not None and recent[0] is item:
+                done[id(item)] = recent[1]
+            elif type(item) in _TEXTS or isinstance(item, Sym):
+                done[id(item)] = len(item) if not isinstance(item, Sym) else len(item.text)
+            elif (found := _parts(item)) is None:
+                done[id(item)] = 1
+            elif (kinds := set(map(type, found))) <= _NUMBERS:  # the common flat tuples, at C speed
+                done[id(item)] = 2 * len(found)
+            elif kinds <= _TEXTS:
+                done[id(item)] = len(found) + sum(map(len, found))
+            else:
+                stack.append((item, found))
+                stack.extend((p, None) for p in found if type(p) not in _NUMBERS and id(p) not in done)
+                continue
+        else:
+            total = len(parts)
+            for part in parts:
+                kind = type(part)
+                total += 1 if kind in _NUMBERS else len(part) if kind in _TEXTS else done[id(part)]
+            done[id(item)] = total
+        if done[id(item)] > limit:
+            return limit + 1
+    return done[id(value)]
+
+
+class _Recent(threading.local):
+    """The last containers ``admitted`` measured in this thread, with their sizes (held, so their ids
+    stay theirs): a value built from one just built (``((t,),)``, a loop's ``t = (t, t)``) is
+    measured without walking it again."""
+
+    def __init__(self) -> None:
+        self.sizes: dict[int, tuple[Value, int]] = {}
+
+
+_recent = _Recent()
+_RECENT = 64
+
+
+def admitted(value: Value) -> Value:
+    """``value``, paid for by its size (``budget.charge_size``); past ``MAX_SIZE`` the budget ends
+    (``OverBudget``) and the value is not evaluated."""
+    if value is None or type(value) in _NUMBERS:
+        return value
+    measured = size(value)
+    charge_size(measured)
+    if _parts(value) is not None:
+        kept = _recent.sizes
+        if len(kept) >= _RECENT:
+            del kept[next(iter(kept))]
+        kept[id(value)] = (value, measured)
+    return value
+
+
 def short_sym(text: str) -> Sym:
     """``Sym`` of a text built from values, shortened as source text is."""
     return Sym(text if len(text) <= _TEXT_LIMIT else text[: _TEXT_LIMIT - 1] + "…")
 
 
+_PRINTED = 1024
+"""The largest value ``text_of`` prints (characters and items); shown texts are cut far shorter."""
+
+
+def text_of(value: Value) -> str:
+    """``str(value)``, or ``…`` for a value too large to print: a short text is all that is shown,
+    and one nested many times over would print far longer than it measures."""
+    return str(value) if size(value, _PRINTED) <= _PRINTED else "…"
+
+
 def wrapped(value: Value) -> str:
     """The value's text, in parentheses when it is a symbolic expression with spaces."""
-    text = str(value)
+    text = text_of(value)
     return f"({text})" if isinstance(value, Sym) and " " in text else text

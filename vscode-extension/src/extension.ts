@@ -98,8 +98,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("tilescope.refreshPuzzles", () => puzzles.refresh()),
     vscode.commands.registerCommand("tilescope.restartServer", () => server.restart()),
     vscode.workspace.onDidGrantWorkspaceTrust(async () => {
-      // The compiler tier turns on in place: the server gets `trusted: true`, no reload.
-      await server.sendSettings();
+      // The compiler tier turns on in place: the server hears VS Code's new verdict, no reload.
+      await server.sendTrust();
       status.setServer("ready");
     }),
     vscode.workspace.onDidChangeConfiguration(async (event) => {

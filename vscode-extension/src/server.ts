@@ -1,8 +1,8 @@
 /**
  * The language server's lifecycle: picks the interpreter, checks that it has Tilescope and
  * TileLang before starting (so a missing install reads as a fix, not a stack trace), starts
- * `<python> -m tilescope lsp` over stdio, and keeps the server's settings (trust
- * included) in step with VS Code's.
+ * `<python> -m tilescope lsp` over stdio, and keeps the server's settings and its knowledge of
+ * VS Code's workspace trust in step with VS Code's.
  */
 
 import { execFile } from "node:child_process";
@@ -28,14 +28,21 @@ import {
 } from "./interpreter";
 import { viewCommandFor } from "./lensCommands";
 import { PYTHON_EXTENSION_ID, selectedInterpreter } from "./pythonExtension";
-import { configurationChange, serverSettings, type ServerSettings } from "./settings";
+import {
+  configurationChange,
+  initializationOptions,
+  serverSettings,
+  type ServerSettings,
+  trustChange,
+  WORKSPACE_TRUST_NOTIFICATION,
+} from "./settings";
 import type { StatusBar } from "./statusBar";
 
 export const STATUS_NOTIFICATION = "tilescope/status";
 
 export function currentSettings(compilerPython?: string): ServerSettings {
   const config = vscode.workspace.getConfiguration("tilescope");
-  return serverSettings((key, fallback) => config.get(key, fallback), vscode.workspace.isTrusted, compilerPython);
+  return serverSettings((key, fallback) => config.get(key, fallback), compilerPython);
 }
 
 function activeResource(): vscode.Uri | undefined {
@@ -133,7 +140,7 @@ export class TilescopeServer implements vscode.Disposable {
         { scheme: "file", language: "python" },
         { scheme: "untitled", language: "python" },
       ],
-      initializationOptions: currentSettings(this.compilerPython),
+      initializationOptions: initializationOptions(currentSettings(this.compilerPython), vscode.workspace.isTrusted),
       outputChannel: this.output,
       middleware: this.middleware(),
     };
@@ -181,6 +188,13 @@ export class TilescopeServer implements vscode.Disposable {
     }
   }
 
+  /** Tells the server VS Code's current trust verdict (it grants trust without a reload). */
+  async sendTrust(): Promise<void> {
+    if (this.client?.isRunning()) {
+      await this.client.sendNotification(WORKSPACE_TRUST_NOTIFICATION, trustChange(vscode.workspace.isTrusted));
+    }
+  }
+
   /** Runs one of the server's `workspace/executeCommand` commands and returns its JSON answer. */
   async execute<T = unknown>(command: string, args: unknown[]): Promise<T> {
     if (!this.client?.isRunning()) {
@@ -203,7 +217,7 @@ export class TilescopeServer implements vscode.Disposable {
         return resolved ? rewrite(resolved) : resolved;
       },
       workspace: {
-        // The server may pull its settings; `trusted` is not a setting VS Code stores, so add it.
+        // The server may pull its settings; `python` is the interpreter the extension resolves, not a stored setting.
         configuration: async (params, token, next) => {
           const result = await next(params, token);
           if (!Array.isArray(result)) {

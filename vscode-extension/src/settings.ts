@@ -1,7 +1,10 @@
 /**
- * The settings the language server reads, built from the `tilescope.*` configuration and the
- * workspace's trust. Kept free of `vscode` so the mapping is unit-tested: the server and the
- * extension must agree on these names.
+ * The settings the language server reads, built from the `tilescope.*` configuration, and the
+ * workspace's trust, which travels apart from them: the server ignores a `trusted` setting (a
+ * project's `.vscode/settings.json` could set it) and takes VS Code's own verdict only as the
+ * `workspaceTrust` initialization option and the `tilescope/didChangeWorkspaceTrust` notification.
+ * Kept free of `vscode` so the mapping is unit-tested: the server and the extension must agree on
+ * these names.
  */
 
 /** The server's hint kinds (`tilescope.core.ide.hints.HINT_KINDS`), each switchable; checked against the server's options in `test/settings.test.ts`. */
@@ -10,7 +13,6 @@ export const HINT_KINDS = ["buffers", "parameters", "launch", "layouts", "pipeli
 export type HintKinds = Record<(typeof HINT_KINDS)[number], boolean>;
 
 export interface ServerSettings {
-  trusted: boolean;
   target: string;
   hints: HintKinds;
   timeout: number;
@@ -31,12 +33,11 @@ export const DEFAULT_TARGET = "sm_90";
 export const DEFAULT_TIMEOUT_S = 60;
 export const DEFAULT_IDLE_S = 0.5;
 
-/** Initialization options and `didChangeConfiguration` payloads share this shape. */
-export function serverSettings(get: ConfigGetter, trusted: boolean, compilerPython?: string): ServerSettings {
+/** The settings part of the initialization options, and the `didChangeConfiguration` payload. */
+export function serverSettings(get: ConfigGetter, compilerPython?: string): ServerSettings {
   const timeout = Number(get<number>("timeout", DEFAULT_TIMEOUT_S));
   const idle = Number(get<number>("idle", DEFAULT_IDLE_S));
   return {
-    trusted,
     target: get<string>("target", DEFAULT_TARGET).trim() || DEFAULT_TARGET,
     hints: Object.fromEntries(HINT_KINDS.map((kind) => [kind, get<boolean>(`hints.${kind}`, true)])) as HintKinds,
     timeout: Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_TIMEOUT_S,
@@ -50,4 +51,19 @@ export function serverSettings(get: ConfigGetter, trusted: boolean, compilerPyth
 /** The `workspace/didChangeConfiguration` params: the server reads the `tilescope` section. */
 export function configurationChange(settings: ServerSettings): { settings: { tilescope: ServerSettings } } {
   return { settings: { tilescope: settings } };
+}
+
+/** The notification by which VS Code's own trust verdict reaches a running server (`onDidGrantWorkspaceTrust`). */
+export const WORKSPACE_TRUST_NOTIFICATION = "tilescope/didChangeWorkspaceTrust";
+
+export type InitializationOptions = ServerSettings & { workspaceTrust: boolean };
+
+/** What the server starts with: the settings, and VS Code's verdict on the workspace (`workspace.isTrusted`). */
+export function initializationOptions(settings: ServerSettings, isTrusted: boolean): InitializationOptions {
+  return { ...settings, workspaceTrust: isTrusted };
+}
+
+/** The `tilescope/didChangeWorkspaceTrust` params. */
+export function trustChange(isTrusted: boolean): { trusted: boolean } {
+  return { trusted: isTrusted };
 }

@@ -2,15 +2,23 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { configurationChange, type ConfigGetter, HINT_KINDS, type ServerSettings, serverSettings } from "../src/settings";
+import {
+  configurationChange,
+  type ConfigGetter,
+  HINT_KINDS,
+  initializationOptions,
+  type ServerSettings,
+  serverSettings,
+  trustChange,
+  WORKSPACE_TRUST_NOTIFICATION,
+} from "../src/settings";
 
 function getter(values: Record<string, unknown>): ConfigGetter {
   return <T>(key: string, fallback: T): T => (key in values ? (values[key] as T) : fallback);
 }
 
 test("defaults give every hint kind, sm_90 and a 60 s timeout", () => {
-  assert.deepEqual(serverSettings(getter({}), true), {
-    trusted: true,
+  assert.deepEqual(serverSettings(getter({})), {
     target: "sm_90",
     hints: { buffers: true, parameters: true, launch: true, layouts: true, pipelines: true },
     timeout: 60,
@@ -22,12 +30,11 @@ test("defaults give every hint kind, sm_90 and a 60 s timeout", () => {
 });
 
 test("the compiler tier's interpreter travels as the server's python setting", () => {
-  assert.equal(serverSettings(getter({}), true, "/proj/.venv/bin/python").python, "/proj/.venv/bin/python");
+  assert.equal(serverSettings(getter({}), "/proj/.venv/bin/python").python, "/proj/.venv/bin/python");
 });
 
-test("user settings and trust flow into the server's options", () => {
-  const s = serverSettings(getter({ target: " sm_80 ", "hints.layouts": false, timeout: 5, ptxas: true, idle: 0 }), false);
-  assert.equal(s.trusted, false);
+test("user settings flow into the server's options", () => {
+  const s = serverSettings(getter({ target: " sm_80 ", "hints.layouts": false, timeout: 5, ptxas: true, idle: 0 }));
   assert.equal(s.target, "sm_80");
   assert.equal(s.hints.layouts, false);
   assert.equal(s.hints.buffers, true);
@@ -37,15 +44,34 @@ test("user settings and trust flow into the server's options", () => {
 });
 
 test("a blank target, a non-positive timeout or a negative idle time falls back to the defaults", () => {
-  const s = serverSettings(getter({ target: "  ", timeout: 0, idle: -1 }), true);
+  const s = serverSettings(getter({ target: "  ", timeout: 0, idle: -1 }));
   assert.equal(s.target, "sm_90");
   assert.equal(s.timeout, 60);
   assert.equal(s.idle, 0.5);
 });
 
-test("didChangeConfiguration carries the settings under the tilescope section", () => {
-  const s = serverSettings(getter({}), true);
+test("didChangeConfiguration carries the settings under the tilescope section, and no trust", () => {
+  const s = serverSettings(getter({ trusted: true }));
   assert.deepEqual(configurationChange(s), { settings: { tilescope: s } });
+  assert.ok(!("trusted" in s) && !("workspaceTrust" in s));
+});
+
+test("VS Code's workspace.isTrusted reaches the server as the workspaceTrust initialization option", () => {
+  const s = serverSettings(getter({}));
+  assert.deepEqual(initializationOptions(s, true), { ...s, workspaceTrust: true });
+  assert.equal(initializationOptions(s, false).workspaceTrust, false);
+});
+
+test("granted trust reaches a running server through its own notification", () => {
+  assert.equal(WORKSPACE_TRUST_NOTIFICATION, "tilescope/didChangeWorkspaceTrust");
+  assert.deepEqual(trustChange(true), { trusted: true });
+});
+
+test("the extension starts the server with isTrusted and sends the grant as the trust notification", () => {
+  const source = (file: string): string => readFileSync(join(__dirname, "..", "..", "src", file), "utf8");
+  assert.match(source("server.ts"), /initializationOptions: initializationOptions\(currentSettings\([^)]*\), vscode\.workspace\.isTrusted\)/);
+  assert.match(source("server.ts"), /sendNotification\(WORKSPACE_TRUST_NOTIFICATION, trustChange\(vscode\.workspace\.isTrusted\)\)/);
+  assert.match(source("extension.ts"), /onDidGrantWorkspaceTrust\(async \(\) => \{[^}]*server\.sendTrust\(\)/);
 });
 
 interface Option {
@@ -65,7 +91,7 @@ function valueOf(settings: ServerSettings, key: string): unknown {
 }
 
 test("the extension sends every option the server defines, with the server's defaults", () => {
-  const defaults = serverSettings(getter({}), false);
+  const defaults = serverSettings(getter({}));
   assert.deepEqual(
     OPTIONS.filter((o) => o.key.startsWith("hints.")).map((o) => o.key.slice(6)),
     [...HINT_KINDS],
@@ -73,9 +99,9 @@ test("the extension sends every option the server defines, with the server's def
   for (const option of OPTIONS) {
     assert.equal(valueOf(defaults, option.key), option.default, option.key);
     const other = option.type === "boolean" ? !option.default : option.type === "number" ? 7 : "sm_80";
-    assert.equal(valueOf(serverSettings(getter({ [option.key]: other }), false), option.key), other, option.key);
+    assert.equal(valueOf(serverSettings(getter({ [option.key]: other })), option.key), other, option.key);
   }
-  // `trusted` comes from workspace trust, `python` is the interpreter the extension resolves.
-  const sent = Object.keys(defaults).filter((k) => !["trusted", "hints", "python"].includes(k));
+  // `python` is the interpreter the extension resolves; trust travels apart (workspaceTrust).
+  const sent = Object.keys(defaults).filter((k) => !["hints", "python"].includes(k));
   assert.deepEqual(sent.sort(), OPTIONS.filter((o) => !o.key.includes(".")).map((o) => o.key).sort());
 });
