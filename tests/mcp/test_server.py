@@ -218,7 +218,6 @@ def test_check_of_a_module_that_never_loads_answers_within_its_timeout(busy: int
     assert [d["code"] for d in kernel["diagnostics"]] == ["timeout"], kernel
 
 
-@pytest.mark.slow
 def test_streamable_http_serves_the_same_tools() -> None:
     port = free_port()
     server = subprocess.Popen(
