@@ -24,7 +24,7 @@ from mcp.client.stdio import StdioServerParameters
 from tilescope.core.ide.trace_view import trace_view
 from tilescope.core.model import FileAnalysis, from_json, to_json, untimed
 
-from tests.conftest import busy_cores, free_port
+from tests.conftest import busy_cores
 
 ROOT = Path(__file__).resolve().parents[2]
 GEMM = "examples/gemm.py"
@@ -216,33 +216,3 @@ def test_check_of_a_module_that_never_loads_answers_within_its_timeout(busy: int
     assert took < 30, took
     (kernel,) = answer.structured_content["summary"]["kernels"]
     assert [d["code"] for d in kernel["diagnostics"]] == ["timeout"], kernel
-
-
-def test_streamable_http_serves_the_same_tools() -> None:
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "tilescope", "mcp", "--root", str(ROOT), "--http", str(port)],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.2)
-
-        async def session() -> tuple[Any, Any]:
-            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
-                tools = await client.list_tools()
-                return tools, await client.call_tool("check", {"path": GEMM})
-
-        tools, check = anyio.run(session)
-        assert {t.name for t in tools.tools} == TOOLS
-        assert not check.is_error and check.structured_content["summary"]["kernels"][0]["kernel"] == "matmul"
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
