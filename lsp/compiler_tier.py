@@ -22,7 +22,7 @@ from tilescope.core.codes import diagnostic
 from tilescope.core.compiler.service import Analyzer
 from tilescope.core.ide import CompiledSnapshot
 from tilescope.core.model import FileAnalysis, IRText, RunReport, Span
-from tilescope.lsp.documents import Documents
+from tilescope.lsp.documents import Documents, DocumentState
 from tilescope.lsp.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -172,7 +172,14 @@ class CompilerTier:
         loop = self._loop = asyncio.get_running_loop()
         self._uris[str(Path(path).resolve())] = uri
         analysis = await loop.run_in_executor(
-            self._executor, _analyze, analyzer, path, state.source, settings.target, settings.timeout, settings.ptxas
+            self._executor,
+            _analyze,
+            analyzer,
+            path,
+            state,
+            settings.target,
+            settings.timeout,
+            settings.ptxas,
         )
         return CompiledSnapshot(analysis, state.fingerprints, state.version)
 
@@ -229,10 +236,13 @@ def _start(analyzer: Analyzer) -> None:
         log.exception("the compiler worker did not start")
 
 
-def _analyze(analyzer: Analyzer, path: str, source: str, target: str, timeout: float, ptxas: bool) -> FileAnalysis:
-    """The analysis, or a file-level diagnostic when the worker itself cannot run."""
+def _analyze(
+    analyzer: Analyzer, path: str, state: DocumentState, target: str, timeout: float, ptxas: bool
+) -> FileAnalysis:
+    """The analysis, or a file-level diagnostic when the worker itself cannot run. The document's static
+    analysis of this very text goes with it: the compiler host does not read the file a second time."""
     try:
-        return analyzer.analyze(path, source, target=target, timeout_s=timeout, ptxas=ptxas)
+        return analyzer.analyze(path, state.source, target=target, timeout_s=timeout, ptxas=ptxas, static=state.static)
     except Exception as err:
         log.exception("the compiler tier failed")
         failure = diagnostic("worker-start", Span(1), form="editor", error=f"{type(err).__name__}: {err}")

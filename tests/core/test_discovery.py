@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from tilescope.core.compiler.discovery import discover, instantiations, syntax_diagnostic
 
 from tests.conftest import EXAMPLES
@@ -114,3 +115,20 @@ def test_syntax_error_is_reported_at_its_line_and_discovers_nothing() -> None:
     diagnostic = syntax_diagnostic(source)
     assert diagnostic is not None and diagnostic.span.line == 13 and diagnostic.code == "syntax-error"
     assert discover(source) == []
+
+
+def test_the_editors_static_analysis_is_handed_over_not_computed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The language server holds the static analysis of the text it sends; discovery takes it."""
+    from tilescope.core.compiler import discovery
+    from tilescope.core.static import analyze_source
+
+    path = str(EXAMPLES / "gemm.py")
+    source = (EXAMPLES / "gemm.py").read_text()
+    held = analyze_source(source, path)
+    expected = discovery.instantiations(source, path)
+
+    def again(*_: object) -> None:
+        raise AssertionError("the static tier ran a second time")
+
+    monkeypatch.setattr(discovery, "analyze_source", again)
+    assert discovery.instantiations(source, path, static=held) == expected

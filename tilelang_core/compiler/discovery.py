@@ -23,7 +23,7 @@ from tilescope.core.model import Diagnostic, KernelRef
 from tilescope.core.record.dry_run import DryRun
 from tilescope.core.record.record_values import is_encoded
 from tilescope.core.record.recorder import recorded_instance
-from tilescope.core.static import analyze_source
+from tilescope.core.static import StaticFile, analyze_source
 
 _CONCRETE = (int, float, str, bool, tuple)
 
@@ -71,16 +71,22 @@ def discover(source: str, path: str = "<string>") -> list[KernelRef]:
 
 
 def instantiations(
-    source: str, path: str = "<string>", dry_run: Callable[[], DryRun | None] | None = None
+    source: str,
+    path: str = "<string>",
+    dry_run: Callable[[], DryRun | None] | None = None,
+    static: StaticFile | None = None,
 ) -> list[Instantiation]:
     """Each kernel with the arguments to build it, in file order; none for a file that does not parse.
 
     ``dry_run`` (trusted callers only) is asked, once, when the static sources leave a kernel without
     every value: a kernel the dry run built takes all its values from it, but a directive's or a record's.
+    ``static``: the static tier's analysis of this very text, where the caller holds it (the language
+    server, whose documents are analysed as they change), so it is not computed a second time.
     """
     if syntax_diagnostic(source, path) is not None:
         return []
-    static = analyze_source(source, path)
+    if static is None or static.path != path:
+        static = analyze_source(source, path)
     found = []
     ran: list[DryRun | None] = []
     for kernel in static.kernels:

@@ -52,6 +52,7 @@ from tilescope.core.record.dry_run import (
 )
 from tilescope.core.sandbox.landlock import Sandbox
 from tilescope.core.sandbox.supervise import Supervised
+from tilescope.core.static import StaticFile
 from tilescope.core.targets import target_error
 
 HAZARD_BUDGET_S = 2.0
@@ -221,9 +222,11 @@ class Analyzer:
         ptxas: bool = False,
         timeout_s: float | None = None,
         hazards_s: float = HAZARD_BUDGET_S,
+        static: StaticFile | None = None,
     ) -> FileAnalysis:
         """Analyse every kernel of a file (or one, by name) with the real compiler; ``hazards_s``
-        seconds of interpretation per kernel look for races and bad accesses (0: none).
+        seconds of interpretation per kernel look for races and bad accesses (0: none). ``static``: the
+        static tier's analysis of ``source`` where the caller has it (the editor), not computed again.
 
         ``timeout_s`` (else the analyzer's) is wall-clock time per kernel; the first kernel's also covers
         what comes before it (the dry run, starting the worker). When the file's own top level did not
@@ -243,7 +246,9 @@ class Analyzer:
         problem = target_error(target)
         if problem:
             return _file_only(path, target, discover(source, path), diagnostic("bad-target", Span(1), problem=problem))
-        found = self._instantiations(source, path, target, started + timeout)  # once: the worker builds what it is sent
+        found = self._instantiations(
+            source, path, target, started + timeout, static
+        )  # once: the worker builds what it is sent
         discovered = [i.kernel for i in found]
         if not discovered:
             return _file_only(path, target, [], NO_KERNELS)
@@ -287,20 +292,20 @@ class Analyzer:
         )
 
     def _instantiations(
-        self, source: str, path: str, target: str, deadline: float | None = None
+        self, source: str, path: str, target: str, deadline: float | None = None, static: StaticFile | None = None
     ) -> list[Instantiation]:
         """Discovery, with this analyzer's dry run (same interpreter and memory limit as its worker); a dry
         run in the foreground ends by ``deadline`` (the first kernel's), leaving the kernels their sizes' gaps."""
         if not self.dry_run or path.startswith("<"):
-            return instantiations(source, path)
+            return instantiations(source, path, static=static)
         if self._on_dry_run is None:
 
             def run_now() -> DryRun | None:
                 wall = WALL_S if deadline is None else min(WALL_S, max(deadline - time.monotonic(), 1.0))
                 return dry_run(path, python=self.python, memory_mb=self.memory_mb, target=target, wall_s=wall)
 
-            return instantiations(source, path, run_now)
-        return instantiations(source, path, lambda: self._background_dry_run(path, target))
+            return instantiations(source, path, run_now, static)
+        return instantiations(source, path, lambda: self._background_dry_run(path, target), static)
 
     def _background_dry_run(self, path: str, target: str) -> DryRun | None:
         planned = plan(path, self.python)
