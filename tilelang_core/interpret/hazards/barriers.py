@@ -46,7 +46,9 @@ def _is_barrier(stmt: Any) -> bool:
     if name not in _BARRIERS:
         return False
     scope = stmt.value.args[0] if stmt.value.args else None
-    return not isinstance(scope, tirx.StringImm) or str(scope.value).startswith("shared")
+    if isinstance(scope, tirx.StringImm):
+        return str(getattr(scope, "value", "")).startswith("shared")
+    return True
 
 
 def _has_barrier(stmt: Any) -> bool:
@@ -78,11 +80,9 @@ class _RegionWalker(Walker):
             self.region += 1
             return binds
         if isinstance(stmt, tirx.AttrStmt) and str(stmt.attr_key) == "thread_extent":
-            if str(stmt.node.thread_tag).startswith("blockIdx"):
-                self.blocks.append(stmt.node.var)
-        if isinstance(stmt, tirx.Bind) and isinstance(stmt.value, tirx.Call):
-            if str(getattr(stmt.value.op, "name", "")) == "tirx.handle_add_byte_offset":
-                self.handles[var_key(stmt.var)] = (var_key(stmt.value.args[0]), stmt.value.args[1])
+            self._block_index(stmt)
+        if isinstance(stmt, tirx.Bind) and _is_call(stmt.value, "tirx.handle_add_byte_offset"):
+            self.handles[var_key(stmt.var)] = (var_key(stmt.value.args[0]), stmt.value.args[1])
         if isinstance(stmt, tirx.AllocBuffer | tirx.DeclBuffer):
             data = var_key(stmt.buffer.data)
             self.placed.setdefault(str(stmt.buffer.name), self.handles.get(data, (data, tirx.IntImm("int32", 0))))
@@ -98,6 +98,15 @@ class _RegionWalker(Walker):
         self.regions.extend([self.region] * new)
         self.phases.extend([tuple(self.phased)] * new)
         return out
+
+    def _block_index(self, stmt: Any) -> None:
+        """Keep a ``blockIdx`` variable: addresses and guards are evaluated in block 0."""
+        if str(stmt.node.thread_tag).startswith("blockIdx"):
+            self.blocks.append(stmt.node.var)
+
+
+def _is_call(expr: Any, name: str) -> bool:
+    return isinstance(expr, tirx.Call) and str(getattr(expr.op, "name", "")) == name
 
 
 def _instances(loops: tuple, env: Env) -> list[dict[int, int]]:
