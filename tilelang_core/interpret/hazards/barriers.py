@@ -63,7 +63,9 @@ class _RegionWalker(Walker):
 
     region: int = 0
     regions: list[int] = field(default_factory=list)
-    joins: set[tuple[int, int]] = field(default_factory=set)
+    joins: dict[tuple[int, int], tuple[int, ...] | None] = field(default_factory=dict)
+    """Regions one flows into with no barrier between: how far apart the loop passes on either side may be
+    (``None``: any, as a loop's last pass and what follows the loop)."""
     blocks: list[Any] = field(default_factory=list)
     handles: dict[int, tuple[int, Any]] = field(default_factory=dict)
     """A handle variable bound to ``handle_add_byte_offset(root, offset)``: ``(root's key, offset)``."""
@@ -83,21 +85,37 @@ class _RegionWalker(Walker):
             self._block_index(stmt)
         if isinstance(stmt, tirx.Bind) and _is_call(stmt.value, "tirx.handle_add_byte_offset"):
             self.handles[var_key(stmt.var)] = (var_key(stmt.value.args[0]), stmt.value.args[1])
+            self.shared[var_key(stmt.var)] = (str(stmt.var.name), "uint8")  # reached by tvm_access_ptr alone
+            self.placed[str(stmt.var.name)] = self.handles[var_key(stmt.var)]
         if isinstance(stmt, tirx.AllocBuffer | tirx.DeclBuffer):
             data = var_key(stmt.buffer.data)
             self.placed.setdefault(str(stmt.buffer.name), self.handles.get(data, (data, tirx.IntImm("int32", 0))))
         if isinstance(stmt, tirx.For) and _has_barrier(stmt.body):
-            head = self.region
+            before = self.region
+            head = self._fresh(before, (0,))
             self.phased.append(stmt.loop_var)
             out = super().walk(stmt, loops, conds, binds, line)
             self.phased.pop()
-            self.joins.add((min(head, self.region), max(head, self.region)))
+            tail = self.region
+            self._join(tail, head, (1, -1))
+            self._fresh(tail, None)
             return out
         out = super().walk(stmt, loops, conds, binds, line)
         new = len(self.sites) - len(self.regions)
         self.regions.extend([self.region] * new)
         self.phases.extend([tuple(self.phased)] * new)
         return out
+
+    def _fresh(self, before: int, shifts: tuple[int, ...] | None) -> int:
+        """Start a new region that ``before`` flows into."""
+        self.region += 1
+        self._join(before, self.region, shifts)
+        return self.region
+
+    def _join(self, a: int, b: int, shifts: tuple[int, ...] | None) -> None:
+        low, high = sorted((a, b))
+        if low != high:
+            self.joins[(low, high)] = shifts
 
     def _block_index(self, stmt: Any) -> None:
         """Keep a ``blockIdx`` variable: addresses and guards are evaluated in block 0."""
@@ -186,7 +204,7 @@ def _touches(site: Site, region: int, phased: tuple[Any, ...], walker: _RegionWa
     return _Touches(site, region, root, rows_unique[:, 0], rows_unique[:, 1], rows_unique[:, 2], guessed)
 
 
-def _witness_pair(a: _Touches, b: _Touches, shifts: tuple[int, ...]) -> tuple[int, int, int] | None:
+def _witness_pair(a: _Touches, b: _Touches, shifts: tuple[int | None, ...]) -> tuple[int, int, int] | None:
     """A byte both touch from different threads in passes ``shifts`` apart, and the two threads; ``None`` if
     there is none."""
     for shift in shifts:
@@ -196,9 +214,9 @@ def _witness_pair(a: _Touches, b: _Touches, shifts: tuple[int, ...]) -> tuple[in
     return None
 
 
-def _witness_at(a: _Touches, b: _Touches, shift: int) -> tuple[int, int, int] | None:
-    key_a = a.bytes * (1 << 24) + a.phase
-    key_b = b.bytes * (1 << 24) + b.phase + shift
+def _witness_at(a: _Touches, b: _Touches, shift: int | None) -> tuple[int, int, int] | None:
+    key_a = a.bytes * (1 << 24) + (0 if shift is None else a.phase)
+    key_b = b.bytes * (1 << 24) + (0 if shift is None else b.phase + shift)
     common = np.intersect1d(key_a, key_b)
     for key in common[:4096]:
         byte = int(key) >> 24
@@ -313,12 +331,16 @@ def _lines(d: Diagnostic) -> tuple[int, int]:
     return low, high
 
 
-def _shifts(a: _Touches, b: _Touches, walker: _RegionWalker) -> tuple[int, ...]:
+def _shifts(a: _Touches, b: _Touches, walker: _RegionWalker) -> tuple[int | None, ...]:
     """How far apart the passes of loops with barriers may be for the two to meet with no barrier between them:
-    the same pass in one region (of one allocation), neighbouring passes across a loop's tail and head."""
+    the same pass in one region (of one allocation), neighbouring passes across a loop's tail and head, any
+    pass between a loop's tail and what follows it (``None``); nothing if a barrier always separates them."""
     if a.root != b.root:
         return ()
     low, high = sorted((a.region, b.region))
     if low == high:
         return (0,)
-    return (1, -1) if (low, high) in walker.joins else ()
+    if (low, high) not in walker.joins:
+        return ()
+    shifts = walker.joins[(low, high)]
+    return (None,) if shifts is None else shifts
