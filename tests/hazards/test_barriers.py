@@ -59,8 +59,9 @@ SAMPLE = [
 ]
 
 
-def barrier_check(name: str) -> list[Diagnostic]:
-    """The barrier check alone on a fixture's kernel at ``M=2 N=64``, lowered for sm_90 in this process."""
+def barrier_check(name: str, strip_barriers: bool = False) -> list[Diagnostic]:
+    """The barrier check alone on a fixture's kernel at ``M=2 N=64``, lowered for sm_90 in this process;
+    ``strip_barriers`` takes every barrier out of the final IR first (what a kernel without them would be)."""
     from tilescope.core.interpret.hazards import barriers
     from tilescope.core.worker import lowering
 
@@ -70,7 +71,30 @@ def barrier_check(name: str) -> list[Diagnostic]:
     module: Any = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     lowered = lowering.lower(module.kernel(2, 64), "sm_90")
-    return barriers.check(lowered.modules, [p.name for p in lowered.passes], str(path), "kernel")
+    names = [p.name for p in lowered.passes]
+    modules = list(lowered.modules)
+    if strip_barriers:
+        index = max(i for i, n in enumerate(names) if n == barriers.THREAD_SYNC)
+        modules[index] = _without_barriers(modules[index])
+    return barriers.check(modules, names, str(path), "kernel")
+
+
+def _without_barriers(module: Any) -> Any:
+    import tvm
+    from tilescope.core.interpret.hazards.barriers import is_barrier
+    from tvm import tirx
+
+    def drop(stmt: Any) -> Any:
+        return tirx.Evaluate(0) if is_barrier(stmt) else stmt
+
+    return tvm.IRModule(
+        {
+            gvar: func.with_body(tirx.stmt_functor.ir_transform(func.body, None, drop, ["tirx.Evaluate"]))
+            if isinstance(func, tirx.PrimFunc)
+            else func
+            for gvar, func in module.functions.items()
+        }
+    )
 
 
 @pytest.mark.parametrize("name", PLANTED)
@@ -86,6 +110,17 @@ def test_the_barrier_check_alone_finds_each_planted_race_at_its_line_naming_both
 @pytest.mark.parametrize("name", TWINS)
 def test_the_barrier_check_finds_nothing_where_a_barrier_or_an_atomic_orders_the_threads(name: str) -> None:
     assert barrier_check(name) == []
+
+
+def test_without_tilelangs_barrier_a_neighbour_read_in_the_next_statement_is_reported_at_both_lines() -> None:
+    (d,) = barrier_check("ok_barrier_neighbour", strip_barriers=True)
+    assert (d.severity, d.code, d.span.line, d.related[0].span.line) == ("error", "missing-barrier", 18, 17)
+    assert "writes S" in d.related[0].message and d.witness and "block (0,)" in d.witness
+
+
+def test_without_barriers_a_tree_step_races_with_its_own_write_back_and_the_next_step() -> None:
+    found = barrier_check("ok_tree_threads_synced", strip_barriers=True)
+    assert ("missing-barrier", 28, 25) in {(d.code, d.span.line, d.related[0].span.line) for d in found}, found
 
 
 def test_a_tree_step_reads_pairs_another_thread_writes_and_the_witness_names_them() -> None:

@@ -39,7 +39,7 @@ def final_module(modules: list[Any], names: list[str]) -> Any | None:
     return None if index is None else modules[index]
 
 
-def _is_barrier(stmt: Any) -> bool:
+def is_barrier(stmt: Any) -> bool:
     if not isinstance(stmt, tirx.Evaluate) or not isinstance(stmt.value, tirx.Call):
         return False
     name = str(getattr(stmt.value.op, "name", ""))
@@ -53,7 +53,7 @@ def _is_barrier(stmt: Any) -> bool:
 
 def _has_barrier(stmt: Any) -> bool:
     found: list[bool] = []
-    tirx.stmt_functor.post_order_visit(stmt, lambda node: found.append(True) if _is_barrier(node) else None)
+    tirx.stmt_functor.post_order_visit(stmt, lambda node: found.append(True) if is_barrier(node) else None)
     return bool(found)
 
 
@@ -78,7 +78,7 @@ class _RegionWalker(Walker):
     def walk(
         self, stmt: Any, loops: tuple = (), conds: tuple = (), binds: tuple = (), line: int | None = None
     ) -> tuple:
-        if _is_barrier(stmt):
+        if is_barrier(stmt):
             self.region += 1
             return binds
         if isinstance(stmt, tirx.AttrStmt) and str(stmt.attr_key) == "thread_extent":
