@@ -74,6 +74,8 @@ class _RegionWalker(Walker):
     phased: list[Any] = field(default_factory=list)
     """The counters of the enclosing loops with barriers, outermost first."""
     phases: list[tuple[Any, ...]] = field(default_factory=list)
+    values: list[Any] = field(default_factory=list)
+    """Each store's value expression (``None`` for a load or a matrix instruction)."""
 
     def walk(
         self, stmt: Any, loops: tuple = (), conds: tuple = (), binds: tuple = (), line: int | None = None
@@ -104,6 +106,8 @@ class _RegionWalker(Walker):
         new = len(self.sites) - len(self.regions)
         self.regions.extend([self.region] * new)
         self.phases.extend([tuple(self.phased)] * new)
+        stored = stmt.value if isinstance(stmt, tirx.BufferStore) else None
+        self.values.extend([stored if site.op == "store" else None for site in self.sites[len(self.values) :]])
         return out
 
     def _fresh(self, before: int, shifts: tuple[int, ...] | None) -> int:
@@ -157,9 +161,12 @@ class _Touches:
     """Which pass of the enclosing loops with barriers each row is (iterations there are ordered)."""
     guessed: bool
     """A condition depended on data: every lane was counted."""
+    uniform: frozenset[int]
+    """Bytes a store writes with one value from every thread (each loads the same elements): a same-value
+    write, which TileLang's examples make and which the hardware leaves benign."""
 
 
-def _touches(site: Site, region: int, phased: tuple[Any, ...], walker: _RegionWalker) -> _Touches | None:
+def _touches(site: Site, region: int, phased: tuple[Any, ...], value: Any, walker: _RegionWalker) -> _Touches | None:
     threads = walker.axes.threads
     env = Env(threads)
     walker.axes.fill(env)
@@ -177,6 +184,7 @@ def _touches(site: Site, region: int, phased: tuple[Any, ...], walker: _RegionWa
     all_bytes: list[np.ndarray] = []
     all_threads: list[np.ndarray] = []
     all_phases: list[np.ndarray] = []
+    all_values: list[np.ndarray] = []
     guessed = False
     for assignment in assignments:
         env.values.update(assignment)
@@ -197,11 +205,51 @@ def _touches(site: Site, region: int, phased: tuple[Any, ...], walker: _RegionWa
         all_bytes.append(span.reshape(-1))
         all_threads.append(np.repeat(lanes[active], span.shape[1] * site.unit))
         all_phases.append(np.full(all_threads[-1].size, phase, dtype=np.int64))
+        same = _value_keys(value, env, threads)
+        all_values.append(np.repeat(same[active], span.shape[1] * site.unit))
     if not all_bytes:
         return None
     rows = [np.concatenate(all_bytes), np.concatenate(all_threads), np.concatenate(all_phases)]
     rows_unique = np.unique(np.stack(rows, axis=1), axis=0)
-    return _Touches(site, region, root, rows_unique[:, 0], rows_unique[:, 1], rows_unique[:, 2], guessed)
+    values = np.unique(np.stack([rows[0], np.concatenate(all_values)], axis=1), axis=0)
+    keys, counts = np.unique(values[:, 0], return_counts=True)
+    varying = set(np.unique(values[values[:, 1] < 0, 0]).tolist())
+    uniform = frozenset(int(k) for k, c in zip(keys, counts, strict=True) if c == 1 and int(k) not in varying)
+    return _Touches(site, region, root, rows_unique[:, 0], rows_unique[:, 1], rows_unique[:, 2], guessed, uniform)
+
+
+def _value_keys(value: Any, env: Env, threads: int) -> np.ndarray:
+    """Per thread, a number that is equal for two threads only if they store the same value: the elements of
+    global memory the value loads and its constants (-1 where it reads registers, shared memory or thread
+    indices directly, or is no store)."""
+    varying = np.full(threads, -1, dtype=np.int64)
+    if value is None:
+        return varying
+    loads: list[Any] = []
+    tirx.stmt_functor.post_order_visit(value, lambda n: loads.append(n) if isinstance(n, tirx.BufferLoad) else None)
+    if _names_a_thread(value, env):
+        return varying
+    key = np.zeros(threads, dtype=np.int64)
+    for load in loads:
+        if not str(load.buffer.scope()).startswith("global"):
+            return varying
+        try:
+            for index in load.indices:
+                key = key * 1_000_003 + per_thread(np.asarray(env.value(index), dtype=np.int64), threads)[:, 0]
+        except Unknown:
+            return varying
+    return np.abs(key)
+
+
+def _names_a_thread(expr: Any, env: Env) -> bool:
+    """Whether the value uses a thread index other than to pick the elements it loads."""
+    if isinstance(expr, tirx.BufferLoad):
+        return False
+    if isinstance(expr, tirx.Var):
+        return not isinstance(env.values.get(var_key(expr), 0), int)
+    parts = [getattr(expr, name, None) for name in ("a", "b", "value", "condition", "true_value", "false_value")]
+    parts.extend(getattr(expr, "args", None) or [])
+    return any(_names_a_thread(part, env) for part in parts if isinstance(part, tirx.PrimExpr))
 
 
 def _witness_pair(a: _Touches, b: _Touches, shifts: tuple[int | None, ...]) -> tuple[int, int, int] | None:
@@ -220,8 +268,12 @@ def _witness_at(a: _Touches, b: _Touches, shift: int | None) -> tuple[int, int, 
     common = np.intersect1d(key_a, key_b)
     for key in common[:4096]:
         byte = int(key) >> 24
-        ta = a.threads[key_a == key]
-        tb = b.threads[key_b == key]
+        ta = np.unique(a.threads[key_a == key])
+        tb = np.unique(b.threads[key_b == key])
+        if byte in a.uniform or byte in b.uniform:
+            tb = np.setdiff1d(tb, ta)  # a thread reads back its own write, which every writer made the same
+            if tb.size == 0 or a.site is b.site:
+                continue
         if a.site is b.site:
             if ta.size > 1:
                 return int(byte), int(ta[0]), int(ta[1])
@@ -304,8 +356,10 @@ def check(modules: list[Any], names: list[str], path: str, kernel: str) -> list[
             continue
         touched = [
             t
-            for site, region, phased in zip(walker.sites, walker.regions, walker.phases, strict=True)
-            if site.line is not None and (t := _touches(site, region, phased, walker)) is not None
+            for site, region, phased, value in zip(
+                walker.sites, walker.regions, walker.phases, walker.values, strict=True
+            )
+            if site.line is not None and (t := _touches(site, region, phased, value, walker)) is not None
         ]
         for i, a in enumerate(touched):
             for b in touched[i:]:
