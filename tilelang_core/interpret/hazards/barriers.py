@@ -14,7 +14,11 @@ What is treated how: atomics (``T.atomic_add`` lowers to a call on an address) a
 they never race with each other; ``__syncwarp`` and shuffles are not barriers (a race across one is
 reported: conservative); an address that depends on data is not evaluated (nothing reported); a
 condition that depends on data counts every lane, and what it finds is information, not an error,
-because it may not happen. Addresses are evaluated in block 0; the witness says so.
+because it may not happen. A store whose every writer loads the same global elements (a same-value
+write, as TileLang's own examples make) is no race, and a thread reading back its own such write needs
+no barrier. ``cp.async`` counts as a store where it is issued. Addresses are evaluated in block 0; the
+witness says so. Only accesses the final IR still places at a line of the user's file are compared:
+tile operations (``T.copy``, ``T.gemm``) lose their spans on the way, and a race could not be shown there.
 """
 
 from __future__ import annotations
