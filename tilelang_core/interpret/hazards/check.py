@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from tilescope.core.display import dims_text
+from tilescope.core.interpret.hazards import barriers
 from tilescope.core.interpret.hazards.diagnose import diagnostics
 from tilescope.core.interpret.hazards.front import FRONT_END, front_end_module, tile_lines
 from tilescope.core.interpret.hazards.plan import Plan
@@ -53,6 +54,30 @@ def _count(shape: list[int]) -> int:
 
 
 def check(
+    lowered: Any, configs: dict[str, Any], path: str, kernel: str, line: int, budget_s: float
+) -> tuple[list[Diagnostic], HazardCheck]:
+    """The interpreter's findings and the barrier check's of the final IR (which sees races between statements
+    the interpreter's lockstep hides), one diagnostic per code and pair of lines."""
+    found, summary = _interpreted(lowered, configs, path, kernel, line, budget_s)
+    names = [p.name for p in lowered.passes]
+    return merged(found, barriers.check(lowered.modules, names, path, kernel)), summary
+
+
+def merged(interpreted: list[Diagnostic], barrier: list[Diagnostic]) -> list[Diagnostic]:
+    """The interpreter's diagnostics, then the barrier check's that name other lines or say more (an error
+    where the interpreter only had a note)."""
+    said = {
+        (d.code, d.span.line, *sorted(r.span.line for r in d.related)) for d in interpreted if d.severity == "error"
+    }
+    out = list(interpreted)
+    for d in barrier:
+        key = (d.code, d.span.line, *sorted(r.span.line for r in d.related))
+        if key not in said:
+            out.append(d)
+    return out
+
+
+def _interpreted(
     lowered: Any, configs: dict[str, Any], path: str, kernel: str, line: int, budget_s: float
 ) -> tuple[list[Diagnostic], HazardCheck]:
     """The kernel's hazard diagnostics and what ran to find them. ``configs`` is the pass configuration the
