@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -165,7 +166,7 @@ def test_the_worker_builds_the_instantiation_it_is_sent(workspace: Path, analyze
     sent = to_json(saxpy) | {"args": {"N": 512, "alpha": 2.0}, "sources": {"N": "directive", "alpha": "directive"}}
     payload = {"op": "analyze", "path": path, "source": source, "target": "sm_90", "kernel": "saxpy"}
     payload |= {"instantiations": [sent], "args": None, "ptxas": False}
-    data, _ = analyzer._call(payload, 120)
+    data, _ = analyzer._call(payload, time.monotonic() + 120)
     (model,) = from_json(FileAnalysis, data).kernels
     assert model.args["N"] == 512 and model.arg_sources == {"N": "directive", "alpha": "directive"}
     assert model.launch is not None and model.launch.grid == [4]

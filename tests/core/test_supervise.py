@@ -62,7 +62,12 @@ def test_a_worker_that_cannot_start_is_reported_with_what_it_printed(tmp_path: P
     try:
         link.wait_ready()
     except WorkerError as err:
-        assert err.code == "worker-start"
-        assert str(err).endswith("it printed: first words / no TileLang in this interpreter"), err
+        assert err.code == "worker-start" and err.form == "printed", err
+        assert err.fields["printed"] == "first words / no TileLang in this interpreter", err.fields
+        from tilescope.core.codes import diagnostic
+        from tilescope.core.model import Span
+
+        said = diagnostic(err.code, Span(1), form=err.form, fields=err.fields).message
+        assert said.endswith("it printed: first words / no TileLang in this interpreter"), said
     else:
         raise AssertionError("a worker that exits at start was taken as ready")

@@ -21,7 +21,7 @@ WITHIN_S = 30
 
 @pytest_lsp.fixture(config=SERVER, scope="module")
 async def client(lsp_client: LanguageClient):
-    await start(lsp_client, trusted=True, timeout=TIMEOUT_S, idle=0)
+    await start(lsp_client, workspaceTrust=True, timeout=TIMEOUT_S, idle=0)
     yield
     await lsp_client.shutdown_session()
 

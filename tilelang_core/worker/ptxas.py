@@ -62,6 +62,10 @@ def _arch_flag(arch: str) -> str:
     return f"{arch}a" if arch in ("sm_90", "sm_100") else arch
 
 
+_COMPILE_TIME = re.compile(r"^ptxas info\s*: Compile time = ")
+"""ptxas' own wall-clock line: not a fact of the device code, so not kept (two runs then read the same)."""
+
+
 def parse_report(text: str, arch: str) -> Resources | None:
     """The figures ptxas prints for the kernel entry (the one using the most registers)."""
     registers = [int(m) for m in _USAGE.findall(text)]
@@ -75,7 +79,7 @@ def parse_report(text: str, arch: str) -> Resources | None:
         spill_load_bytes=max(load for _, load in spills),
         shared_bytes=max(smem),
         arch=arch,
-        raw=text.strip()[-2000:],
+        raw="\n".join(line for line in text.strip().splitlines() if not _COMPILE_TIME.match(line))[-2000:],
     )
 
 
