@@ -8,18 +8,17 @@ import functools
 import http.server
 import json
 import re
-import shutil
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.chromium import DevTools
 from tests.conftest import ROOT, free_port
 
 
@@ -68,43 +67,11 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-class Chromium:
-    """Headless Chromium over the DevTools protocol: one tab, whose console errors, uncaught exceptions and
-    failed loads are collected."""
+class Chromium(DevTools):
+    """One tab whose console errors, uncaught exceptions and failed loads are collected."""
 
     def __init__(self, folder: Path) -> None:
-        import websocket
-
-        binary = shutil.which("chromium") or shutil.which("chromium-browser")
-        if binary is None:
-            pytest.skip("Chromium is not installed (apt-get install chromium; .ci/setup does)")
-        port = free_port()
-        self.process = subprocess.Popen(
-            [
-                binary,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                f"--user-data-dir={folder}",
-                f"--remote-debugging-port={port}",
-                "--remote-allow-origins=*",
-                "about:blank",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline, tab = time.monotonic() + 60, None
-        while tab is None and time.monotonic() < deadline:
-            with (
-                contextlib.suppress(OSError, ValueError, StopIteration),
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=5) as answer,
-            ):
-                tab = next(t for t in json.loads(answer.read()) if t["type"] == "page")
-            time.sleep(0.3)
-        assert tab is not None, "Chromium did not open its DevTools port"
-        self.ws = websocket.create_connection(tab["webSocketDebuggerUrl"], timeout=60)
-        self.next_id = 0
+        super().__init__(folder)
         self.errors: list[str] = []
         self.loaded = False
         for domain in ("Page", "Runtime", "Log", "Network"):
@@ -126,16 +93,6 @@ class Chromium:
         elif method == "Page.loadEventFired":
             self.loaded = True
 
-    def send(self, method: str, **params: object) -> dict[str, Any]:
-        self.next_id += 1
-        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
-        while True:
-            message = json.loads(self.ws.recv())
-            if message.get("id") == self.next_id:
-                assert "error" not in message, message
-                return message["result"]
-            self._event(message)
-
     def open(self, url: str, settle_s: float = 0.5) -> list[str]:
         """Load ``url`` and wait for its load event and a moment after it; the errors it caused."""
         self.errors, self.loaded = [], False
@@ -154,16 +111,6 @@ class Chromium:
         finally:
             self.ws.settimeout(60)
         return self.errors
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self.ws.close()
-        self.process.terminate()
-        try:
-            self.process.wait(20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(20)
 
 
 def test_every_page_opens_without_a_console_error(site: Path, served: str, tmp_path: Path) -> None:

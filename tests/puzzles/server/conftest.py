@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.chromium import DevTools
 from tests.conftest import ROOT, free_port
 
 pytest.importorskip("sqlalchemy")
@@ -190,53 +191,12 @@ def wait_verdict(server: Server, number: int, token: str, timeout_s: float = 240
     raise AssertionError(f"no verdict for #{number} in {timeout_s} s: {server.said()}")
 
 
-class Browser:
-    """A real headless Chromium, driven over the DevTools protocol (one tab, its own throwaway profile)."""
+class Browser(DevTools):
+    """The class server's page in a real headless Chromium (one tab, its own throwaway profile)."""
 
     def __init__(self, folder: Path) -> None:
-        import websocket
-
-        chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-        if chromium is None:
-            pytest.skip("Chromium is not installed (apt-get install chromium; .ci/setup does)")
-        port = free_port()
-        self.process = subprocess.Popen(
-            [
-                chromium,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                f"--user-data-dir={folder / 'profile'}",
-                f"--remote-debugging-port={port}",
-                "--remote-allow-origins=*",
-                "--window-size=1200,900",
-                "about:blank",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline, tab = time.monotonic() + 60, None
-        while tab is None and time.monotonic() < deadline:
-            with (
-                contextlib.suppress(OSError, ValueError),
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=5) as answer,
-            ):
-                tab = next(t for t in json.loads(answer.read()) if t["type"] == "page")
-            time.sleep(0.3)
-        assert tab is not None, "Chromium did not open its DevTools port"
-        self.ws = websocket.create_connection(tab["webSocketDebuggerUrl"], timeout=60)
-        self.next_id = 0
+        super().__init__(folder / "profile", "--window-size=1200,900")
         self.send("Page.enable")
-
-    def send(self, method: str, **params: object) -> dict[str, object]:
-        self.next_id += 1
-        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
-        while True:
-            message = json.loads(self.ws.recv())
-            if message.get("id") == self.next_id:
-                assert "error" not in message, message
-                return message["result"]
 
     def evaluate(self, expression: str) -> object:
         result = self.send("Runtime.evaluate", expression=expression, returnByValue=True)
@@ -258,13 +218,3 @@ class Browser:
                 return
             time.sleep(0.1)
         raise AssertionError(f"the page did not load: {what}")
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self.ws.close()
-        self.process.terminate()
-        try:
-            self.process.wait(20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(10)
