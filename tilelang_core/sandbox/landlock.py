@@ -333,16 +333,8 @@ def apart() -> None:
         raise OSError("this kernel offers no Landlock")
     libc = _libc()
     make_block = 1 << 11  # handled and never granted: making block devices, which no build does
-    attr = _RulesetAttr(make_block, 0, 0)
-    ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(8), ctypes.c_uint32(0))
-    if ruleset < 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"landlock_create_ruleset: {os.strerror(err)}")
+    ruleset = _ruleset(libc, 1, make_block, signals=False)  # ABI 1's ruleset: files alone, sockets as they are
     try:
-        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0):
-            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
-        if libc.syscall(_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)):
-            err = ctypes.get_errno()
-            raise OSError(err, f"landlock_restrict_self: {os.strerror(err)}")
+        _restrict(libc, ruleset)
     finally:
         os.close(ruleset)
