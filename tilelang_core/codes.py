@@ -311,13 +311,17 @@ CODES: dict[str, Code] = {c.code: c for c in (
        {"blocks": "Blocks {first} and {second} both touch {element} ({first_side} at line {line}, {second_side} "
                   "here) and blocks are never ordered; use T.atomic_add or disjoint tiles",
         "suspected": _SUSPECTS + "the interpreter did not reproduce it ({ran})",
-        "suspected_not_run": _SUSPECTS + "the interpreter could not run this kernel"}),
+        "suspected_not_run": _SUSPECTS + "the interpreter could not run this kernel",
+        "threads": "{first} and {second} both write {element} (lines {line} and {other_line}) with no barrier "
+                   "between them: a data race; use T.atomic_add or one writer{guess}"}),
     _c("missing-barrier", "error", "hazards", "A thread overwrites an element another thread reads in the same statement.",
        "{writer} overwrites {element} while {reader} reads it in the same statement (line {line}): no barrier can "
        "separate them; read into a fragment or a second buffer first",
        "Read into a fragment or a second buffer first, then write: TileLang places the barrier between the two "
        "statements.",
-       "for i in T.Parallel(128):\n    A_s[i] = A_s[127 - i]   # reverses in place"),
+       "for i in T.Parallel(128):\n    A_s[i] = A_s[127 - i]   # reverses in place",
+       {"threads": "{second} {second_verb} {element} here while {first} {first_verb} it at line {line}, with no "
+                   "barrier between them; add T.sync_threads() between the two{guess}"}),
     _c("out-of-bounds", "error", "hazards", "The kernel reads or writes outside a buffer's shape.",
        "Reads " + _OOB, "Guard the access (if ... < N), size the buffer for its halo, or keep TileLang's safe-memory "
        "pass on.",

@@ -91,6 +91,17 @@ def _edit(rng: random.Random, text: str, history: list[str]) -> str:
     return text[:at] + " " + text[at:]
 
 
+@pytest.fixture(autouse=True)
+def _steps_not_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Budgets end on steps alone here: their clock depends on the machine's load, so one of two
+    analyses of one text may run out of time where the other does not. What is compared is what
+    the two compute, which the step budgets bound the same way."""
+    from tilescope.core.static import evaluate, flow
+
+    monkeypatch.setattr(flow, "RUN_SECONDS", 3600.0)
+    monkeypatch.setattr(evaluate, "EXPRESSION_SECONDS", 3600.0)
+
+
 def _fresh(text: str, path: str) -> StaticFile:
     forget_lexed()
     return analyze_source(text, path, blocks=BlockCache())

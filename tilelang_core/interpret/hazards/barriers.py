@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from tilescope.core.model import Diagnostic, Related, Span
+from tilescope.core.codes import diagnostic
+from tilescope.core.model import Diagnostic, Related, Severity, Span
 from tilescope.core.worker.shared_sites import Env, Site, Unknown, Walker, per_thread, var_key
 from tvm import tirx
 
@@ -320,27 +321,32 @@ def _diagnostic(
     verb2 = "writes" if second.site.op == "store" else "reads"
     element = f"shared {first.site.buffer} byte {byte}"
     guessed = first.guessed or second.guessed
-    if code == "data-race":
-        message = (
-            f"{who1.capitalize()} and {who2} both write {element} (lines {first.site.line} and {second.site.line}) "
-            "with no barrier between them: a data race; use T.atomic_add or one writer"
-        )
-    else:
-        message = (
-            f"{who2.capitalize()} {verb2} {element} here while {who1} {verb1} it at line {first.site.line}, "
-            "with no barrier between them; add T.sync_threads() between the two"
-        )
-    if guessed:
-        message += " (a condition depends on data: every lane was counted)"
     text = (
         f"Evaluated from the final IR in block (0,): {who1} {verb1} byte {byte} of {first.site.buffer} at line "
         f"{first.site.line}; {who2} {verb2} it at line {second.site.line}; no barrier, atomic or warp guarantee "
         "between them."
     )
     related = [Related(Span(first.site.line or 0), f"{who1} {verb1} {first.site.buffer} here")]
-    severity = "information" if guessed else "error"
-    return Diagnostic(
-        severity, message, Span(second.site.line or 0), code, kernel=kernel, related=related, witness=text
+    guess = " (a condition depends on data: every lane was counted)" if guessed else ""
+    severity: Severity | None = "information" if guessed else None
+    if code == "data-race":
+        fields: dict[str, object] = {"other_line": second.site.line}
+    else:
+        fields = {"first_verb": verb1, "second_verb": verb2}
+    return diagnostic(
+        code,
+        Span(second.site.line or 0),
+        form="threads",
+        severity=severity,
+        kernel=kernel,
+        related=related,
+        witness=text,
+        fields=fields,
+        first=who1.capitalize() if code == "data-race" else who1,
+        second=who2 if code == "data-race" else who2.capitalize(),
+        element=element,
+        line=first.site.line,
+        guess=guess,
     )
 
 
