@@ -34,6 +34,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = Path(__file__).resolve().parent / "kernels"
+HAZARD_FIXTURES = ROOT / "benchmarks" / "hazards" / "fixtures"
 PUZZLES = ROOT / "puzzles" / "content"
 PUZZLE_IDS = ("03", "07", "10", "13")
 GRADER_IDS = ("07", "10")
@@ -55,6 +56,9 @@ def jobs() -> list[dict[str, Any]]:
     for pad in (0, 1):
         fixture = ROOT / "tests" / "core" / "fixtures" / "bank_kernels.py"
         found.append({"file": fixture, "kernel": "transpose", "args": {"pad": pad}, "group": "fixture"})
+        found.append({"file": fixture, "kernel": "transpose_by_thread", "args": {"pad": pad}, "group": "threads"})
+    for path in sorted(HAZARD_FIXTURES.glob("ok_*threads*.py")):  # correct kernels written with thread indices
+        found.append({"file": path, "kernel": None, "args": {}, "group": "threads"})
     for name in ("gemm", "softmax", "elementwise_add", "flash_attention", "dequant_gemm"):
         found.append({"file": ROOT / "examples" / f"{name}.py", "kernel": None, "args": {}, "group": "example"})
     for path in sorted(KERNELS.glob("*.py")):

@@ -115,6 +115,10 @@ def _command(nvcc: Path, arch: str, cu: Path, cubin: Path) -> list[str]:
     ]
 
 
+_CACHE_FORM = "output without the temporary folder"
+"""Part of the cache key: entries kept before the output named ``kernel.cu`` alone are not read."""
+
+
 def compile_cubin(source: str, arch: str) -> Compiled | None:
     """Compile ``source`` to a cubin for ``arch``, kept on disk by source, arch and compiler.
 
@@ -125,7 +129,7 @@ def compile_cubin(source: str, arch: str) -> Compiled | None:
     nvcc = find_nvcc()
     if nvcc is None:
         return None
-    key = hashlib.sha256("\0".join([source, arch, str(nvcc), *_include_dirs(nvcc)]).encode()).hexdigest()
+    key = hashlib.sha256("\0".join([_CACHE_FORM, source, arch, str(nvcc), *_include_dirs(nvcc)]).encode()).hexdigest()
     kept = cache_dir() / f"{key}.json"
     if kept.exists():
         try:
@@ -140,7 +144,9 @@ def compile_cubin(source: str, arch: str) -> Compiled | None:
             _command(nvcc, arch, cu, cubin), capture_output=True, text=True, timeout=SPILL_TIMEOUT_S, check=False
         )
         binary = cubin.read_bytes() if done.returncode == 0 and cubin.exists() else b""
-    compiled = Compiled(binary, done.returncode, done.stdout + done.stderr)
+    # The output names the source by its temporary path: kept as ``kernel.cu``, so two compiles of one
+    # source say the same (the path is a fact of this run, not of the kernel).
+    compiled = Compiled(binary, done.returncode, (done.stdout + done.stderr).replace(tmp + os.sep, ""))
     try:
         kept.parent.mkdir(parents=True, exist_ok=True)
         record = {
