@@ -9,8 +9,8 @@ mkdir -p /tmp/site && tar xJf .carry/site.tar.xz -C /tmp/site && tar xJf .carry/
 OUT=${OUT:-/tmp/h200-b}
 mkdir -p "$OUT"
 LOG="$OUT/b-log.txt"
-python3 benchmarks/gpu/install_shim.py /tmp/ts > "$LOG" 2>&1 || true
-export PYTHONPATH=/tmp/ts:/tmp/site:$PWD TILESCOPE_CACHE=/tmp/tilescope-cache PYTHONUNBUFFERED=1
+python3 benchmarks/gpu/install_shim.py /tmp/tsb > "$LOG" 2>&1 || true
+export PYTHONPATH=/tmp/tsb:/tmp/site:$PWD TILESCOPE_CACHE=/tmp/tilescope-cache PYTHONUNBUFFERED=1
 export TILELANG_CACHE_DIR=/tmp/tlcache TILESCOPE_DATA_DIR=/tmp/tilescope-data
 REPO=$PWD
 { date -u; nvidia-smi --query-gpu=name --format=csv,noheader; python3 -m tilescope --version

@@ -4,16 +4,23 @@ hostile review made, each of which got through before the seal held them."""
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
+import shutil
+import signal
+import subprocess
+import sys
 import tempfile
+import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import Listener, armed
+from tests.conftest import Listener, armed, free_port
 
 from .conftest import CONTENT, add_learner, start_server, tilescope, wait_verdict
 
@@ -84,3 +91,94 @@ def test_the_database_url_comes_from_the_environment_or_a_file_not_the_command_l
     done = tilescope("puzzles", "serve", "--db-file", str(url_file), "--add-learner", "bob", env=data)
     assert done.returncode == 0 and str(from_file) in done.stdout, done.stderr
     assert from_env.exists() and from_file.exists() and not (tmp_path / "data").exists()
+
+
+@pytest.fixture
+def two_node_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A Ray cluster of two nodes on this machine, with token authentication (a head, and a second node
+    holding the resource ``second``), as a class's cluster of machines is; its address. Each node is a
+    ``ray start --block`` in a process group of its own, ended by the group (``ray stop`` would end every
+    cluster of the machine, other tests' too)."""
+    ray_bin = str(Path(sys.executable).with_name("ray"))
+    address = f"127.0.0.1:{free_port()}"
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")  # the server and the control driver join with the token
+    session = tempfile.mkdtemp(prefix="r2n-", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
+    env = {**os.environ, "RAY_TMPDIR": session}
+    common = ["--block", "--num-cpus", "1", "--object-store-memory", str(200 << 20), "--disable-usage-stats"]
+    nodes = [
+        [ray_bin, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", address.split(":")[1],
+         "--include-dashboard", "false", *common],
+        [ray_bin, "start", "--address", address, "--node-ip-address", "127.0.0.1", "--resources", '{"second": 1}',
+         *common],
+    ]  # fmt: skip
+    started: list[subprocess.Popen[bytes]] = []
+    try:
+        for command in nodes:
+            quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+            started.append(subprocess.Popen(command, env=env, start_new_session=True, **quiet))
+            _until_nodes(ray_bin, address, len(started), env)
+        yield address
+    finally:
+        for process in reversed(started):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+        shutil.rmtree(session, ignore_errors=True)
+
+
+def _until_nodes(ray_bin: str, address: str, count: int, env: dict[str, str]) -> None:
+    """Wait until ``ray status`` lists ``count`` live nodes."""
+    deadline = time.monotonic() + 180
+    said = ""
+    while time.monotonic() < deadline:
+        done = subprocess.run([ray_bin, "status", "--address", address], env=env, capture_output=True, text=True)
+        said = done.stdout + done.stderr
+        active = said.split("Active:", 1)[-1].split("Pending:", 1)[0]
+        if done.returncode == 0 and active.count("node_") >= count:
+            return
+        time.sleep(2)
+    raise AssertionError(f"the cluster did not get {count} nodes: {said[-2000:]}")
+
+
+@pytest.mark.slow
+def test_a_submission_does_not_reach_a_two_node_clusters_ray(
+    tmp_path: Path, listener: Listener, two_node_cluster: str
+) -> None:
+    """The Ray escape against a cluster of two nodes: the submission's child knows the cluster's address and
+    aims its task at the other node. Outside the seal the same task does run there (the control), so what
+    stops it is the seal, not the test."""
+    reference = str(CONTENT / "01_copy_one_block" / "reference.py")
+    control = tmp_path / "control-escaped"
+    from tests.puzzles.fixtures import steals_secrets  # the file's own attack, run here without a seal
+
+    said = steals_secrets._ray(reference, str(control), two_node_cluster, "second")
+    assert "RAY-ESCAPED" in said and control.exists(), "the control task did not run: the test would prove nothing"
+
+    db = f"sqlite:///{tmp_path / 'class.db'}"
+    token = add_learner(db, "mallory")
+    server = start_server(db, tmp_path, "--cpu-slots", "2", "--ray", two_node_cluster)
+    mark = tmp_path / "ray-escaped"
+    try:
+        target = {"ray": {"reference": reference, "mark": str(mark), "address": two_node_cluster, "resource": "second"}}
+        target["port"] = listener.port
+        done = tilescope(
+            "puzzles",
+            "submit",
+            "1",
+            str(armed(target, tmp_path / "steals_secrets.py")),
+            "--server",
+            server.url,
+            "--json",
+            env={"TILESCOPE_TOKEN": token},
+            timeout=600,
+        )
+        answer = json.loads(done.stdout)
+        verdict = answer if answer.get("verdict") is not None else wait_verdict(server, int(answer["id"]), token)
+    finally:
+        server.stop()
+    text = json.dumps(verdict)
+    assert not mark.exists() and not listener.received, text[:1500]
+    assert verdict["verdict"]["passed"], text[:2000]  # it reached nothing, so it built
