@@ -100,15 +100,19 @@ def two_node_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     ``ray start --block`` in a process group of its own, ended by the group (``ray stop`` would end every
     cluster of the machine, other tests' too)."""
     ray_bin = str(Path(sys.executable).with_name("ray"))
-    address = f"127.0.0.1:{free_port()}"
+    from ray._private.services import get_node_ip_address
+
+    # Ray runs several nodes only on the machine's outward address (on loopback it refuses a second node),
+    # as a class's cluster of machines does.
+    address = f"{get_node_ip_address()}:{free_port()}"
     monkeypatch.setenv("RAY_AUTH_MODE", "token")  # the server and the control driver join with the token
     session = tempfile.mkdtemp(prefix="r2n-", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
     env = {**os.environ, "RAY_TMPDIR": session}
     common = ["--block", "--num-cpus", "1", "--object-store-memory", str(200 << 20), "--disable-usage-stats"]
     nodes = [
-        [ray_bin, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", address.split(":")[1],
+        [ray_bin, "start", "--head", "--port", address.split(":")[1],
          "--include-dashboard", "false", *common],
-        [ray_bin, "start", "--address", address, "--node-ip-address", "127.0.0.1", "--resources", '{"second": 1}',
+        [ray_bin, "start", "--address", address, "--resources", '{"second": 1}',
          *common],
     ]  # fmt: skip
     started: list[subprocess.Popen[bytes]] = []
