@@ -526,6 +526,8 @@ class RunReport:
     """Where the expected outputs came from: ``--compare``'s function or the file's ``ref_program``."""
     culprits: list[str] = field(default_factory=list[str])
     """Per wrong output, the first wrong element and the block and thread that last wrote it."""
+    config: str | None = None
+    """For an ``@autotune`` kernel, which config ran and why (the one ``check`` analyses, or ``--config N``)."""
 
 
 @dataclass(frozen=True)

@@ -76,3 +76,30 @@ def test_the_worker_guard_stops_both_autotuner_styles_before_they_start() -> Non
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("blocked: Tilescope never runs the autotuner") == 2, done.stdout
+
+
+SMALL = {"M": 128, "N": 128, "K": 64}
+
+
+def test_run_interprets_the_config_check_analyses_in_both_styles(analyzer: Analyzer) -> None:
+    """``run`` builds the config the model describes (the first that fits), says which, and its output
+    is the whole product: the autotuner itself never starts."""
+    for name in ("tuned_gemm", "tune_api"):
+        model = analyzer.analyze(str(FIXTURE), kernel=name, args=SMALL).kernel(name)
+        assert model.autotune is not None and model.autotune.chosen == 1, model.diagnostics
+        report = analyzer.run(str(FIXTURE), kernel=name, args=SMALL)
+        assert report.error is None, report.error
+        assert report.config is not None and report.config.startswith("config 1 of 3 (block_M=128"), report.config
+        assert report.args["block_M"] == 128 and report.args["num_stages"] == 3
+        [output] = report.outputs
+        assert output.unwritten == 0 and output.nan == 0
+
+
+def test_run_config_n_builds_that_config_and_refuses_one_that_does_not_exist(analyzer: Analyzer) -> None:
+    report = analyzer.run(str(FIXTURE), kernel="tuned_gemm", args={**SMALL, "config": 2})
+    assert report.error is None and report.grid == [2, 2], report.error
+    assert report.config is not None and report.config.endswith("as asked")
+    missing = analyzer.run(str(FIXTURE), kernel="tuned_gemm", args={**SMALL, "config": 7})
+    assert missing.error == "kernel 'tuned_gemm' has configs 0 to 2, not 7"
+    plain = analyzer.run("examples/elementwise_add.py", args={"N": 4096, "config": 1})
+    assert plain.error == "kernel 'elementwise_add' is not autotuned: it has no config 1"

@@ -18,6 +18,7 @@ from tilescope.core.compiler.service import Analyzer
 from tilescope.core.ide.run_view import run_failed as failed
 from tilescope.core.ide.run_view import run_text as render
 from tilescope.core.model import dumps
+from tilescope.core.protocol import CONFIG_ARG
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,6 +32,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--inputs", metavar="MODULE:FN", help="FN(**args) returns the kernel's input tensors")
     parser.add_argument("--compare", metavar="MODULE:FN", help="FN(*inputs) returns the expected outputs (torch)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    parser.add_argument(
+        "--config",
+        type=int,
+        metavar="N",
+        help="for an @autotune kernel, its config N (default: the one check analyses, the first that fits)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -41,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         report = analyzer.run(
             args.file,
             kernel=options.kernel,
-            args=options.args or None,
+            args={**options.args, CONFIG_ARG: args.config} if args.config is not None else options.args or None,
             inputs=args.inputs,
             compare=args.compare,
             seed=args.seed,

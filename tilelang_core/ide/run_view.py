@@ -21,6 +21,8 @@ def _number(x: float | None) -> str:
 def run_text(path: str, report: RunReport) -> str:
     args = ", ".join(f"{k}={v}" for k, v in report.args.items())
     lines = [f"kernel {report.kernel}({args})"]
+    if report.config:
+        lines.append(f"  autotuned: {report.config}")
     if report.error:
         where = f"{path}:{report.line}: " if report.line else ""
         lines.append(f"  {where}error: {report.error}")

@@ -21,7 +21,9 @@ from tilescope.core import errors
 from tilescope.core.compiler.discovery import instantiations
 from tilescope.core.interpret.kernel import Kernel, compile_kernel
 from tilescope.core.interpret.memory import NotInterpretable
+from tilescope.core.interpret.tuned import configured
 from tilescope.core.model import Comparison, OutputStats, RunReport
+from tilescope.core.protocol import CONFIG_ARG
 from tilescope.core.worker.loader import build_prim_func, jit_options, load_module
 
 TORCH_DTYPES = {
@@ -130,7 +132,7 @@ def run_file(
         return RunReport(kernel or "", args or {}, [], [], 0.0, error=f"{which} in {path}", line=1)
     inst = found[0]
     if args:
-        known = {p.name for p in inst.kernel.params}
+        known = {p.name for p in inst.kernel.params} | {CONFIG_ARG}
         given = {k: v for k, v in args.items() if k in known}
         inst = replace(inst, args={**inst.args, **given}, missing=[m for m in inst.missing if m not in given])
     name, line = inst.kernel.name, inst.kernel.span.line
@@ -139,6 +141,11 @@ def run_file(
         return replace(base, error=f"kernel '{name}' needs values for {', '.join(inst.missing)} (--arg K=V)", line=line)
     try:
         namespace = load_module(source, path)
+        tuned = configured(namespace, inst, path, source)
+        if isinstance(tuned, str):
+            return replace(base, error=tuned, line=line)
+        namespace, inst, config = tuned
+        base = replace(base, args=dict(inst.args), config=config)
         prim_func = build_prim_func(namespace, inst)
     except Exception as err:
         d = errors.build_error(err, path, name, line)

@@ -125,7 +125,7 @@ def analyze_kernel(
     run = analyze(namespace, replace(inst, args=args))
     if _requested:
         fn, configs = _requested[-1]
-        plain = {**namespace, name: _config_only(fn)}
+        plain = {**namespace, name: config_only(fn)}
         return _over_space(plain, inst, args, choice, lambda: [dict(c) for c in configs], analyze)
     if choice is None:
         return run
@@ -133,7 +133,12 @@ def analyze_kernel(
     return _with(run, diagnostics=[note])
 
 
-def _config_only(fn: Callable[..., Any]) -> Callable[..., Any]:
+def requested() -> list[tuple[Callable[..., Any], Any]]:
+    """The ``AutoTuner(fn, configs)`` constructions seen since it was last cleared (the API style)."""
+    return _requested
+
+
+def config_only(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` called with a config only, as ``AutoTuner`` calls it: the factory's own arguments are bound."""
     signature = inspect.signature(fn)
 
