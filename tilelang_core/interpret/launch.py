@@ -21,7 +21,7 @@ from tilescope.core import errors
 from tilescope.core.compiler.discovery import instantiations
 from tilescope.core.interpret.kernel import Kernel, compile_kernel
 from tilescope.core.interpret.memory import NotInterpretable
-from tilescope.core.interpret.tuned import configured
+from tilescope.core.interpret.tuned import Chooser, configured
 from tilescope.core.model import Comparison, OutputStats, RunReport
 from tilescope.core.protocol import CONFIG_ARG
 from tilescope.core.worker.loader import build_prim_func, jit_options, load_module
@@ -122,8 +122,11 @@ def run_file(
     inputs: str | None = None,
     compare: str | None = None,
     seed: int = 0,
+    choose: Chooser | None = None,
 ) -> RunReport:
-    """Interpret one kernel of a file once; every failure is in the report, with its line."""
+    """Interpret one kernel of a file once; every failure is in the report, with its line. For an
+    ``@autotune`` kernel ``choose`` gives the config the compiler tier analyses (default: the first)."""
+    choose = choose or _first
     found = instantiations(source, path)
     if kernel is not None:
         found = [i for i in found if i.kernel.name == kernel]
@@ -141,7 +144,7 @@ def run_file(
         return replace(base, error=f"kernel '{name}' needs values for {', '.join(inst.missing)} (--arg K=V)", line=line)
     try:
         namespace = load_module(source, path)
-        tuned = configured(namespace, inst, path, source)
+        tuned = configured(namespace, inst, choose)
         if isinstance(tuned, str):
             return replace(base, error=tuned, line=line)
         namespace, inst, config = tuned
@@ -161,6 +164,10 @@ def run_file(
     if compare is None and callable(namespace.get("ref_program")):
         report = replace(report, reference="ref_program")
     return _launch(report, namespace, prim_func, compiled, path, inputs, compare, seed, threads)
+
+
+def _first(_inst: Any) -> None:
+    """No compiler tier to ask: the call's own values, else the search space's first config."""
 
 
 def _compiled(prim_func: Any, path: str, name: str, configs: dict[str, Any]) -> tuple[Kernel, Any]:

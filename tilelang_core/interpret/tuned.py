@@ -16,19 +16,28 @@ from dataclasses import replace
 from typing import Any
 
 from tilescope.core.compiler.discovery import Instantiation
+from tilescope.core.model import Autotune
 from tilescope.core.protocol import CONFIG_ARG
 from tilescope.core.worker import autotune
-from tilescope.core.worker.analysis import analyze_file
 from tilescope.core.worker.loader import build_prim_func
 
-_BY = {"directive": "as asked", "first-fit": "the first that fits, the one check analyses"}
+_BY = {
+    "directive": "as asked",
+    "first-fit": "the first that fits, the one check analyses",
+    "first": "the first of the search space",
+}
+
+
+Chooser = Callable[[Instantiation], Autotune | None]
+"""The compiler tier's choice for an instantiation: its model's ``autotune`` (the worker's analysis)."""
 
 
 def configured(
-    namespace: dict[str, Any], inst: Instantiation, path: str, source: str
+    namespace: dict[str, Any], inst: Instantiation, choose: Chooser
 ) -> tuple[dict[str, Any], Instantiation, str | None] | str:
     """The namespace and instantiation that build the config to run, and which config it is in words
-    (``None``: not autotuned); or why no config can be built (a ``config`` that does not exist)."""
+    (``None``: not autotuned); or why no config can be built (a ``config`` that does not exist).
+    ``choose`` is asked only for an autotuned kernel."""
     name = inst.kernel.name
     choice = inst.args.get(CONFIG_ARG)
     args = {k: v for k, v in inst.args.items() if k != CONFIG_ARG}
@@ -39,20 +48,23 @@ def configured(
             return f"kernel '{name}' is not autotuned: it has no config {choice}"
         return namespace, plain, None
     factory, space = found
-    if choice is not None and not (
-        isinstance(choice, int) and not isinstance(choice, bool) and 0 <= choice < len(space)
-    ):
+    valid = isinstance(choice, int) and not isinstance(choice, bool) and 0 <= choice < len(space)
+    if choice is not None and not valid:
         return f"kernel '{name}' has configs 0 to {len(space) - 1}, not {choice!r}"
-    _, runs = analyze_file(path, source, [inst])
-    tune = runs[name].model.autotune if name in runs else None
+    tune = choose(inst)
+    given = sorted(k for k in args if any(k in c for c in space))
+    if tune is not None:
+        index, by = tune.chosen, tune.chosen_by
+    elif valid:
+        index, by = choice, "directive"
+    else:
+        index, by = (None, "call") if given else (0, "first")
     tuned_namespace = {**namespace, name: factory}
-    if tune is None or tune.chosen is None:
-        given = sorted(k for k in args if any(k in c for c in space))
-        why = f"the call passes {', '.join(given)}, so TileLang skips tuning" if given else "built with its defaults"
-        return tuned_namespace, plain, why
-    values = {k: v for k, v in space[tune.chosen].items() if k != "pass_configs"}
+    if index is None:
+        return tuned_namespace, plain, f"the call passes {', '.join(given)}, so TileLang skips tuning"
+    values = {k: v for k, v in space[index].items() if k != "pass_configs"}
     shown = ", ".join(f"{k}={v}" for k, v in values.items())
-    text = f"config {tune.chosen} of {len(space)} ({shown}): {_BY.get(tune.chosen_by, tune.chosen_by)}"
+    text = f"config {index} of {len(space)} ({shown}): {_BY[by]}"
     missing = [m for m in inst.missing if m not in values]
     return tuned_namespace, replace(inst, args={**args, **values}, missing=missing), text
 

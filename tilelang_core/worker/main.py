@@ -206,8 +206,16 @@ class Worker:
             inputs=request["inputs"],
             compare=request["compare"],
             seed=request["seed"],
+            choose=lambda inst: self._tuned_choice(request, inst),
         )
         return to_json(report)
+
+    def _tuned_choice(self, request: RunRequest, inst: Any) -> Any:
+        """The config the compiler tier analyses for an ``@autotune`` kernel (lowering configs until
+        one fits), so ``run`` interprets the kernel ``check`` describes."""
+        _, runs = self._analysis.analyze_file(request["path"], request["source"], [inst])
+        run = runs.get(inst.kernel.name)
+        return run.model.autotune if run is not None else None
 
     def profile(self, request: ProfileRequest) -> dict[str, Any]:
         """Build one kernel for this machine's GPU and time it (``tilescope profile``)."""
