@@ -171,14 +171,44 @@ tensor moved with ``.cuda()``) keeps them: offsets and lengths that size kernels
 _GIVEN = ("tensor", "as_tensor", "arange")
 
 
+_MADE = ("zeros", "ones", "full", "empty", "rand", "randn", "randint", "eye")
+"""Factories whose small results are made for real on the CPU: a ``cu_seqlens`` made with ``zeros``, filled
+by the program and read back with ``.item()`` to size a kernel, holds what the program wrote."""
+
+
 def _carries_values(name: str, args: Any, kwargs: dict[str, Any], tensor_type: Any) -> bool:
     """Whether the call puts values the program knows on the device (small enough to keep on the CPU)."""
     if name in _GIVEN:
         return "device" in kwargs and _on_device(kwargs["device"]) and _small(args)
+    if name in _MADE:
+        count = _made_count(name, args, kwargs)
+        return "device" in kwargs and _on_device(kwargs["device"]) and count is not None and count <= _SMALL
     if name in ("cuda", "npu", "to") and args and isinstance(args[0], tensor_type) and not args[0].is_meta:
         moved = name != "to" or any(_on_device(a) for a in (*args[1:], kwargs.get("device")) if a is not None)
         return moved and args[0].numel() <= _SMALL
     return False
+
+
+def _made_count(name: str, args: Any, kwargs: dict[str, Any]) -> int | None:
+    """The number of elements a factory call makes (``None``: not plain sizes)."""
+    if name == "eye":
+        n = args[0] if args else kwargs.get("n")
+        m = args[1] if len(args) > 1 else kwargs.get("m", n)
+        return n * m if isinstance(n, int) and isinstance(m, int) else None
+    if name == "full":
+        sizes: Any = args[0] if args else kwargs.get("size")
+    elif name == "randint":  # randint(high, size) or randint(low, high, size)
+        sizes = next((a for a in args if isinstance(a, list | tuple)), kwargs.get("size"))
+    elif "size" in kwargs:
+        sizes = kwargs["size"]
+    else:
+        sizes = args[0] if len(args) == 1 and isinstance(args[0], list | tuple) else args
+    if not isinstance(sizes, list | tuple) or not all(isinstance(d, int) and not isinstance(d, bool) for d in sizes):
+        return None
+    count = 1
+    for d in sizes:
+        count *= d
+    return count
 
 
 def _small(args: Any) -> bool:

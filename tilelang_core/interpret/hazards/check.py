@@ -16,6 +16,7 @@ from tilescope.core.interpret.hazards import barriers
 from tilescope.core.interpret.hazards.diagnose import diagnostics
 from tilescope.core.interpret.hazards.front import FRONT_END, front_end_module, tile_lines
 from tilescope.core.interpret.hazards.plan import Plan
+from tilescope.core.interpret.hazards.steered import steering_inputs
 from tilescope.core.interpret.hazards.threads import ThreadMap, loop_layouts
 from tilescope.core.interpret.hazards.tilelang_check import suspicions
 from tilescope.core.interpret.hazards.tracker import Tracker
@@ -117,4 +118,5 @@ def _interpreted(
     blocks = ", ".join(str(tuple(b)) for b in ran) or "none"
     grid = dims_text(compiled.grid) or "1"
     ran_words = f"blocks {blocks} of the {grid} grid"
-    return diagnostics(run.findings, tracker.hazards(), found, path, kernel, ran_words, 0), summary
+    steering = steering_inputs(func)
+    return diagnostics(run.findings, tracker.hazards(), found, path, kernel, ran_words, 0, steering), summary

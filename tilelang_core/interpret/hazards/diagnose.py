@@ -1,6 +1,7 @@
 """Hazards and access findings as diagnostics at the user's lines, with both lines and a witness.
 
-An interpreter finding is an error: it happened, in the block and thread the witness names. A
+An interpreter finding is an error: it happened, in the block and thread the witness names (information
+where a loop bound or branch depends on the values of inputs the check made up: ``steered``). A
 race whose two sides are loop iterations with no known thread mapping, and a suspicion of
 TileLang's own race check that the interpreter did not reproduce, are information notes.
 """
@@ -27,22 +28,40 @@ class Suspicion:
 _FINDING_KINDS = ("out-of-bounds-read", "out-of-bounds-write", "uninitialised-read")
 
 
-def _finding(f: Finding, path: str, kernel: str, ran: str) -> Diagnostic:
+def _finding(f: Finding, path: str, kernel: str, ran: str, steering: list[str]) -> Diagnostic:
     index = ", ".join(str(i) for i in f.index)
     shape = dims_text(f.shape)
     many = {"count": f.count} if f.count > 1 else {}
     who = f" by {f.where}" if f.where else ""
     block = f" in block {tuple(f.block)}" if f.block is not None else ""
     witness = f"Interpreted on the CPU ({ran}): {f.buffer}[{index}]{block}{who}."
+    # What the check saw happen with inputs it made up, where their values steer a loop or a branch, is
+    # what those values make happen: information, naming them, not an error the code surely has.
+    severity: Severity | None = None
+    if steering:
+        severity = "information"
+        witness += (
+            f" A loop bound or branch depends on the values of {', '.join(steering)}, which the check made up"
+            " (random integers in [0, 16)); the program's own values may never do this."
+        )
     where = {"buffer": f.buffer, "index": index, **many}
     if f.kind == "uninitialised-read":
         form = "many" if many else None
-        return diagnostic("uninitialised-read", Span(f.line), form=form, kernel=kernel, witness=witness, fields=where)
+        return diagnostic(
+            "uninitialised-read",
+            Span(f.line),
+            form=form,
+            severity=severity,
+            kernel=kernel,
+            witness=witness,
+            fields=where,
+        )
     form = ("write" if f.kind == "out-of-bounds-write" else "read") + ("_many" if many else "")
     return diagnostic(
         "out-of-bounds",
         Span(f.line),
         form=None if form == "read" else form,
+        severity=severity,
         kernel=kernel,
         witness=witness,
         shape=shape,
@@ -127,9 +146,11 @@ def diagnostics(
     kernel: str,
     ran: str,
     not_run_line: int,
+    steering: list[str] | None = None,
 ) -> list[Diagnostic]:
-    """Every finding and hazard as a diagnostic, then the suspicions nothing confirmed."""
-    out = [_finding(f, path, kernel, ran) for f in findings if f.kind in _FINDING_KINDS and f.line]
+    """Every finding and hazard as a diagnostic, then the suspicions nothing confirmed. ``steering``: the
+    inputs whose made-up values decide a loop bound or a branch (their findings are information)."""
+    out = [_finding(f, path, kernel, ran, steering or []) for f in findings if f.kind in _FINDING_KINDS and f.line]
     out.extend(_hazard(h, kernel, ran) for h in hazards if h.second.line)
     confirmed = {line for h in hazards for line in (h.first.line, h.second.line)}
     out.extend(_suspicion(s, kernel, ran) for s in suspected if s.line not in confirmed)
