@@ -203,6 +203,8 @@ class SourceReader:
             submodule = self.module(f"{dotted}.{name}")
             return ("module", f"{dotted}.{name}") if submodule is not None else None
         entry = module.names.get(name)
+        if entry == ("ref", (dotted, name)) and self._file(f"{dotted}.{name}") is not None:
+            return ("module", f"{dotted}.{name}")  # ``from . import simd as simd`` in a package's ``__init__``
         if entry is None:
             if self._file(f"{dotted}.{name}") is not None:
                 return ("module", f"{dotted}.{name}")
@@ -340,18 +342,50 @@ def release_version(package: Path) -> str:
     return version_file.read_text().strip() if version_file.is_file() else "unknown"
 
 
-def read_catalog(package: Path) -> dict[str, Any]:
-    """Every public name of ``tilelang.language`` in the release at ``package``, as JSON data."""
-    reader = SourceReader(package)
-    module = reader.module(_ROOT)
+def _surface(reader: SourceReader, root: str) -> dict[str, dict[str, Any]]:
+    """Every public name of the language module ``root``, and its submodules, as catalog entries."""
+    module = reader.module(root)
     names = [] if module is None else [n for n in module.names if not n.startswith("_")]
-    resolved = {n: reader.resolve(_ROOT, n) for n in sorted(names)}
-    prefix = f"{_ROOT}."
+    resolved = {n: reader.resolve(root, n) for n in sorted(names)}
+    prefix = f"{root}."
     submodules = frozenset(
         key[len(prefix) :].split(".")[0] for key, found in reader.modules.items() if found and key.startswith(prefix)
     )
     resolved.update({n: ("module", prefix + n) for n in submodules if n not in resolved})
-    return {
-        "tilelang_version": release_version(package),
-        "names": {n: entry(n, found) for n, found in sorted(resolved.items())},
-    }
+    return {n: entry(n, found) for n, found in sorted(resolved.items())}
+
+
+def dialect_modules(package: Path) -> dict[str, str]:
+    """The backend dialects a release ships (``tilelang.ascend.language`` declares
+    ``__tilelang_dialect__ = "ascend"``), by dialect name, read from their ``__init__`` files."""
+    found: dict[str, str] = {}
+    for init in sorted(package.glob("*/language/__init__.py")):
+        try:
+            tree = ast.parse(init.read_text(encoding="utf-8"))
+        except (SyntaxError, ValueError, OSError, UnicodeDecodeError):
+            continue
+        for stmt in tree.body:
+            if (
+                isinstance(stmt, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "__tilelang_dialect__" for t in stmt.targets)
+                and isinstance(stmt.value, ast.Constant)
+                and isinstance(stmt.value.value, str)
+            ):
+                found[stmt.value.value] = f"tilelang.{init.parent.parent.name}.language"
+    return found
+
+
+def read_catalog(package: Path) -> dict[str, Any]:
+    """Every public name of ``tilelang.language`` in the release at ``package``, as JSON data, and each
+    backend dialect's surface (``tilelang.ascend.language``) as what it adds, replaces and lacks."""
+    reader = SourceReader(package)
+    names = _surface(reader, _ROOT)
+    dialects: dict[str, dict[str, Any]] = {}
+    for dialect, root in dialect_modules(package).items():
+        own = _surface(reader, root)
+        dialects[dialect] = {
+            "module": root,
+            "names": {n: e for n, e in own.items() if names.get(n) != e},
+            "absent": sorted(n for n in names if n not in own),
+        }
+    return {"tilelang_version": release_version(package), "names": names, "dialects": dialects}

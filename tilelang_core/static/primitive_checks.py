@@ -1,13 +1,19 @@
-"""``T.<name>`` uses checked against the catalog of the TileLang release in use.
+"""``T.<name>`` uses checked against the catalog of the TileLang release in use, in the language
+module each alias names (``tilelang.language``, or a backend dialect: ``tilelang.ascend.language``).
 
 A name or an argument the catalog does not know is an information note, never an error: the
 catalog describes one release, and the user's TileLang (or a wrapper that accepts ``**kwargs``)
-may well know it.
+may well know it. The errors are a name the release has only in another language module
+(``T.SimtVF`` through ``import tilelang.language as T``), a name a backend dialect's file uses that
+no module of the release has (``T.vmi`` with ``import tilelang.ascend.language as T``), and an
+Ascend ``T.Kernel`` given threads or a 2-D grid: building the kernel raises there, and the message
+says what to write instead.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 
 from tilescope.core.codes import diagnostic
 from tilescope.core.model import Diagnostic, Span
@@ -18,19 +24,21 @@ from tilescope.core.static.syntax import span_of
 
 
 def check_primitives(
-    block: ParsedBlock, aliases: frozenset[str], table: catalog.Catalog
+    block: ParsedBlock, aliases: frozenset[str], table: catalog.Catalog, dialects: Mapping[str, str] | None = None
 ) -> tuple[list[PrimitiveUse], list[Diagnostic]]:
-    """Every ``T.<name>`` in a block (block lines), and notes for unknown names and arguments."""
-    key = ("primitives", aliases, table.version)
+    """Every ``T.<name>`` in a block (block lines), and notes for unknown names and arguments;
+    ``dialects`` gives each alias's dialect (``context.ModuleContext.dialects``; absent: ``tilelang.language``)."""
+    chosen = tuple(sorted((dialects or {}).items()))
+    key = ("primitives", aliases, table.version, table.installed, chosen)
     cached = block.memo.get(key)
     if cached is None:
-        cached = _check_primitives(block.nodes, aliases, table)
+        cached = _check_primitives(block.nodes, aliases, table, dict(chosen))
         block.keep(key, cached)
     return cached
 
 
 def _check_primitives(
-    nodes: list[ast.AST], aliases: frozenset[str], table: catalog.Catalog
+    nodes: list[ast.AST], aliases: frozenset[str], root: catalog.Catalog, dialects: dict[str, str]
 ) -> tuple[list[PrimitiveUse], list[Diagnostic]]:
     uses: list[PrimitiveUse] = []
     found: list[Diagnostic] = []
@@ -45,17 +53,22 @@ def _check_primitives(
         span = Span(node.end_lineno or node.lineno, end - len(node.attr), node.end_lineno, end)
         call = calls.get(id(node))
         uses.append(PrimitiveUse(node.attr, span, call is not None))
+        table = root.dialect(dialects.get(node.value.id))
         primitive = table.lookup(node.attr)
-        if primitive is None:
+        homes = root.homes(node.attr) if primitive is None else []
+        if homes:
+            found.append(_elsewhere(node.attr, node.value.id, span, table, homes[0]))
+        elif primitive is None and dialects.get(node.value.id):
+            found.append(_absent(node.attr, node.value.id, span, table))
+        elif primitive is None:
             guess = table.closest(node.attr)
+            fields: dict[str, object] = {"name": node.attr, "module": table.module, "version": table.version}
             if guess:
-                found.append(
-                    diagnostic(
-                        "unknown-primitive", span, form="guess", name=node.attr, version=table.version, guess=guess
-                    )
-                )
+                found.append(diagnostic("unknown-primitive", span, form="guess", guess=guess, fields=fields))
             else:
-                found.append(diagnostic("unknown-primitive", span, name=node.attr, version=table.version))
+                found.append(diagnostic("unknown-primitive", span, fields=fields))
+        elif call is not None and node.attr == "Kernel" and dialects.get(node.value.id) == "ascend":
+            found.extend(_ascend_launch(primitive, call, table))
         elif call is not None and primitive.kind == "function" and primitive.params is not None:
             problem = _argument_problem(primitive, call)
             if problem is not None:
@@ -72,6 +85,52 @@ def _check_primitives(
                 )
     uses.sort(key=lambda u: (u.span.line, u.span.column))
     return uses, found
+
+
+def _elsewhere(name: str, alias: str, span: Span, table: catalog.Catalog, home: str) -> Diagnostic:
+    """``dialect-primitive``: an error where the catalog is the user's release; where only the shipped
+    catalog stands in, the user's release is unknown and may have the name, so a note."""
+    return diagnostic(
+        "dialect-primitive",
+        span,
+        severity=None if table.installed else "information",
+        name=name,
+        alias=alias,
+        module=table.module,
+        version=table.version,
+        home=home,
+    )
+
+
+def _absent(name: str, alias: str, span: Span, table: catalog.Catalog) -> Diagnostic:
+    """A name no language module of the release has, used through a backend dialect: the dialect's
+    catalog is its whole surface (``tests/static/test_catalog.py`` checks it against ``dir()``), so it
+    is an ``AttributeError`` where the catalog is the user's release."""
+    guess = table.closest(name)
+    return diagnostic(
+        "dialect-primitive",
+        span,
+        form="absent_guess" if guess else "absent",
+        severity=None if table.installed else "information",
+        fields={"name": name, "alias": alias, "module": table.module, "version": table.version}
+        | ({"guess": guess} if guess else {}),
+    )
+
+
+def _ascend_launch(primitive: catalog.Primitive, call: ast.Call, table: catalog.Catalog) -> list[Diagnostic]:
+    """``T.Kernel`` of the Ascend dialect: a keyword its signature lacks (``threads=``) is Python's
+    TypeError, and more than one grid extent its own ValueError ("Ascend targets a 1-D core grid")."""
+    accepted = {p.name for p in primitive.params or () if p.kind != "var_positional"}
+    if any(p.kind == "var_keyword" for p in primitive.params or ()):
+        return []
+    fields: dict[str, object] = {"module": table.module, "version": table.version}
+    for keyword in call.keywords:
+        if keyword.arg is not None and keyword.arg not in accepted:
+            return [diagnostic("ascend-launch", span_of(keyword), given=keyword.arg, fields=fields)]
+    starred = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+    if not starred and len(call.args) > 1:
+        return [diagnostic("ascend-launch", span_of(call), form="grid", count=len(call.args), fields=fields)]
+    return []
 
 
 def _as_called(primitive: catalog.Primitive, call: ast.Call) -> tuple[list[ast.expr], list[ast.keyword]]:

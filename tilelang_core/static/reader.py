@@ -51,8 +51,17 @@ _READ_WRITE = {"copy": (0, 1), "atomic_add": (1, 0), "atomic_max": (1, 0), "atom
 class KernelReader:
     """Walks one kernel body once, collecting buffers, launch, pipelines, accesses and checks."""
 
-    def __init__(self, ref: KernelRef, env: dict[str, Value], aliases: frozenset[str], target: str) -> None:
+    def __init__(
+        self,
+        ref: KernelRef,
+        env: dict[str, Value],
+        aliases: frozenset[str],
+        target: str,
+        scopes: dict[str, str] | None = None,
+    ) -> None:
         self.ref = ref
+        self.scopes = _SCOPES | (scopes or {})
+        """Allocators and their scopes: TileLang's common ones, and the file's dialect's (``alloc_l1``)."""
         self.env = env
         self.aliases = aliases
         self.target = target
@@ -122,7 +131,7 @@ class KernelReader:
         name = primitive_name(value, self.aliases)
         target = stmt.targets[0] if len(stmt.targets) == 1 else None
         if isinstance(value, ast.Call) and isinstance(target, ast.Name) and name is not None:
-            if name in _SCOPES or name == "alloc_var":
+            if name in self.scopes or name == "alloc_var":
                 self._allocate(target, value, name)
                 return
             if name == "empty":
@@ -174,7 +183,7 @@ class KernelReader:
             shape = self._shape(args.get("shape"))
             dtype = self._dtype(args.get("dtype"), "float32")
             scope_node = args.get("scope")
-            scope = _SCOPES[allocator]
+            scope = self.scopes[allocator]
         if scope_node is not None:
             scope_value = evaluate(scope_node, self.env, self.aliases)
             scope = scope_value if isinstance(scope_value, str) else scope

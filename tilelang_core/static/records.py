@@ -158,6 +158,8 @@ class StaticFile:
     """Quick fixes for the diagnostics that name one."""
     aliases: list[str] = field(default_factory=list)
     """Names the file binds to ``tilelang.language`` (``T`` almost always)."""
+    dialect: str | None = None
+    """The backend dialect the file's kernels are written in (``ascend`` for ``tilelang.ascend.language``)."""
 
     def kernel_at(self, line: int) -> StaticKernel | None:
         """The kernel whose definition contains ``line`` (1-based)."""
