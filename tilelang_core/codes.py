@@ -44,7 +44,7 @@ CodeName = Literal[
     "uninitialised-read", "timeout", "worker-crash", "worker-channel", "worker-leftovers", "supervisor-lost",
     "supervised", "stopped", "tilelang-version", "tilelang-import", "worker-start", "not-interpretable",
     "out-of-memory",
-    "dialect-primitive", "ascend-launch",
+    "dialect-primitive", "ascend-launch", "ascend-vector-region",
 ]  # fmt: skip
 """Every code, so a site that names one pyright does not know is a type error (the test checks it lists ``CODES``)."""
 
@@ -395,7 +395,9 @@ CODES: dict[str, Code] = {c.code: c for c in (
        "raises AttributeError; TileLang {version} has it in {home}: import {home} as {alias}",
        "Import the language module that has the name (Ascend's operations: import tilelang.ascend.language as T).",
        "import tilelang.language as T\n...\nA_l1 = T.alloc_l1((128, 64), T.bfloat16)   # tilelang.ascend.language's",
-       {"absent": "T.{name} is in no language module of TileLang {version} (this file imports {module} as {alias}), "
+       {"import": "{module} {version} has no {name}, so importing the file raises ImportError; TileLang {version} "
+                  "has it in {home}: from {home} import {name}",
+        "absent": "T.{name} is in no language module of TileLang {version} (this file imports {module} as {alias}), "
                   "so building the kernel raises AttributeError",
         "absent_guess": "T.{name} is in no language module of TileLang {version} (this file imports {module} as "
                         "{alias}), so building the kernel raises AttributeError; did you mean T.{guess}?"}),
@@ -407,6 +409,21 @@ CODES: dict[str, Code] = {c.code: c for c in (
        "with T.Kernel(blocks, threads=128) as bx:   # Ascend: T.Kernel(blocks), then with T.SimtVF(threads=128):",
        {"grid": "T.Kernel of {module} takes one grid extent (a 1-D grid of AI cores), not {count}: TileLang {version} "
                 "raises ValueError; flatten the grid (T.Kernel(X * Y) as b, with b // Y and b % Y)"}),
+    _c("ascend-vector-region", "error", "static",
+       "Ascend code that must run in a vector region (T.SimtVF or T.SimdVF), or must not, is on the wrong side of one.",
+       "{kernel}: T.Parallel over {loop} is outside a vector region; on Ascend a parallel loop runs in "
+       "'with T.SimtVF(threads=...)' or 'with T.SimdVF()' (TileLang's Ascend semantic check raises ValueError)",
+       "Put the code in a 'with T.SimtVF(threads=N):' (or 'with T.SimdVF():') region, or move the copy out of it.",
+       "with T.Kernel(blocks) as bx:\n    for i in T.Parallel(128):   # needs: with T.SimtVF(threads=128):\n"
+       "        x_ub[i] = x_ub[i] * 2",
+       {"parallel": "{kernel}: T.Parallel over {loop} is outside a vector region; on Ascend a parallel loop runs in "
+                    "'with T.SimtVF(threads=...)' or 'with T.SimdVF()' (TileLang's Ascend semantic check raises "
+                    "ValueError)",
+        "cast": "{kernel}: T.copy from {src} ({src_dtype}) to {dst} ({dst_dtype}) outside a vector region is a DMA, "
+                "which cannot convert dtypes (TileLang's Ascend semantic check raises ValueError); cast in a "
+                "'with T.SimtVF(...)' or 'with T.SimdVF()' region",
+        "global": "{kernel}: T.copy between {src} and {dst} touches global memory inside T.SimdVF, which cannot "
+                  "reach it (TileLang's Ascend semantic check raises ValueError); copy outside the SIMD region"}),
 )}
 # fmt: on
 

@@ -70,12 +70,14 @@ class Catalog:
         module: str = "tilelang.language",
         dialects: dict[str, Catalog] | None = None,
         installed: bool = True,
+        submodules: frozenset[str] = frozenset(),
     ) -> None:
         self.version = version
         self.table = table
         self.module = module
         """The module whose names ``table`` holds."""
         self.dialects = dialects or {}
+        self.submodules = submodules
         self.installed = installed
         """Read from a TileLang the user's interpreter has, not the shipped stand-in: what it lacks,
         the user's release lacks."""
@@ -89,8 +91,16 @@ class Catalog:
             absent = set(surface["absent"])
             own = {name: _primitive(name, entry) for name, entry in surface["names"].items()}
             merged = {n: p for n, p in table.items() if n not in absent} | own
-            dialects[dialect] = cls(version, dict(sorted(merged.items())), surface["module"], installed=installed)
-        return cls(version, table, dialects=dialects, installed=installed)
+            dialects[dialect] = cls(
+                version,
+                dict(sorted(merged.items())),
+                surface["module"],
+                installed=installed,
+                submodules=frozenset(surface.get("submodules", ())),
+            )
+        return cls(
+            version, table, dialects=dialects, installed=installed, submodules=frozenset(data.get("submodules", ()))
+        )
 
     def dialect(self, name: str | None) -> Catalog:
         """The catalog of ``tilelang.<name>.language`` (``None``, or a dialect this release lacks:

@@ -355,6 +355,14 @@ def _surface(reader: SourceReader, root: str) -> dict[str, dict[str, Any]]:
     return {n: entry(n, found) for n, found in sorted(resolved.items())}
 
 
+def submodules(package: Path, root: str) -> list[str]:
+    """The submodules of the language module ``root`` (``from tilelang.language import math`` imports
+    one even where the module's namespace lacks it)."""
+    folder = package.parent.joinpath(*root.split("."))
+    names = {p.stem for p in folder.glob("*.py")} | {p.parent.name for p in folder.glob("*/__init__.py")}
+    return sorted(n for n in names if n != "__init__")
+
+
 def dialect_modules(package: Path) -> dict[str, str]:
     """The backend dialects a release ships (``tilelang.ascend.language`` declares
     ``__tilelang_dialect__ = "ascend"``), by dialect name, read from their ``__init__`` files."""
@@ -387,5 +395,11 @@ def read_catalog(package: Path) -> dict[str, Any]:
             "module": root,
             "names": {n: e for n, e in own.items() if names.get(n) != e},
             "absent": sorted(n for n in names if n not in own),
+            "submodules": submodules(package, root),
         }
-    return {"tilelang_version": release_version(package), "names": names, "dialects": dialects}
+    return {
+        "tilelang_version": release_version(package),
+        "names": names,
+        "submodules": submodules(package, _ROOT),
+        "dialects": dialects,
+    }

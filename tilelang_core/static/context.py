@@ -50,7 +50,9 @@ def _item_key(item: tuple[str, Value]) -> str:
     return item[0]
 
 
-_DIALECT = re.compile(r"tilelang(?:\.(\w+))?\.language")
+LANGUAGE = re.compile(r"tilelang(?:\.(\w+))?\.language")
+"""A language module: ``tilelang.language``, or a backend dialect's (``tilelang.ascend.language``: group 1
+``ascend``)."""
 
 
 def language_aliases(statements: list[ast.stmt]) -> dict[str, str]:
@@ -60,11 +62,11 @@ def language_aliases(statements: list[ast.stmt]) -> dict[str, str]:
     for stmt in statements:
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
-                match = _DIALECT.fullmatch(alias.name)
+                match = LANGUAGE.fullmatch(alias.name)
                 if match:
                     found[alias.asname or alias.name] = match.group(1) or ""
         elif isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module:
-            match = _DIALECT.fullmatch(f"{stmt.module}.language")
+            match = LANGUAGE.fullmatch(f"{stmt.module}.language")
             for alias in stmt.names:
                 if match and alias.name == "language":
                     found[alias.asname or alias.name] = match.group(1) or ""

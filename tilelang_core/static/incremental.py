@@ -122,7 +122,12 @@ class IncrementalAnalysis:
         if _defined(removed, context) != _defined(added, context):
             return None
         fresh = ModuleContext(
-            context.aliases, context.env, parsed.lines, context.target, after, context.tilelang,
+            context.aliases,
+            context.env,
+            parsed.lines,
+            context.target,
+            after,
+            context.tilelang,
             dialects=context.dialects,
             scopes=context.scopes,
         )

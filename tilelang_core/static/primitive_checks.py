@@ -13,32 +13,113 @@ says what to write instead.
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from tilescope.core.codes import diagnostic
 from tilescope.core.model import Diagnostic, Span
 from tilescope.core.static import catalog
+from tilescope.core.static.context import LANGUAGE
 from tilescope.core.static.records import PrimitiveUse
 from tilescope.core.static.recover import ParsedBlock
 from tilescope.core.static.syntax import span_of
 
 
 def check_primitives(
-    block: ParsedBlock, aliases: frozenset[str], table: catalog.Catalog, dialects: Mapping[str, str] | None = None
+    block: ParsedBlock,
+    aliases: frozenset[str],
+    table: catalog.Catalog,
+    dialects: Mapping[str, str] | None = None,
+    kernels: Sequence[ast.FunctionDef] = (),
 ) -> tuple[list[PrimitiveUse], list[Diagnostic]]:
     """Every ``T.<name>`` in a block (block lines), and notes for unknown names and arguments;
-    ``dialects`` gives each alias's dialect (``context.ModuleContext.dialects``; absent: ``tilelang.language``)."""
+    ``dialects`` gives each alias's dialect (``context.ModuleContext.dialects``; absent: ``tilelang.language``),
+    ``kernels`` the block's kernel definitions (``discover``: a factory and its prim_func), whose
+    unconditional code is what building them certainly runs."""
     chosen = tuple(sorted((dialects or {}).items()))
-    key = ("primitives", aliases, table.version, table.installed, chosen)
+    key = ("primitives", aliases, table.version, table.installed, chosen, tuple(map(id, kernels)))
     cached = block.memo.get(key)
     if cached is None:
-        cached = _check_primitives(block.nodes, aliases, table, dict(chosen))
+        built = certainly_built(kernels)
+        cached = _check_primitives(block.nodes, aliases, table, dict(chosen), built)
+        cached[1].extend(_imports(block.statements, table))
         block.keep(key, cached)
     return cached
 
 
+_BRANCHES = (ast.If, ast.While, ast.Try, ast.IfExp, ast.BoolOp, ast.Match, ast.Lambda, ast.comprehension)
+
+
+def certainly_built(kernels: Sequence[ast.FunctionDef]) -> set[int]:
+    """The nodes building these kernels evaluates whatever the values: their bodies, less what a
+    branch, a loop over plain Python values or a nested function (a macro, called or not) holds. TVMScript
+    builds the body of a loop over a ``T.*`` range once, and a ``with`` body always; a Python ``if``
+    may be decided when the kernel is built (``if backend == "pto":``), so its branches are not certain."""
+    found: set[int] = set()
+    wanted = {id(k) for k in kernels}
+
+    def visit(node: ast.AST) -> None:
+        found.add(id(node))
+        for name, value in ast.iter_fields(node):
+            children = value if isinstance(value, list) else [value]
+            for child in children:
+                if not isinstance(child, ast.AST):
+                    continue
+                if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) and id(child) not in wanted:
+                    continue
+                if isinstance(node, _BRANCHES) and name not in ("test", "subject"):
+                    continue
+                if isinstance(node, ast.For) and name in ("body", "orelse") and not _tile_loop(node):
+                    continue
+                visit(child)
+
+    for kernel in kernels:
+        for stmt in kernel.body:
+            visit(stmt)
+    return found
+
+
+def _tile_loop(loop: ast.For) -> bool:
+    """A ``for`` over a ``T.*`` range (``T.Parallel``, ``T.Pipelined``, ``T.serial``...): TVMScript builds it once."""
+    call = loop.iter
+    return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+
+
+def _imports(statements: list[ast.stmt], root: catalog.Catalog) -> list[Diagnostic]:
+    """``from tilelang.language import simd`` at the top of a file: an ``ImportError`` when the file is
+    imported where the module lacks the name and has no submodule of it, and another module of the
+    release has it."""
+    found: list[Diagnostic] = []
+    for stmt in statements:
+        if not (isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module):
+            continue
+        match = LANGUAGE.fullmatch(stmt.module)
+        if match is None:
+            continue
+        table = root.dialect(match.group(1))
+        if table.module != stmt.module:
+            continue
+        for alias in stmt.names:
+            if alias.name == "*" or table.lookup(alias.name) or alias.name in table.submodules:
+                continue
+            homes = root.homes(alias.name)
+            if homes:
+                found.append(
+                    diagnostic(
+                        "dialect-primitive",
+                        span_of(stmt),
+                        form="import",
+                        severity=None if table.installed else "information",
+                        name=alias.name,
+                        module=table.module,
+                        version=table.version,
+                        home=homes[0],
+                    )
+                )
+    return found
+
+
 def _check_primitives(
-    nodes: list[ast.AST], aliases: frozenset[str], root: catalog.Catalog, dialects: dict[str, str]
+    nodes: list[ast.AST], aliases: frozenset[str], root: catalog.Catalog, dialects: dict[str, str], built: set[int]
 ) -> tuple[list[PrimitiveUse], list[Diagnostic]]:
     uses: list[PrimitiveUse] = []
     found: list[Diagnostic] = []
@@ -46,6 +127,7 @@ def _check_primitives(
     for node in nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             calls[id(node.func)] = node
+    reported: set[str] = set()
     for node in nodes:
         if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases):
             continue
@@ -55,10 +137,13 @@ def _check_primitives(
         uses.append(PrimitiveUse(node.attr, span, call is not None))
         table = root.dialect(dialects.get(node.value.id))
         primitive = table.lookup(node.attr)
-        homes = root.homes(node.attr) if primitive is None else []
+        certain = id(node) in built and node.attr not in reported
+        homes = root.homes(node.attr) if primitive is None and certain else []
+        if primitive is None and certain:
+            reported.add(node.attr)  # the build stops at the first; one error a name says it
         if homes:
             found.append(_elsewhere(node.attr, node.value.id, span, table, homes[0]))
-        elif primitive is None and dialects.get(node.value.id):
+        elif primitive is None and certain and dialects.get(node.value.id):
             found.append(_absent(node.attr, node.value.id, span, table))
         elif primitive is None:
             guess = table.closest(node.attr)

@@ -60,6 +60,18 @@ class LaunchDecl:
 
 
 @dataclass(frozen=True)
+class RegionDecl:
+    """An Ascend vector region: ``with T.SimtVF(threads=...)`` or ``with T.SimdVF()``."""
+
+    kind: str
+    """``SimtVF`` or ``SimdVF``."""
+    threads: Dim | None
+    """The SIMT region's thread count (``[x, y, z]`` multiplied); ``None`` for SIMD, which has none."""
+    span: Span
+    """The ``T.SimtVF(...)`` call."""
+
+
+@dataclass(frozen=True)
 class PipelineDecl:
     loop_var: str
     num_stages: Dim
@@ -139,6 +151,8 @@ class StaticKernel:
     shared_planned: int | None = None
     """Shared memory per block as TileLang lays it out (``shared_plan``); ``None`` where the text
     cannot say exactly (a symbolic size or stage count, stages assigned by hand)."""
+    regions: list[RegionDecl] = field(default_factory=list[RegionDecl])
+    """The Ascend vector regions of the kernel, in order."""
 
     def buffer(self, name: str) -> BufferDecl | None:
         return next((b for b in self.buffers if b.buffer.name == name), None)
