@@ -416,10 +416,7 @@ CODES: dict[str, Code] = {c.code: c for c in (
        "Put the code in a 'with T.SimtVF(threads=N):' (or 'with T.SimdVF():') region, or move the copy out of it.",
        "with T.Kernel(blocks) as bx:\n    for i in T.Parallel(128):   # needs: with T.SimtVF(threads=128):\n"
        "        x_ub[i] = x_ub[i] * 2",
-       {"parallel": "{kernel}: T.Parallel over {loop} is outside a vector region; on Ascend a parallel loop runs in "
-                    "'with T.SimtVF(threads=...)' or 'with T.SimdVF()' (TileLang's Ascend semantic check raises "
-                    "ValueError)",
-        "cast": "{kernel}: T.copy from {src} ({src_dtype}) to {dst} ({dst_dtype}) outside a vector region is a DMA, "
+       {"cast": "{kernel}: T.copy from {src} ({src_dtype}) to {dst} ({dst_dtype}) outside a vector region is a DMA, "
                 "which cannot convert dtypes (TileLang's Ascend semantic check raises ValueError); cast in a "
                 "'with T.SimtVF(...)' or 'with T.SimdVF()' region",
         "global": "{kernel}: T.copy between {src} and {dst} touches global memory inside T.SimdVF, which cannot "

@@ -298,15 +298,16 @@ class KernelReader:
         self.regions.append(region)
         self.vector.append(region)
 
-    def _ascend_rule(self, form: str, span: Span, **fields: object) -> None:
+    def _ascend_rule(self, found: Diagnostic) -> None:
         """One of the checks TileLang's Ascend ``vf_checker`` makes before lowering, where this code is surely built."""
         if self.dialect == "ascend" and not self.uncertain:
-            self.diagnostics.append(diagnostic("ascend-vector-region", span, form=form, kernel=self.ref.name, **fields))
+            self.diagnostics.append(found)
 
     def _for(self, stmt: ast.For, pipeline: PipelineDecl | None) -> None:
         name = primitive_name(stmt.iter, self.aliases)
         if name == "Parallel" and not self.vector:
-            self._ascend_rule("parallel", span_of(stmt.iter), loop=ast.unparse(stmt.target))
+            loop = ast.unparse(stmt.target)
+            self._ascend_rule(diagnostic("ascend-vector-region", span_of(stmt.iter), kernel=self.ref.name, loop=loop))
         loop_var = ast.unparse(stmt.target)
         for node in ast.walk(stmt.target):
             if isinstance(node, ast.Name):
@@ -388,13 +389,17 @@ class KernelReader:
         if source is None or dest is None:
             return
         src, dst = source.buffer.buffer, dest.buffer.buffer
-        words = {"src": src.name, "dst": dst.name, "src_dtype": src.dtype, "dst_dtype": dst.dtype}
         known = dtype_bits(src.dtype) is not None and dtype_bits(dst.dtype) is not None
         if not self.vector and known and src.dtype != dst.dtype and src.scope != "shared.l0c":
-            self._ascend_rule("cast", span_of(call), **words)
+            words = {"src": src.name, "dst": dst.name, "src_dtype": src.dtype, "dst_dtype": dst.dtype}
+            cast = diagnostic("ascend-vector-region", span_of(call), form="cast", kernel=self.ref.name, fields=words)
+            self._ascend_rule(cast)
         simd = bool(self.vector) and self.vector[-1].kind == "SimdVF"
         if simd and "global" in (src.scope, dst.scope):
-            self._ascend_rule("global", span_of(call), src=src.name, dst=dst.name)
+            reach = diagnostic(
+                "ascend-vector-region", span_of(call), form="global", kernel=self.ref.name, src=src.name, dst=dst.name
+            )
+            self._ascend_rule(reach)
 
     def finish(self, span: Span, body_def: ast.FunctionDef, bound: list[Binding], nodes: list[ast.AST]) -> StaticKernel:
         buffers = []
