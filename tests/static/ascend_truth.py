@@ -23,6 +23,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tilescope.core.static import analyze_source
 
@@ -89,7 +90,7 @@ def kernels_of(path: Path) -> list[dict[str, object]]:
 
 
 def main() -> None:
-    truth: dict[str, dict[str, object]] = {}
+    truth: dict[str, dict[str, dict[str, Any]]] = {}
     for path in sorted(CORPUS.rglob("*.py")):
         kernels = kernels_of(path)
         if not kernels:
@@ -104,7 +105,7 @@ def main() -> None:
         )
         lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
         crashed = {"*": {"lowered": False, "error": done.stderr[-300:], "line": None}}
-        result = json.loads(lines[-1]) if lines else crashed
+        result: dict[str, dict[str, Any]] = json.loads(lines[-1]) if lines else crashed
         truth[str(path.relative_to(CORPUS))] = result
         print(path.relative_to(CORPUS), {k: v["lowered"] for k, v in result.items()}, flush=True)
     TRUTH.write_text(json.dumps(truth, indent=1, sort_keys=True) + "\n")
