@@ -397,10 +397,11 @@ CODES: dict[str, Code] = {c.code: c for c in (
        "import tilelang.language as T\n...\nA_l1 = T.alloc_l1((128, 64), T.bfloat16)   # tilelang.ascend.language's",
        {"import": "{module} {version} has no {name}, so importing the file raises ImportError; TileLang {version} "
                   "has it in {home}: from {home} import {name}",
-        "absent": "T.{name} is in no language module of TileLang {version} (this file imports {module} as {alias}), "
-                  "so building the kernel raises AttributeError",
-        "absent_guess": "T.{name} is in no language module of TileLang {version} (this file imports {module} as "
-                        "{alias}), so building the kernel raises AttributeError; did you mean T.{guess}?"}),
+        "absent": "T.{name} is not in {module} {version} (imported as {alias}) nor in any other language module "
+                  "of that release, so building the kernel raises AttributeError",
+        "absent_guess": "T.{name} is not in {module} {version} (imported as {alias}) nor in any other language "
+                        "module of that release, so building the kernel raises AttributeError; did you mean "
+                        "T.{guess}?"}),
     _c("ascend-launch", "error", "static",
        "An Ascend kernel's T.Kernel was given threads or more than one grid extent, which the Ascend launch refuses.",
        "T.Kernel of {module} takes one grid extent (a 1-D grid of AI cores) and no {given}=: TileLang {version} "

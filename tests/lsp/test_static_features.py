@@ -312,3 +312,25 @@ async def test_completion_hover_and_signatures_come_from_the_ascend_dialect(clie
         client.text_document_completion_async(types.CompletionParams(text_document=doc(plain), position=at(18, 14)))
     )
     assert "alloc_l1" not in {item.label for item in members.items}
+
+
+async def test_the_simd_operations_complete_and_sign_as_members_of_t_simd(client: LanguageClient) -> None:
+    uri = open_file(client, ASCEND)
+    text = ASCEND.read_text().replace("C_ub[i, j] = T.max(C_ub[i, j], 0)", "x = T.simd.vadd(C_ub, ")
+    replace_all(client, uri, text, 2)
+    line = text.splitlines()[27]
+    members = await within(
+        client.text_document_completion_async(
+            types.CompletionParams(text_document=doc(uri), position=at(27, line.index("simd.") + 5))
+        )
+    )
+    labels = {item.label for item in members.items}
+    assert {"vadd", "vld", "vdup", "vmax"} <= labels and "alloc_l1" not in labels
+    found = await within(
+        client.text_document_signature_help_async(
+            types.SignatureHelpParams(text_document=doc(uri), position=at(27, len(line)))
+        )
+    )
+    (signature,) = found.signatures
+    start, end = signature.parameters[found.active_parameter].label
+    assert signature.label.startswith("T.simd.vadd(src0, src1") and signature.label[start:end] == "src1"

@@ -13,7 +13,9 @@ from typing import Literal
 from tilescope.core.static import catalog
 
 _MEMBER = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\.([A-Za-z_0-9]*)$")
-_CALLEE = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\.([A-Za-z_][A-Za-z_0-9]*)\s*$")
+_MODULE_MEMBER = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\.([A-Za-z_][A-Za-z_0-9]*)\.([A-Za-z_0-9]*)$")
+"""``T.simd.``: a member of a module the dialect exports by name."""
+_CALLEE = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\.((?:[A-Za-z_][A-Za-z_0-9]*\.)?[A-Za-z_][A-Za-z_0-9]*)\s*$")
 _LOOKBACK = 4000
 
 
@@ -50,6 +52,10 @@ def complete(text_before: str, aliases: Iterable[str], dialect: str | None = Non
     aliases = set(aliases)
     root = catalog.default()
     table = root.dialect(dialect)
+    nested = _MODULE_MEMBER.search(text_before[-200:])
+    owner = table.lookup(nested.group(2)) if nested and nested.group(1) in aliases else None
+    if owner is not None and owner.members is not None:
+        return sorted((_member(p) for p in owner.members), key=lambda c: c.sort_text)
     member = _MEMBER.search(text_before[-200:])
     if member and member.group(1) in aliases:
         own = frozenset(table.table) - frozenset(root.table)
@@ -209,7 +215,8 @@ def signature_at(text_before: str, aliases: Iterable[str], dialect: str | None =
     primitive = catalog.default().dialect(dialect).lookup(context.name)
     if primitive is None or primitive.params is None or primitive.signature is None:
         return None
-    label = f"T.{primitive.signature}"
+    owner = context.name.rpartition(".")[0]
+    label = f"T.{owner}.{primitive.signature}" if owner else f"T.{primitive.signature}"
     offsets: list[tuple[int, int]] = []
     cursor = label.index("(") + 1
     names = [p.name for p in primitive.params]

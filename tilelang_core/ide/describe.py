@@ -51,7 +51,8 @@ def primitive_markdown(name: str, dialect: str | None = None) -> str | None:
         return None
     if primitive.kind == "dtype":
         return f"```python\nT.{name}\n```\ndtype `{name}`"
-    header = f"```python\nT.{primitive.signature or name}\n```"
+    owner = name.rpartition(".")[0]
+    header = f"```python\nT.{owner + '.' if owner else ''}{primitive.signature or primitive.name}\n```"
     release = f"\n\n*{table.module}, TileLang {table.version}*" if dialect else f"\n\n*TileLang {table.version}*"
     return (f"{header}\n\n{to_markdown(primitive.doc)}" if primitive.doc else header) + release
 

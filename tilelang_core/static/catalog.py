@@ -25,7 +25,7 @@ from typing import Any, Literal
 from tilescope.core.static.catalog_source import read_catalog, release_version
 
 SHIPPED = Path(__file__).with_name("primitives.json")
-_FORMAT = 3
+_FORMAT = 4
 """Bumped when the cached catalogs' shape changes, so old caches are not read."""
 PrimitiveKind = Literal["function", "class", "module", "dtype", "value"]
 ParamKind = Literal["positional_only", "positional_or_keyword", "var_positional", "keyword_only", "var_keyword"]
@@ -54,6 +54,11 @@ class Primitive:
     ``T.call_extern(name, *args, dtype=d)`` calls ``call_extern(d, name, *args)``)."""
     keyword_ignored: str | None = None
     """A keyword TileLang's wrapper accepts and drops (``_op_wrapper``)."""
+    members: tuple[Primitive, ...] | None = None
+    """A module a dialect exports by name (``T.simd``): its own names; ``None`` for any other entry."""
+
+    def member(self, name: str) -> Primitive | None:
+        return next((m for m in self.members or () if m.name == name), None)
 
     @property
     def summary(self) -> str:
@@ -124,7 +129,10 @@ class Catalog:
         return found + sorted(c.module for c in self.dialects.values() if name in c.table and c.module not in found)
 
     def lookup(self, name: str) -> Primitive | None:
-        return self.table.get(name)
+        """``T.<name>``, or a module member's ``simd.vadd``."""
+        owner, _, member = name.partition(".")
+        found = self.table.get(owner)
+        return found.member(member) if member and found is not None else found
 
     def closest(self, name: str) -> str | None:
         """The catalog name a misspelt ``name`` most likely meant."""
@@ -134,6 +142,7 @@ class Catalog:
 
 def _primitive(name: str, entry: dict[str, Any]) -> Primitive:
     params = entry.get("params")
+    members = entry.get("members")
     return Primitive(
         name=name,
         kind=entry["kind"],
@@ -142,6 +151,7 @@ def _primitive(name: str, entry: dict[str, Any]) -> Primitive:
         params=None if params is None else tuple(PrimitiveParam(**p) for p in params),
         keyword_first=entry.get("keyword_first"),
         keyword_ignored=entry.get("keyword_ignored"),
+        members=None if members is None else tuple(_primitive(n, e) for n, e in members.items()),
     )
 
 

@@ -342,17 +342,27 @@ def release_version(package: Path) -> str:
     return version_file.read_text().strip() if version_file.is_file() else "unknown"
 
 
-def _surface(reader: SourceReader, root: str) -> dict[str, dict[str, Any]]:
-    """Every public name of the language module ``root``, and its submodules, as catalog entries."""
+def _surface(reader: SourceReader, root: str, members: bool = False) -> dict[str, dict[str, Any]]:
+    """Every public name of the language module ``root``, and its submodules, as catalog entries;
+    with ``members``, a module the language exports by name (``T.simd``) lists its own names too."""
     module = reader.module(root)
     names = [] if module is None else [n for n in module.names if not n.startswith("_")]
     resolved = {n: reader.resolve(root, n) for n in sorted(names)}
     prefix = f"{root}."
+    exported = {n for n, found in resolved.items() if members and found is not None and found[0] == "module"}
     submodules = frozenset(
         key[len(prefix) :].split(".")[0] for key, found in reader.modules.items() if found and key.startswith(prefix)
     )
     resolved.update({n: ("module", prefix + n) for n in submodules if n not in resolved})
-    return {n: entry(n, found) for n, found in sorted(resolved.items())}
+    found = {n: entry(n, value) for n, value in sorted(resolved.items())}
+    for name in sorted(exported):
+        dotted = resolved[name][1]  # type: ignore[index]  # a ("module", dotted) pair, as ``exported`` chose
+        if isinstance(dotted, str) and dotted.startswith(prefix):
+            inner = reader.module(dotted)
+            public = [] if inner is None else [n for n in inner.names if not n.startswith("_")]
+            table = {n: entry(n, reader.resolve(dotted, n)) for n in sorted(public)}
+            found[name]["members"] = {n: e for n, e in table.items() if e["kind"] != "module"}
+    return found
 
 
 def submodules(package: Path, root: str) -> list[str]:
@@ -390,7 +400,7 @@ def read_catalog(package: Path) -> dict[str, Any]:
     names = _surface(reader, _ROOT)
     dialects: dict[str, dict[str, Any]] = {}
     for dialect, root in dialect_modules(package).items():
-        own = _surface(reader, root)
+        own = _surface(reader, root, members=True)
         dialects[dialect] = {
             "module": root,
             "names": {n: e for n, e in own.items() if names.get(n) != e},

@@ -13,6 +13,7 @@ says what to write instead.
 from __future__ import annotations
 
 import ast
+import difflib
 from collections.abc import Mapping, Sequence
 
 from tilescope.core.codes import diagnostic
@@ -129,6 +130,8 @@ def _check_primitives(
             calls[id(node.func)] = node
     reported: set[str] = set()
     for node in nodes:
+        if _member_of(node, aliases):
+            found.extend(_member(node, root, dialects, uses, calls, id(node) in built))  # ``T.simd.vadd``
         if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases):
             continue
         end = node.end_col_offset or 0
@@ -187,11 +190,55 @@ def _elsewhere(name: str, alias: str, span: Span, table: catalog.Catalog, home: 
     )
 
 
+def _member_of(node: ast.AST, aliases: frozenset[str]) -> bool:
+    """``T.simd.vadd``: an attribute of an attribute of the language module."""
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Attribute)
+        and isinstance(node.value.value, ast.Name)
+        and node.value.value.id in aliases
+    )
+
+
+def _member(
+    node: ast.AST,
+    root: catalog.Catalog,
+    dialects: dict[str, str],
+    uses: list[PrimitiveUse],
+    calls: dict[int, ast.Call],
+    certain: bool,
+) -> list[Diagnostic]:
+    """A member of a module the dialect exports by name (``T.simd.vadd``), recorded for hover and
+    signature help; one the module lacks is an ``AttributeError`` where building surely runs it."""
+    assert isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+    assert isinstance(node.value.value, ast.Name)
+    alias = node.value.value.id
+    table = root.dialect(dialects.get(alias))
+    owner = table.lookup(node.value.attr)
+    if owner is None or owner.members is None:
+        return []
+    end = node.end_col_offset or 0
+    span = Span(node.end_lineno or node.lineno, end - len(node.attr), node.end_lineno, end)
+    name = f"{node.value.attr}.{node.attr}"
+    uses.append(PrimitiveUse(name, span, id(node) in calls))
+    if owner.member(node.attr) is not None:
+        return []
+    if certain and dialects.get(alias):
+        return [_absent(name, alias, span, table)]
+    return [diagnostic("unknown-primitive", span, name=name, module=table.module, version=table.version)]
+
+
 def _absent(name: str, alias: str, span: Span, table: catalog.Catalog) -> Diagnostic:
     """A name no language module of the release has, used through a backend dialect: the dialect's
     catalog is its whole surface (``tests/static/test_catalog.py`` checks it against ``dir()``), so it
     is an ``AttributeError`` where the catalog is the user's release."""
-    guess = table.closest(name)
+    owner, _, member = name.rpartition(".")
+    primitive = table.lookup(owner) if owner else None
+    if primitive is not None and primitive.members is not None:
+        close = difflib.get_close_matches(member, [m.name for m in primitive.members], n=1, cutoff=0.75)
+        guess = f"{owner}.{close[0]}" if close else None
+    else:
+        guess = table.closest(name)
     return diagnostic(
         "dialect-primitive",
         span,
