@@ -6,7 +6,7 @@ threads after warp specialisation, real shared memory, inferred fragment layouts
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -15,7 +15,7 @@ from tilescope.core.ide.layout_text import layout_label
 from tilescope.core.ide.merge import Facts
 from tilescope.core.model import Buffer, KernelModel
 from tilescope.core.static.levels import capacity, level_by_name, level_bytes, level_of, size_text
-from tilescope.core.static.records import BufferDecl, LaunchDecl, StaticKernel
+from tilescope.core.static.records import BufferDecl, LaunchDecl, RegionDecl, StaticKernel
 
 HintKind = Literal["buffers", "parameters", "launch", "layouts", "pipelines"]
 HINT_KINDS: tuple[HintKind, ...] = ("buffers", "parameters", "launch", "layouts", "pipelines")
@@ -111,9 +111,16 @@ def _ascend_launch_hints(kernel: StaticKernel) -> list[Hint]:
         hints.append(Hint(span.end_line or span.line, LINE_END, ascend_launch_label(kernel, launch), "launch"))
     for region in kernel.regions:
         span = region.span
-        label = f"SIMT · {region.threads} threads" if region.kind == "SimtVF" else "SIMD · vector registers, no threads"
-        hints.append(Hint(span.end_line or span.line, LINE_END, label, "launch"))
+        hints.append(Hint(span.end_line or span.line, LINE_END, _REGION_LABELS[region.kind](region), "launch"))
     return hints
+
+
+_REGION_LABELS: dict[str, Callable[[RegionDecl], str]] = {
+    "SimtVF": lambda region: f"SIMT · {region.threads} threads",
+    "SimdVF": lambda region: "SIMD · vector registers, no threads",
+    "Cube": lambda region: "Cube core (AIC)",
+    "Vector": lambda region: "Vector cores (AIV)",
+}
 
 
 def ascend_launch_label(kernel: StaticKernel, launch: LaunchDecl) -> str:

@@ -19,8 +19,8 @@ from tilescope.core.static.recover import ParsedBlock
 from tilescope.core.static.symbolic import Value
 from tilescope.core.static.syntax import dotted, primitive_name, source_text, span_of
 
-LAUNCHES = frozenset({"Kernel", "ClusterKernel"})
-"""``T.*`` context managers that launch a kernel."""
+LAUNCHES = frozenset({"Kernel", "ClusterKernel", "MixedKernel"})
+"""``T.*`` context managers that launch a kernel (``MixedKernel``: Ascend's Cube and Vector sections in one)."""
 Found = tuple[KernelRef, ast.FunctionDef, ast.FunctionDef]
 """A kernel (block lines): its reference, the outer definition and the one holding the body."""
 

@@ -47,6 +47,8 @@ _ANNOTATION_SCOPES = {
 }
 VECTOR_REGIONS = frozenset({"SimtVF", "SimdVF"})
 """The Ascend dialect's vector regions: SIMT threads, or SIMD vector registers."""
+REGIONS = VECTOR_REGIONS | {"Cube", "Vector"}
+"""With the sections of a mixed kernel written by hand: the Cube core's (AIC) and the Vector cores' (AIV)."""
 _WRITE_FIRST = {"fill", "clear"}
 _READ_WRITE = {"copy": (0, 1), "atomic_add": (1, 0), "atomic_max": (1, 0), "atomic_min": (1, 0)}
 
@@ -123,7 +125,7 @@ class KernelReader:
                 name = primitive_name(item.context_expr, self.aliases)
                 if name in LAUNCHES:
                     self._kernel(item.context_expr, item.optional_vars)
-                elif name in VECTOR_REGIONS and self.dialect == "ascend" and isinstance(item.context_expr, ast.Call):
+                elif name in REGIONS and self.dialect == "ascend" and isinstance(item.context_expr, ast.Call):
                     self._region(name, item.context_expr)
             self.read_body(stmt.body, pipeline)
             del self.vector[opened:]
@@ -296,7 +298,8 @@ class KernelReader:
             threads = as_dim(value)
         region = RegionDecl(name, threads, span_of(call))
         self.regions.append(region)
-        self.vector.append(region)
+        if name in VECTOR_REGIONS:
+            self.vector.append(region)
 
     def _ascend_rule(self, found: Diagnostic) -> None:
         """One of the checks TileLang's Ascend ``vf_checker`` makes before lowering, where this code is surely built."""

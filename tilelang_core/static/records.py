@@ -61,14 +61,15 @@ class LaunchDecl:
 
 @dataclass(frozen=True)
 class RegionDecl:
-    """An Ascend vector region: ``with T.SimtVF(threads=...)`` or ``with T.SimdVF()``."""
+    """An Ascend region: a vector region, ``with T.SimtVF(threads=...)`` or ``with T.SimdVF()``, or a
+    section of a mixed kernel, ``with T.Cube()`` or ``with T.Vector()``."""
 
     kind: str
-    """``SimtVF`` or ``SimdVF``."""
+    """``SimtVF``, ``SimdVF``, ``Cube`` or ``Vector``."""
     threads: Dim | None
-    """The SIMT region's thread count (``[x, y, z]`` multiplied); ``None`` for SIMD, which has none."""
+    """The SIMT region's thread count (``[x, y, z]`` multiplied); ``None`` for the others."""
     span: Span
-    """The ``T.SimtVF(...)`` call."""
+    """The ``T.SimtVF(...)`` (or ``T.SimdVF()``, ``T.Cube()``, ``T.Vector()``) call."""
 
 
 @dataclass(frozen=True)
