@@ -6,8 +6,8 @@ catalog describes one release, and the user's TileLang (or a wrapper that accept
 may well know it. The errors are a name the release has only in another language module
 (``T.SimtVF`` through ``import tilelang.language as T``), a name a backend dialect's file uses that
 no module of the release has (``T.vmi`` with ``import tilelang.ascend.language as T``), and an
-Ascend ``T.Kernel`` given threads or a 2-D grid: building the kernel raises there, and the message
-says what to write instead.
+Ascend ``T.Kernel`` given threads or a 2-D grid, each only where building the kernel surely runs
+the code (``certainly_built``): building it raises there, and the message says what to write instead.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def check_primitives(
     key = ("primitives", aliases, table.version, table.installed, chosen, tuple(map(id, kernels)))
     cached = block.memo.get(key)
     if cached is None:
-        built = certainly_built(kernels)
+        built = certainly_built(kernels, aliases)
         cached = _check_primitives(block.nodes, aliases, table, dict(chosen), built)
         cached[1].extend(_imports(block.statements, table))
         block.keep(key, cached)
@@ -50,7 +50,7 @@ def check_primitives(
 _BRANCHES = (ast.If, ast.While, ast.Try, ast.IfExp, ast.BoolOp, ast.Match, ast.Lambda, ast.comprehension)
 
 
-def certainly_built(kernels: Sequence[ast.FunctionDef]) -> set[int]:
+def certainly_built(kernels: Sequence[ast.FunctionDef], aliases: frozenset[str]) -> set[int]:
     """The nodes building these kernels evaluates whatever the values: their bodies, less what a
     branch, a loop over plain Python values or a nested function (a macro, called or not) holds. TVMScript
     builds the body of a loop over a ``T.*`` range once, and a ``with`` body always; a Python ``if``
@@ -69,7 +69,7 @@ def certainly_built(kernels: Sequence[ast.FunctionDef]) -> set[int]:
                     continue
                 if isinstance(node, _BRANCHES) and name not in ("test", "subject"):
                     continue
-                if isinstance(node, ast.For) and name in ("body", "orelse") and not _tile_loop(node):
+                if isinstance(node, ast.For) and name in ("body", "orelse") and not _tile_loop(node, aliases):
                     continue
                 visit(child)
 
@@ -79,10 +79,15 @@ def certainly_built(kernels: Sequence[ast.FunctionDef]) -> set[int]:
     return found
 
 
-def _tile_loop(loop: ast.For) -> bool:
+def _tile_loop(loop: ast.For, aliases: frozenset[str]) -> bool:
     """A ``for`` over a ``T.*`` range (``T.Parallel``, ``T.Pipelined``, ``T.serial``...): TVMScript builds it once."""
     call = loop.iter
-    return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id in aliases
+    )
 
 
 def _imports(statements: list[ast.stmt], root: catalog.Catalog) -> list[Diagnostic]:
@@ -156,7 +161,7 @@ def _check_primitives(
             else:
                 found.append(diagnostic("unknown-primitive", span, fields=fields))
         elif call is not None and node.attr == "Kernel" and dialects.get(node.value.id) == "ascend":
-            found.extend(_ascend_launch(primitive, call, table))
+            found.extend(_ascend_launch(primitive, call, table) if id(node) in built else [])
         elif call is not None and primitive.kind == "function" and primitive.params is not None:
             problem = _argument_problem(primitive, call)
             if problem is not None:
