@@ -119,3 +119,17 @@ def test_the_rule_fires_where_plain_tilelang_refuses(case: str, plain: dict[str 
     errors = _errors(source)
     assert [(c, n) for c, n, _ in errors] == [(code, line)], errors
     assert words in errors[0][2]
+
+
+def test_a_release_without_the_dialect_gets_notes_not_errors() -> None:
+    """An older TileLang (its catalog without ``tilelang.ascend.language``): nothing is claimed about
+    what the dialect lacks, since the release does not say."""
+    from tilescope.core.static import catalog
+
+    current = catalog.default()
+    older = catalog.Catalog(current.version, current.table)
+    static = analyze_source(TWIN.replace("block)\n", "block)\n            T.vmi.vadd(a, b)\n", 1), table=older)
+    assert [d for d in static.diagnostics if d.severity == "error"] == []
+    assert any(d.code == "unknown-primitive" and "tilelang.ascend.language" in d.message for d in static.diagnostics), (
+        static.diagnostics
+    )

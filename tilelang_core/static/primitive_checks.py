@@ -37,7 +37,8 @@ def check_primitives(
     ``kernels`` the block's kernel definitions (``discover``: a factory and its prim_func), whose
     unconditional code is what building them certainly runs."""
     chosen = tuple(sorted((dialects or {}).items()))
-    key = ("primitives", aliases, table.version, table.installed, chosen, tuple(map(id, kernels)))
+    releases = (table.version, table.installed, tuple(table.dialects))
+    key = ("primitives", aliases, releases, chosen, tuple(map(id, kernels)))
     cached = block.memo.get(key)
     if cached is None:
         built = certainly_built(kernels, aliases)
@@ -143,24 +144,27 @@ def _check_primitives(
         span = Span(node.end_lineno or node.lineno, end - len(node.attr), node.end_lineno, end)
         call = calls.get(id(node))
         uses.append(PrimitiveUse(node.attr, span, call is not None))
-        table = root.dialect(dialects.get(node.value.id))
+        dialect = dialects.get(node.value.id)
+        table = root.dialect(dialect)
         primitive = table.lookup(node.attr)
-        certain = id(node) in built and node.attr not in reported
+        known = not dialect or dialect in root.dialects  # a dialect this release's catalog lacks: notes only
+        certain = known and id(node) in built and node.attr not in reported
         homes = root.homes(node.attr) if primitive is None and certain else []
         if primitive is None and certain:
             reported.add(node.attr)  # the build stops at the first; one error a name says it
         if homes:
             found.append(_elsewhere(node.attr, node.value.id, span, table, homes[0]))
-        elif primitive is None and certain and dialects.get(node.value.id):
+        elif primitive is None and certain and dialect:
             found.append(_absent(node.attr, node.value.id, span, table))
         elif primitive is None:
             guess = table.closest(node.attr)
-            fields: dict[str, object] = {"name": node.attr, "module": table.module, "version": table.version}
+            module = table.module if known else f"tilelang.{dialect}.language"
+            fields: dict[str, object] = {"name": node.attr, "module": module, "version": table.version}
             if guess:
                 found.append(diagnostic("unknown-primitive", span, form="guess", guess=guess, fields=fields))
             else:
                 found.append(diagnostic("unknown-primitive", span, fields=fields))
-        elif call is not None and node.attr == "Kernel" and dialects.get(node.value.id) == "ascend":
+        elif call is not None and node.attr == "Kernel" and dialect == "ascend":
             found.extend(_ascend_launch(primitive, call, table) if id(node) in built else [])
         elif call is not None and primitive.kind == "function" and primitive.params is not None:
             problem = _argument_problem(primitive, call)
