@@ -152,7 +152,11 @@ async def show_layout(ls: TilescopeServer, uri: str, kernel: str, buffer: str) -
     decl = static.buffer(buffer) if static is not None else None
     if static is None or decl is None:
         raise CommandError(f"Tilescope: no buffer {buffer!r} in kernel {model.kernel!r}")
-    text = f"# `{buffer}` in `{model.kernel}`\n\n" + buffer_markdown(decl, static, model) + "\n"
+    text = (
+        f"# `{buffer}` in `{model.kernel}`\n\n"
+        + buffer_markdown(decl, static, model, ls.facts(uri).static.dialect)
+        + "\n"
+    )
     return await _open(ls, f"{model.kernel}.{buffer}.layout.md", text)
 
 

@@ -21,7 +21,7 @@ CONTEXT_LINES = 40
 
 def completion(ls: TilescopeServer, params: types.CompletionParams) -> types.CompletionList:
     uri = params.text_document.uri
-    aliases = ls.facts(uri).static.aliases
+    static = ls.facts(uri).static
     items = [
         types.CompletionItem(
             label=item.label,
@@ -30,6 +30,6 @@ def completion(ls: TilescopeServer, params: types.CompletionParams) -> types.Com
             documentation=item.documentation or None,
             sort_text=item.sort_text,
         )
-        for item in complete(ls.text(uri).before(params.position, CONTEXT_LINES), aliases)
+        for item in complete(ls.text(uri).before(params.position, CONTEXT_LINES), static.aliases, static.dialect)
     ]
     return types.CompletionList(is_incomplete=False, items=items)

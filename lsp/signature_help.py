@@ -16,8 +16,8 @@ def _utf16(text: str) -> int:
 
 def signature_help(ls: TilescopeServer, params: types.SignatureHelpParams) -> types.SignatureHelp | None:
     uri = params.text_document.uri
-    aliases = ls.facts(uri).static.aliases
-    found = signature_at(ls.text(uri).before(params.position, CONTEXT_LINES), aliases)
+    static = ls.facts(uri).static
+    found = signature_at(ls.text(uri).before(params.position, CONTEXT_LINES), static.aliases, static.dialect)
     if found is None:
         return None
     parameters = [

@@ -44,6 +44,7 @@ CodeName = Literal[
     "uninitialised-read", "timeout", "worker-crash", "worker-channel", "worker-leftovers", "supervisor-lost",
     "supervised", "stopped", "tilelang-version", "tilelang-import", "worker-start", "not-interpretable",
     "out-of-memory",
+    "dialect-primitive", "ascend-launch", "ascend-vector-region",
 ]  # fmt: skip
 """Every code, so a site that names one pyright does not know is a type error (the test checks it lists ``CODES``)."""
 
@@ -139,10 +140,10 @@ CODES: dict[str, Code] = {c.code: c for c in (
        "tilescope check --kernel no_such_kernel examples/gemm.py",
        {"puzzle": "The file defines no `{function}` function; the grader calls `{function}(...)`."}),
     _c("unknown-primitive", "information", "static", "A T.* name is not in this TileLang release.",
-       "T.{name} is not in the catalog of tilelang.language {version}",
+       "T.{name} is not in the catalog of {module} {version}",
        "Check the spelling; the message suggests the closest name.",
        "T.cleer(C_local)   # T.clear",
-       {"guess": "T.{name} is not in the catalog of tilelang.language {version}; did you mean T.{guess}?"}),
+       {"guess": "T.{name} is not in the catalog of {module} {version}; did you mean T.{guess}?"}),
     _c("wrong-arguments", "information", "static", "A T.* call does not match the primitive's signature.",
        "T.{name} has no argument {arg!r}" + _RELEASE, "Call it as its signature in this release says.",
        "T.copy(A[by * 64, k * 32], A_shared, disable_tma=True, stages=2)   # no argument 'stages'",
@@ -386,6 +387,41 @@ CODES: dict[str, Code] = {c.code: c for c in (
        "The file's code ran out of memory (MemoryError; the loader allows {limit_gib} GiB).",
        "Allocate less when the file is loaded.",
        "table = [0] * 10**11   # at the top of the file"),
+    # The Ascend dialect (issue 37): what TileLang 0.1.15 itself refuses, each checked against plain lowering.
+    _c("dialect-primitive", "error", "static",
+       "A T.* name the language module the file imports lacks: this release has it elsewhere, or, for a backend "
+       "dialect (tilelang.ascend.language), nowhere.",
+       "T.{name} is not in {module} {version}, which this file imports as {alias}, so building the kernel "
+       "raises AttributeError; TileLang {version} has it in {home}: import {home} as {alias}",
+       "Import the language module that has the name (Ascend's operations: import tilelang.ascend.language as T).",
+       "import tilelang.language as T\n...\nA_l1 = T.alloc_l1((128, 64), T.bfloat16)   # tilelang.ascend.language's",
+       {"import": "{module} {version} has no {name}, so importing the file raises ImportError; TileLang {version} "
+                  "has it in {home}: from {home} import {name}",
+        "absent": "T.{name} is not in {module} {version} (imported as {alias}) nor in any other language module "
+                  "of that release, so building the kernel raises AttributeError",
+        "absent_guess": "T.{name} is not in {module} {version} (imported as {alias}) nor in any other language "
+                        "module of that release, so building the kernel raises AttributeError; did you mean "
+                        "T.{guess}?"}),
+    _c("ascend-launch", "error", "static",
+       "An Ascend kernel's T.Kernel was given threads or more than one grid extent, which the Ascend launch refuses.",
+       "T.Kernel of {module} takes one grid extent (a 1-D grid of AI cores) and no {given}=: TileLang {version} "
+       "raises TypeError; threads belong to a vector region, with T.SimtVF(threads=...)",
+       "Give T.Kernel the number of blocks alone, and open a 'with T.SimtVF(threads=N):' region for SIMT code.",
+       "with T.Kernel(blocks, threads=128) as bx:   # Ascend: T.Kernel(blocks), then with T.SimtVF(threads=128):",
+       {"grid": "T.Kernel of {module} takes one grid extent (a 1-D grid of AI cores), not {count}: TileLang {version} "
+                "raises ValueError; flatten the grid (T.Kernel(X * Y) as b, with b // Y and b % Y)"}),
+    _c("ascend-vector-region", "error", "static",
+       "Ascend code that must run in a vector region (T.SimtVF or T.SimdVF), or must not, is on the wrong side of one.",
+       "{kernel}: T.Parallel over {loop} is outside a vector region; on Ascend a parallel loop runs in "
+       "'with T.SimtVF(threads=...)' or 'with T.SimdVF()' (TileLang's Ascend semantic check raises ValueError)",
+       "Put the code in a 'with T.SimtVF(threads=N):' (or 'with T.SimdVF():') region, or move the copy out of it.",
+       "with T.Kernel(blocks) as bx:\n    for i in T.Parallel(128):   # needs: with T.SimtVF(threads=128):\n"
+       "        x_ub[i] = x_ub[i] * 2",
+       {"cast": "{kernel}: T.copy from {src} ({src_dtype}) to {dst} ({dst_dtype}) outside a vector region is a DMA, "
+                "which cannot convert dtypes (TileLang's Ascend semantic check raises ValueError); cast in a "
+                "'with T.SimtVF(...)' or 'with T.SimdVF()' region",
+        "global": "{kernel}: T.copy between {src} and {dst} touches global memory inside T.SimdVF, which cannot "
+                  "reach it (TileLang's Ascend semantic check raises ValueError); copy outside the SIMD region"}),
 )}
 # fmt: on
 

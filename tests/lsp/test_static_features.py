@@ -254,3 +254,83 @@ async def test_every_example_gets_hints_and_no_diagnostics(client: LanguageClien
     assert await hints(client, uri)
     await until(lambda: uri in client.diagnostics, what="diagnostics")
     assert list(client.diagnostics[uri]) == []
+
+
+ASCEND = FIXTURES / "ascend_gemm_relu.py"
+
+
+async def test_an_ascend_kernel_shows_memory_levels_and_vector_regions(client: LanguageClient) -> None:
+    uri = open_file(client, ASCEND)
+    assert [label for _, _, label in await hints(client, uri)] == [
+        "256×1024 · bfloat16 · GM",
+        "512×1024 · bfloat16 · GM",
+        "256×512 · float32 · GM",
+        "grid 16 · L1 32 KB/512 KB · L0C 64 KB/256 KB · UB 32 KB/216 KB",
+        "128×64 · bfloat16 · L1 · 16 KB",
+        "128×64 · bfloat16 · L1 · 16 KB",
+        "128×128 · float32 · L0C · 64 KB",
+        "64×128 · float32 · UB · 32 KB",
+        "SIMT · 64 threads",
+    ]
+    await until(lambda: uri in client.diagnostics, what="diagnostics")
+    assert list(client.diagnostics[uri]) == []
+    buffer = await within(
+        client.text_document_hover_async(types.HoverParams(text_document=doc(uri), position=at(14, 10)))
+    )
+    assert "A_l1: 128×64 bfloat16 L1 (shared.l1)" in buffer.contents.value
+    assert "16 KB of L1's 512 KB (3%)" in buffer.contents.value
+
+
+async def test_completion_hover_and_signatures_come_from_the_ascend_dialect(client: LanguageClient) -> None:
+    uri = open_file(client, ASCEND)
+    members = await within(
+        client.text_document_completion_async(types.CompletionParams(text_document=doc(uri), position=at(14, 17)))
+    )
+    labels = {item.label: item for item in members.items}
+    assert {"alloc_l1", "alloc_l0a", "alloc_l0c", "SimtVF", "SimdVF", "dual_copy", "Persistent"} <= set(labels)
+    assert "alloc_tmem" not in labels  # CUDA's, which tilelang.ascend.language lacks
+    assert (labels["alloc_l1"].sort_text or "") < (labels["ceil"].sort_text or "")
+    primitive = await within(
+        client.text_document_hover_async(types.HoverParams(text_document=doc(uri), position=at(14, 19)))
+    )
+    assert primitive.contents.value.startswith(
+        "```python\nT.alloc_l1(shape: ShapeType, dtype: DType, scope='shared.l1')"
+    )
+    assert "*tilelang.ascend.language, TileLang" in primitive.contents.value
+    text = ASCEND.read_text().replace("T.SimtVF(threads=64):", "T.SimtVF(threads=")
+    replace_all(client, uri, text, 2)
+    found = await within(
+        client.text_document_signature_help_async(
+            types.SignatureHelpParams(text_document=doc(uri), position=at(25, 29))
+        )
+    )
+    (signature,) = found.signatures
+    start, end = signature.parameters[found.active_parameter].label
+    assert signature.label.startswith("T.SimtVF(threads: int") and signature.label[start:end] == "threads"
+    plain = open_file(client, GEMM)
+    members = await within(
+        client.text_document_completion_async(types.CompletionParams(text_document=doc(plain), position=at(18, 14)))
+    )
+    assert "alloc_l1" not in {item.label for item in members.items}
+
+
+async def test_the_simd_operations_complete_and_sign_as_members_of_t_simd(client: LanguageClient) -> None:
+    uri = open_file(client, ASCEND)
+    text = ASCEND.read_text().replace("C_ub[i, j] = T.max(C_ub[i, j], 0)", "x = T.simd.vadd(C_ub, ")
+    replace_all(client, uri, text, 2)
+    line = text.splitlines()[27]
+    members = await within(
+        client.text_document_completion_async(
+            types.CompletionParams(text_document=doc(uri), position=at(27, line.index("simd.") + 5))
+        )
+    )
+    labels = {item.label for item in members.items}
+    assert {"vadd", "vld", "vdup", "vmax"} <= labels and "alloc_l1" not in labels
+    found = await within(
+        client.text_document_signature_help_async(
+            types.SignatureHelpParams(text_document=doc(uri), position=at(27, len(line)))
+        )
+    )
+    (signature,) = found.signatures
+    start, end = signature.parameters[found.active_parameter].label
+    assert signature.label.startswith("T.simd.vadd(src0, src1") and signature.label[start:end] == "src1"

@@ -60,3 +60,21 @@ def test_catalog_is_cached_per_release_on_disk(package: Path, tmp_path: Path, mo
     assert cached.name.startswith(f"catalog-{first.version}-")
     monkeypatch.setattr(catalog, "_loaded", {})
     assert catalog.catalog_for(package).table == first.table
+
+
+def test_the_ascend_dialect_is_what_the_imported_module_has(package: Path) -> None:
+    import inspect
+
+    import tilelang.ascend.language as ascend
+
+    table = catalog.catalog_for(package).dialect("ascend")
+    assert table.module == "tilelang.ascend.language"
+    public = {name for name in dir(ascend) if not name.startswith("_")}
+    assert sorted(public - set(table.table)) == []
+    for name in ("alloc_l1", "alloc_l0a", "alloc_l0c", "alloc_shared", "SimtVF", "SimdVF", "dual_copy", "Kernel"):
+        expected = [p.name for p in inspect.signature(getattr(ascend, name)).parameters.values()]
+        found = table.lookup(name)
+        assert found is not None and [p.name for p in found.params or ()] == expected, name
+    assert table.scopes["alloc_l1"] == "shared.l1" and table.scopes["alloc_l0c"] == "shared.l0c"
+    assert table.lookup("alloc_tmem") is None and catalog.catalog_for(package).lookup("SimtVF") is None
+    assert catalog.catalog_for(package).homes("SimtVF") == ["tilelang.ascend.language"]

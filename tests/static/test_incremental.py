@@ -46,6 +46,7 @@ _SNIPPETS = (
     "\x0c",
     "\ndef helper(n):\n    return n * 2\n",
     "\nimport tilelang.language as T\n",
+    "\nimport tilelang.ascend.language as T\n",
     "\nblock_M = 64\n",
     "\n# tilescope: M=256 N=256 K=256\n",
     "\nif __name__ == '__main__':\n    matmul_1(512, 512, 512)\n",
@@ -154,6 +155,15 @@ def test_random_edits_to_corpus_files(index: int) -> None:
         pytest.skip("fewer corpus files")
     path = files[index]
     _check(path.read_text(), str(path), edits=30, seed=index)
+
+
+ASCEND = Path(__file__).resolve().parents[1] / "lsp" / "fixtures" / "ascend_gemm_relu.py"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_edits_to_an_ascend_kernel(seed: int) -> None:
+    """The dialect's scopes, regions and checks are patched as a fresh analysis reads them."""
+    _check(ASCEND.read_text(), str(ASCEND), edits=30, seed=seed)
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,9 @@ from typing import Literal
 from tilescope.core.static import catalog
 
 _MEMBER = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\.([A-Za-z_0-9]*)$")
-_CALLEE = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\.([A-Za-z_][A-Za-z_0-9]*)\s*$")
+_MODULE_MEMBER = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\.([A-Za-z_][A-Za-z_0-9]*)\.([A-Za-z_0-9]*)$")
+"""``T.simd.``: a member of a module the dialect exports by name."""
+_CALLEE = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\.((?:[A-Za-z_][A-Za-z_0-9]*\.)?[A-Za-z_][A-Za-z_0-9]*)\s*$")
 _LOOKBACK = 4000
 
 
@@ -44,18 +46,26 @@ class CallContext:
     current_text: str
 
 
-def complete(text_before: str, aliases: Iterable[str]) -> list[Completion]:
-    """Items for the cursor at the end of ``text_before``."""
+def complete(text_before: str, aliases: Iterable[str], dialect: str | None = None) -> list[Completion]:
+    """Items for the cursor at the end of ``text_before``, from the language module the file imports
+    (``dialect``: ``ascend`` for ``tilelang.ascend.language``)."""
     aliases = set(aliases)
+    root = catalog.default()
+    table = root.dialect(dialect)
+    nested = _MODULE_MEMBER.search(text_before[-200:])
+    owner = table.lookup(nested.group(2)) if nested and nested.group(1) in aliases else None
+    if owner is not None and owner.members is not None:
+        return sorted((_member(p) for p in owner.members), key=lambda c: c.sort_text)
     member = _MEMBER.search(text_before[-200:])
     if member and member.group(1) in aliases:
-        return sorted((_member(p) for p in catalog.primitives().values()), key=lambda c: c.sort_text)
+        own = frozenset(table.table) - frozenset(root.table)
+        return sorted((_member(p, p.name in own) for p in table.table.values()), key=lambda c: c.sort_text)
     context = call_context(text_before, aliases)
     if context is None or context.current_keyword is not None:
         return []
     if not re.fullmatch(r"\s*[A-Za-z_0-9]*", context.current_text):
         return []
-    primitive = catalog.lookup(context.name)
+    primitive = table.lookup(context.name)
     if primitive is None or primitive.params is None:
         return []
     return [
@@ -114,13 +124,16 @@ call them (``T.copy`` about 1,500 times across 285 files), then the commonest dt
 _RANK = {name: index for index, name in enumerate(COMMON)}
 
 
-def rank(primitive: catalog.Primitive) -> str:
-    """``sort_text``: the common names in ``COMMON``'s order; then TileLang's other functions; then
-    dtypes and values; last the capitalised classes and constants TileLang re-exports from TVM
+def rank(primitive: catalog.Primitive, own: bool = False) -> str:
+    """``sort_text``: the common names in ``COMMON``'s order, then the functions a backend dialect adds
+    (``own``: ``alloc_l1``, ``SimtVF``, ``dual_copy`` in an Ascend file); then TileLang's other functions;
+    then dtypes and values; last the capitalised classes and constants TileLang re-exports from TVM
     (``Add``, ``And``, ``Any``...) and private-looking names."""
     name = primitive.name
     if name in _RANK:
         tier = 0
+    elif own and primitive.kind == "function":
+        return f"0{len(COMMON):03d}{name.lower()}"
     elif name.startswith("_") or name.isupper() or name[:1].isupper():
         tier = 4
     elif primitive.kind == "function":
@@ -132,9 +145,9 @@ def rank(primitive: catalog.Primitive) -> str:
     return f"{tier}{_RANK.get(name, 0):03d}{name.lower()}"
 
 
-def _member(primitive: catalog.Primitive) -> Completion:
+def _member(primitive: catalog.Primitive, own: bool = False) -> Completion:
     detail = primitive.signature or primitive.kind
-    return Completion(primitive.name, primitive.kind, detail, primitive.summary, rank(primitive))
+    return Completion(primitive.name, primitive.kind, detail, primitive.summary, rank(primitive, own))
 
 
 def call_context(text_before: str, aliases: Iterable[str]) -> CallContext | None:
@@ -195,14 +208,15 @@ class Signature:
     active: int
 
 
-def signature_at(text_before: str, aliases: Iterable[str]) -> Signature | None:
+def signature_at(text_before: str, aliases: Iterable[str], dialect: str | None = None) -> Signature | None:
     context = call_context(text_before, aliases)
     if context is None:
         return None
-    primitive = catalog.lookup(context.name)
+    primitive = catalog.default().dialect(dialect).lookup(context.name)
     if primitive is None or primitive.params is None or primitive.signature is None:
         return None
-    label = f"T.{primitive.signature}"
+    owner = context.name.rpartition(".")[0]
+    label = f"T.{owner}.{primitive.signature}" if owner else f"T.{primitive.signature}"
     offsets: list[tuple[int, int]] = []
     cursor = label.index("(") + 1
     names = [p.name for p in primitive.params]

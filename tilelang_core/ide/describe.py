@@ -13,6 +13,7 @@ from tilescope.core.ide.navigate import symbol_at
 from tilescope.core.ide.rest import to_markdown
 from tilescope.core.model import KernelModel, Layout, Span
 from tilescope.core.static import catalog
+from tilescope.core.static.levels import capacity, level_of, size_text
 from tilescope.core.static.records import Binding, BufferDecl, StaticKernel
 
 
@@ -31,24 +32,28 @@ def describe_at(facts: Facts, line: int, column: int, word: Span | None = None, 
         text = parameter_markdown(kernel, name, facts.model(kernel)) if kernel is not None and name else None
         return HoverText(text, word) if text and word is not None else None
     if symbol.kind == "primitive":
-        text = primitive_markdown(symbol.name)
+        text = primitive_markdown(symbol.name, facts.static.dialect)
         return HoverText(text, symbol.span) if text else None
     assert symbol.kernel is not None
     decl = symbol.kernel.buffer(symbol.name)
     if decl is None:
         return None
-    return HoverText(buffer_markdown(decl, symbol.kernel, facts.model(symbol.kernel)), symbol.span)
+    markdown = buffer_markdown(decl, symbol.kernel, facts.model(symbol.kernel), facts.static.dialect)
+    return HoverText(markdown, symbol.span)
 
 
-def primitive_markdown(name: str) -> str | None:
-    """TileLang's own signature and docstring for ``T.<name>``."""
-    primitive = catalog.lookup(name)
+def primitive_markdown(name: str, dialect: str | None = None) -> str | None:
+    """TileLang's own signature and docstring for ``T.<name>``, from the language module the file
+    imports (``dialect``: ``ascend`` for ``tilelang.ascend.language``)."""
+    table = catalog.default().dialect(dialect)
+    primitive = table.lookup(name)
     if primitive is None:
         return None
     if primitive.kind == "dtype":
         return f"```python\nT.{name}\n```\ndtype `{name}`"
-    header = f"```python\nT.{primitive.signature or name}\n```"
-    release = f"\n\n*TileLang {catalog.tilelang_version()}*"
+    owner = name.rpartition(".")[0]
+    header = f"```python\nT.{owner + '.' if owner else ''}{primitive.signature or primitive.name}\n```"
+    release = f"\n\n*{table.module}, TileLang {table.version}*" if dialect else f"\n\n*TileLang {table.version}*"
     return (f"{header}\n\n{to_markdown(primitive.doc)}" if primitive.doc else header) + release
 
 
@@ -99,19 +104,26 @@ def _failed(model: KernelModel) -> bool:
     return any(d.severity == "error" for d in model.diagnostics)
 
 
-def buffer_markdown(decl: BufferDecl, kernel: StaticKernel, model: KernelModel | None) -> str:
-    """The facts and which tier they come from: a model whose build failed contributes only that."""
+def buffer_markdown(
+    decl: BufferDecl, kernel: StaticKernel, model: KernelModel | None, dialect: str | None = None
+) -> str:
+    """The facts and which tier they come from: a model whose build failed contributes only that.
+    In an Ascend kernel (``dialect``), the memory level the scope is and what the buffer takes of it."""
     failure = next((d for d in model.diagnostics if d.severity == "error"), None) if model else None
     if failure is not None:
         model = None
     buffer = buffer_facts(decl, model)
     tier = "compiled" if model is not None else "static"
+    level = level_of(buffer.scope) if dialect == "ascend" else None
+    scope = f"{level.name} ({buffer.scope})" if level is not None else buffer.scope
     lines = [
         "```text",
-        f"{buffer.name}: {shape_text(buffer.shape)} {buffer.dtype} {buffer.scope}",
+        f"{buffer.name}: {shape_text(buffer.shape)} {buffer.dtype} {scope}",
         "```",
         f"- declared at line {decl.name_span.line} with `T.{decl.allocator}` ({tier} facts)",
     ]
+    if level is not None:
+        lines.append(f"- {level.name}: {level.holds}" + _share(buffer.bytes, capacity(level, kernel), level.name))
     if failure is not None:
         lines.append(f"- the compiler's build failed (line {failure.span.line}: {failure.message.splitlines()[0]})")
     origins = _origins(decl, kernel, model)
@@ -133,6 +145,13 @@ def buffer_markdown(decl: BufferDecl, kernel: StaticKernel, model: KernelModel |
     if reads:
         lines.append(f"- read by {', '.join(reads)}")
     return "\n".join(lines)
+
+
+def _share(size: int | None, limit: int | None, name: str) -> str:
+    """``, 64 KB of its 512 KB (12%)``: what one copy of a buffer takes of its level."""
+    if size is None or limit is None:
+        return ""
+    return f"; {size_text(size)} of {name}'s {kib(limit)} ({size / limit:.0%}), before multi-buffering"
 
 
 def _origins(decl: BufferDecl, kernel: StaticKernel, model: KernelModel | None) -> str:

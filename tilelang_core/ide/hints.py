@@ -6,7 +6,7 @@ threads after warp specialisation, real shared memory, inferred fragment layouts
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -14,7 +14,8 @@ from tilescope.core.display import buffer_text, kib, shape_text, stages_text
 from tilescope.core.ide.layout_text import layout_label
 from tilescope.core.ide.merge import Facts
 from tilescope.core.model import Buffer, KernelModel
-from tilescope.core.static.records import BufferDecl, LaunchDecl, StaticKernel
+from tilescope.core.static.levels import capacity, level_by_name, level_bytes, level_of, size_text
+from tilescope.core.static.records import BufferDecl, LaunchDecl, RegionDecl, StaticKernel
 
 HintKind = Literal["buffers", "parameters", "launch", "layouts", "pipelines"]
 HINT_KINDS: tuple[HintKind, ...] = ("buffers", "parameters", "launch", "layouts", "pipelines")
@@ -44,7 +45,7 @@ def inlay_hints(
         end = kernel.span.end_line or kernel.span.line
         if end < first_line or (last_line is not None and kernel.span.line > last_line):
             continue
-        hints.extend(_kernel_hints(kernel, facts.model(kernel), wanted))
+        hints.extend(_kernel_hints(kernel, facts.model(kernel), wanted, facts.static.dialect))
     return [h for h in sorted(hints, key=lambda h: (h.line, h.column)) if first_line <= h.line <= (last_line or h.line)]
 
 
@@ -54,11 +55,19 @@ def buffer_facts(decl: BufferDecl, model: KernelModel | None) -> Buffer:
     return compiled or decl.buffer
 
 
-def buffer_label(buffer: Buffer, with_scope: bool = True) -> str:
-    return buffer_text(buffer.shape, buffer.dtype, buffer.scope if with_scope else None)
+def buffer_label(buffer: Buffer, with_scope: bool = True, dialect: str | None = None) -> str:
+    """``128×32 · float16 · shared.dyn``; in an Ascend kernel the memory level and the bytes it takes
+    there, ``256×128 · bfloat16 · L1 · 64 KB`` (a tensor parameter: ``GM``)."""
+    level = level_of(buffer.scope) if dialect == "ascend" else None
+    if level is None:
+        return buffer_text(buffer.shape, buffer.dtype, buffer.scope if with_scope else None)
+    label = buffer_text(buffer.shape, buffer.dtype, level.name)
+    return label if buffer.bytes is None or level.capacity is None else f"{label} · {size_text(buffer.bytes)}"
 
 
-def _kernel_hints(kernel: StaticKernel, model: KernelModel | None, wanted: set[str]) -> list[Hint]:
+def _kernel_hints(
+    kernel: StaticKernel, model: KernelModel | None, wanted: set[str], dialect: str | None = None
+) -> list[Hint]:
     hints: list[Hint] = []
     for decl in kernel.buffers:
         buffer = buffer_facts(decl, model)
@@ -67,13 +76,16 @@ def _kernel_hints(kernel: StaticKernel, model: KernelModel | None, wanted: set[s
         is_param = decl.buffer.is_param
         kind = "parameters" if is_param else "buffers"
         if kind in wanted:
-            hints.append(Hint(end_line, end_column, buffer_label(buffer, with_scope=not is_param), kind))
+            label = buffer_label(buffer, with_scope=not is_param, dialect=dialect)
+            hints.append(Hint(end_line, end_column, label, kind))
         layout = model.layout(decl.buffer.name) if model else None
         if "layouts" in wanted and layout is not None:
             label = layout_label(layout)
             if label:
                 hints.append(Hint(end_line, end_column, label, "layouts", layout.text or None))
-    if "launch" in wanted:
+    if "launch" in wanted and dialect == "ascend":
+        hints.extend(_ascend_launch_hints(kernel))
+    elif "launch" in wanted:
         for index, launch in enumerate(kernel.launches or ([kernel.launch] if kernel.launch else [])):
             span = launch.span
             label = launch_label(kernel, model) if index == 0 else _static_launch_label(launch)
@@ -88,6 +100,38 @@ def _kernel_hints(kernel: StaticKernel, model: KernelModel | None, wanted: set[s
             label = stages_text(stages)
             hints.append(Hint(span.end_line or span.line, span.end_column or 0, label, "pipelines"))
     return hints
+
+
+def _ascend_launch_hints(kernel: StaticKernel) -> list[Hint]:
+    """An Ascend launch: its blocks (one per AI core at a time) and what its allocations take of
+    each on-chip level against the part's capacity; each vector region with its threads."""
+    hints: list[Hint] = []
+    for launch in kernel.launches or ([kernel.launch] if kernel.launch else []):
+        span = launch.span
+        hints.append(Hint(span.end_line or span.line, LINE_END, ascend_launch_label(kernel, launch), "launch"))
+    for region in kernel.regions:
+        span = region.span
+        hints.append(Hint(span.end_line or span.line, LINE_END, _REGION_LABELS[region.kind](region), "launch"))
+    return hints
+
+
+_REGION_LABELS: dict[str, Callable[[RegionDecl], str]] = {
+    "SimtVF": lambda region: f"SIMT · {region.threads} threads",
+    "SimdVF": lambda region: "SIMD · vector registers, no threads",
+    "Cube": lambda region: "Cube core (AIC)",
+    "Vector": lambda region: "Vector cores (AIV)",
+}
+
+
+def ascend_launch_label(kernel: StaticKernel, launch: LaunchDecl) -> str:
+    """``grid 32 · L1 128 KB/512 KB · L0C 224 KB/256 KB · UB 96 KB/216 KB``: allocations as written,
+    before the compiler's multi-buffering and merges (``static.levels``)."""
+    parts = [f"grid {shape_text(launch.grid)}"]
+    for name, size in level_bytes(kernel).items():
+        limit = capacity(level_by_name(name), kernel)
+        used = "?" if size is None else size_text(size)
+        parts.append(f"{name} {used}/{kib(limit)}" if limit is not None else f"{name} {used}")
+    return " · ".join(parts)
 
 
 def _static_launch_label(launch: LaunchDecl) -> str:

@@ -82,7 +82,7 @@ def outline(facts: Facts) -> list[OutlineNode]:
             OutlineNode(
                 decl.buffer.name,
                 "buffer",
-                buffer_label(buffer_facts(decl, model)),
+                buffer_label(buffer_facts(decl, model), dialect=facts.static.dialect),
                 decl.name_span,
                 decl.name_span,
             )

@@ -116,7 +116,7 @@ def analysis_of(
     """The analysis of a parsed file, every block's part read (from the blocks' memos when their
     inputs are unchanged)."""
     with collected() as module_spent:
-        context = module_context(parsed.blocks, parsed.lines, target)
+        context = module_context(parsed.blocks, parsed.lines, target, table)
         world = _world(parsed.blocks, context)
     recorded = recorded if recorded is not None else RecordedValues(path)
     parts = [block_part(p, context, world, table, recorded, parsed.repaired_lines) for p in parsed.blocks]
@@ -135,7 +135,12 @@ def block_part(
     """One block's kernels, primitive uses and notes, in file lines."""
     with collected() as spent:
         reads = _kernels_of(placed, context, world, recorded)
-        uses, found = check_primitives(placed.block, context.aliases, table)
+        kernels = [
+            d
+            for _, outer, body in discover_block(placed.block, context.aliases, context.tilelang)
+            for d in (outer, body)
+        ]
+        uses, found = check_primitives(placed.block, context.aliases, table, context.dialects, kernels)
     notes = placed.place("notes", found)
     diagnostics = [replace(d, source=SOURCE) for _, found, _ in reads for d in found]
     diagnostics.extend(replace(d, source=SOURCE) for d in notes if d.span.line not in repaired)  # type: ignore[attr-defined]  # place() gives back the Diagnostics it was given
@@ -164,7 +169,9 @@ def assemble(
     kernels = list(chain.from_iterable(map(attrgetter("kernels"), parts)))
     fixes = list(chain.from_iterable(map(attrgetter("fixes"), parts)))
     uses = Placed(zip(map(attrgetter("uses"), parts), map(attrgetter("delta"), parts), strict=True))
-    return StaticFile(path, target, kernels, diagnostics, uses, fixes=fixes, aliases=sorted(context.aliases))
+    return StaticFile(
+        path, target, kernels, diagnostics, uses, fixes=fixes, aliases=sorted(context.aliases), dialect=context.dialect
+    )
 
 
 def _position(diagnostic: Diagnostic) -> tuple[int, int]:
@@ -300,6 +307,8 @@ def read_kernel(
         tuple((b.name, b.value, b.origin) for b in bound),
         target,
         context.aliases,
+        context.dialect,
+        tuple(sorted(context.scopes.items())),
         tuple(context.env.get(name, _ABSENT) for name in _mentioned(block)),
     )
     cached = block.memo.get(key)
@@ -380,7 +389,7 @@ def _read(
                 break
             bind_assignment(stmt, env, context.aliases)
         body_def = returned_prim_func(outer, body_def, nodes, env, context.aliases)
-    reader = KernelReader(ref, env, context.aliases, target)
+    reader = KernelReader(ref, env, context.aliases, target, context.scopes, context.dialect)
     reader.read_params(body_def)
     reader.read_body(body_def.body)
     kernel = reader.finish(span_of(outer), body_def, [], nodes)

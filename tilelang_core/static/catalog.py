@@ -1,4 +1,6 @@
-"""The ``tilelang.language`` catalog (names, signatures, docstrings) of the TileLang release in use.
+"""The ``tilelang.language`` catalog (names, signatures, docstrings) of the TileLang release in use,
+with each backend dialect it ships (``tilelang.ascend.language``: the common surface, Ascend's own
+allocators and regions, less CUDA's intrinsics).
 
 Read from that release's sources by ``catalog_source`` (never imported), once per release: the
 result is kept in memory and on disk (``$TILESCOPE_CACHE_DIR``, else ``~/.cache/tilescope``), keyed
@@ -23,7 +25,7 @@ from typing import Any, Literal
 from tilescope.core.static.catalog_source import read_catalog, release_version
 
 SHIPPED = Path(__file__).with_name("primitives.json")
-_FORMAT = 2
+_FORMAT = 4
 """Bumped when the cached catalogs' shape changes, so old caches are not read."""
 PrimitiveKind = Literal["function", "class", "module", "dtype", "value"]
 ParamKind = Literal["positional_only", "positional_or_keyword", "var_positional", "keyword_only", "var_keyword"]
@@ -52,6 +54,11 @@ class Primitive:
     ``T.call_extern(name, *args, dtype=d)`` calls ``call_extern(d, name, *args)``)."""
     keyword_ignored: str | None = None
     """A keyword TileLang's wrapper accepts and drops (``_op_wrapper``)."""
+    members: tuple[Primitive, ...] | None = None
+    """A module a dialect exports by name (``T.simd``): its own names; ``None`` for any other entry."""
+
+    def member(self, name: str) -> Primitive | None:
+        return next((m for m in self.members or () if m.name == name), None)
 
     @property
     def summary(self) -> str:
@@ -61,33 +68,91 @@ class Primitive:
 class Catalog:
     """The names of one release, looked up by the static checks, hover and completion."""
 
-    def __init__(self, version: str, table: dict[str, Primitive]) -> None:
+    def __init__(
+        self,
+        version: str,
+        table: dict[str, Primitive],
+        module: str = "tilelang.language",
+        dialects: dict[str, Catalog] | None = None,
+        installed: bool = True,
+        submodules: frozenset[str] = frozenset(),
+    ) -> None:
         self.version = version
         self.table = table
+        self.module = module
+        """The module whose names ``table`` holds."""
+        self.dialects = dialects or {}
+        self.submodules = submodules
+        self.installed = installed
+        """Read from a TileLang the user's interpreter has, not the shipped stand-in: what it lacks,
+        the user's release lacks."""
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Catalog:
-        table: dict[str, Primitive] = {}
-        for name, entry in data["names"].items():
-            params = entry.get("params")
-            table[name] = Primitive(
-                name=name,
-                kind=entry["kind"],
-                doc=entry.get("doc", ""),
-                signature=entry.get("signature"),
-                params=None if params is None else tuple(PrimitiveParam(**p) for p in params),
-                keyword_first=entry.get("keyword_first"),
-                keyword_ignored=entry.get("keyword_ignored"),
+    def from_json(cls, data: dict[str, Any], installed: bool = True) -> Catalog:
+        version = data["tilelang_version"]
+        table = {name: _primitive(name, entry) for name, entry in data["names"].items()}
+        dialects: dict[str, Catalog] = {}
+        for dialect, surface in data.get("dialects", {}).items():
+            absent = set(surface["absent"])
+            own = {name: _primitive(name, entry) for name, entry in surface["names"].items()}
+            merged = {n: p for n, p in table.items() if n not in absent} | own
+            dialects[dialect] = cls(
+                version,
+                dict(sorted(merged.items())),
+                surface["module"],
+                installed=installed,
+                submodules=frozenset(surface.get("submodules", ())),
             )
-        return cls(data["tilelang_version"], table)
+        return cls(
+            version, table, dialects=dialects, installed=installed, submodules=frozenset(data.get("submodules", ()))
+        )
+
+    def dialect(self, name: str | None) -> Catalog:
+        """The catalog of ``tilelang.<name>.language`` (``None``, or a dialect this release lacks:
+        ``tilelang.language``'s)."""
+        return self.dialects.get(name, self) if name else self
+
+    @functools.cached_property
+    def scopes(self) -> dict[str, str]:
+        """The memory scope each allocator gives by default, read from its ``scope`` parameter
+        (``alloc_l1(shape, dtype, scope="shared.l1")``): how a dialect's own allocators are known."""
+        found: dict[str, str] = {}
+        for name, primitive in self.table.items():
+            default = next((p.default for p in primitive.params or () if p.name == "scope"), None)
+            if name.startswith("alloc_") and default and default[0] in "'\"" and default[-1] == default[0]:
+                found[name] = default[1:-1]
+        return found
+
+    def homes(self, name: str) -> list[str]:
+        """The language modules of this release that have ``name`` (``tilelang.language`` first)."""
+        found = [self.module] if name in self.table else []
+        return found + sorted(c.module for c in self.dialects.values() if name in c.table and c.module not in found)
 
     def lookup(self, name: str) -> Primitive | None:
-        return self.table.get(name)
+        """``T.<name>``, or a module member's ``simd.vadd``."""
+        owner, _, member = name.partition(".")
+        found = self.table.get(owner)
+        return found.member(member) if member and found is not None else found
 
     def closest(self, name: str) -> str | None:
         """The catalog name a misspelt ``name`` most likely meant."""
         matches = difflib.get_close_matches(name, self.table.keys(), n=1, cutoff=0.75)
         return matches[0] if matches else None
+
+
+def _primitive(name: str, entry: dict[str, Any]) -> Primitive:
+    params = entry.get("params")
+    members = entry.get("members")
+    return Primitive(
+        name=name,
+        kind=entry["kind"],
+        doc=entry.get("doc", ""),
+        signature=entry.get("signature"),
+        params=None if params is None else tuple(PrimitiveParam(**p) for p in params),
+        keyword_first=entry.get("keyword_first"),
+        keyword_ignored=entry.get("keyword_ignored"),
+        members=None if members is None else tuple(_primitive(n, e) for n, e in members.items()),
+    )
 
 
 def installed_package() -> Path | None:
@@ -141,7 +206,7 @@ def catalog_for(package: Path) -> Catalog:
 
 @functools.cache
 def shipped() -> Catalog:
-    return Catalog.from_json(json.loads(SHIPPED.read_text()))
+    return Catalog.from_json(json.loads(SHIPPED.read_text()), installed=False)
 
 
 _chosen: list[Catalog] = []

@@ -203,6 +203,8 @@ class SourceReader:
             submodule = self.module(f"{dotted}.{name}")
             return ("module", f"{dotted}.{name}") if submodule is not None else None
         entry = module.names.get(name)
+        if entry == ("ref", (dotted, name)) and self._file(f"{dotted}.{name}") is not None:
+            return ("module", f"{dotted}.{name}")  # ``from . import simd as simd`` in a package's ``__init__``
         if entry is None:
             if self._file(f"{dotted}.{name}") is not None:
                 return ("module", f"{dotted}.{name}")
@@ -340,18 +342,74 @@ def release_version(package: Path) -> str:
     return version_file.read_text().strip() if version_file.is_file() else "unknown"
 
 
-def read_catalog(package: Path) -> dict[str, Any]:
-    """Every public name of ``tilelang.language`` in the release at ``package``, as JSON data."""
-    reader = SourceReader(package)
-    module = reader.module(_ROOT)
+def _surface(reader: SourceReader, root: str, members: bool = False) -> dict[str, dict[str, Any]]:
+    """Every public name of the language module ``root``, and its submodules, as catalog entries;
+    with ``members``, a module the language exports by name (``T.simd``) lists its own names too."""
+    module = reader.module(root)
     names = [] if module is None else [n for n in module.names if not n.startswith("_")]
-    resolved = {n: reader.resolve(_ROOT, n) for n in sorted(names)}
-    prefix = f"{_ROOT}."
+    resolved = {n: reader.resolve(root, n) for n in sorted(names)}
+    prefix = f"{root}."
+    exported = {n for n, found in resolved.items() if members and found is not None and found[0] == "module"}
     submodules = frozenset(
         key[len(prefix) :].split(".")[0] for key, found in reader.modules.items() if found and key.startswith(prefix)
     )
     resolved.update({n: ("module", prefix + n) for n in submodules if n not in resolved})
+    found = {n: entry(n, value) for n, value in sorted(resolved.items())}
+    for name in sorted(exported):
+        dotted = resolved[name][1]  # type: ignore[index]  # a ("module", dotted) pair, as ``exported`` chose
+        if isinstance(dotted, str) and dotted.startswith(prefix):
+            inner = reader.module(dotted)
+            public = [] if inner is None else [n for n in inner.names if not n.startswith("_")]
+            table = {n: entry(n, reader.resolve(dotted, n)) for n in sorted(public)}
+            found[name]["members"] = {n: e for n, e in table.items() if e["kind"] != "module"}
+    return found
+
+
+def submodules(package: Path, root: str) -> list[str]:
+    """The submodules of the language module ``root`` (``from tilelang.language import math`` imports
+    one even where the module's namespace lacks it)."""
+    folder = package.parent.joinpath(*root.split("."))
+    names = {p.stem for p in folder.glob("*.py")} | {p.parent.name for p in folder.glob("*/__init__.py")}
+    return sorted(n for n in names if n != "__init__")
+
+
+def dialect_modules(package: Path) -> dict[str, str]:
+    """The backend dialects a release ships (``tilelang.ascend.language`` declares
+    ``__tilelang_dialect__ = "ascend"``), by dialect name, read from their ``__init__`` files."""
+    found: dict[str, str] = {}
+    for init in sorted(package.glob("*/language/__init__.py")):
+        try:
+            tree = ast.parse(init.read_text(encoding="utf-8"))
+        except (SyntaxError, ValueError, OSError, UnicodeDecodeError):
+            continue
+        for stmt in tree.body:
+            if (
+                isinstance(stmt, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "__tilelang_dialect__" for t in stmt.targets)
+                and isinstance(stmt.value, ast.Constant)
+                and isinstance(stmt.value.value, str)
+            ):
+                found[stmt.value.value] = f"tilelang.{init.parent.parent.name}.language"
+    return found
+
+
+def read_catalog(package: Path) -> dict[str, Any]:
+    """Every public name of ``tilelang.language`` in the release at ``package``, as JSON data, and each
+    backend dialect's surface (``tilelang.ascend.language``) as what it adds, replaces and lacks."""
+    reader = SourceReader(package)
+    names = _surface(reader, _ROOT)
+    dialects: dict[str, dict[str, Any]] = {}
+    for dialect, root in dialect_modules(package).items():
+        own = _surface(reader, root, members=True)
+        dialects[dialect] = {
+            "module": root,
+            "names": {n: e for n, e in own.items() if names.get(n) != e},
+            "absent": sorted(n for n in names if n not in own),
+            "submodules": submodules(package, root),
+        }
     return {
         "tilelang_version": release_version(package),
-        "names": {n: entry(n, found) for n, found in sorted(resolved.items())},
+        "names": names,
+        "submodules": submodules(package, _ROOT),
+        "dialects": dialects,
     }

@@ -1,15 +1,18 @@
-"""What the whole file contributes to each kernel: the names of ``tilelang.language``, module
-constants, ``argparse`` defaults, and the placed blocks that later steps search for calls."""
+"""What the whole file contributes to each kernel: the names of ``tilelang.language`` (or of a backend
+dialect, ``tilelang.ascend.language``), module constants, ``argparse`` defaults, and the placed blocks
+that later steps search for calls."""
 
 from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections import ChainMap
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tilescope.core.static.catalog import Catalog
 from tilescope.core.static.discover import tilelang_names
 from tilescope.core.static.evaluate import evaluate
 from tilescope.core.static.recover import ParsedBlock, PlacedBlock
@@ -27,6 +30,15 @@ class ModuleContext:
     """Local names bound to TileLang objects (``discover.tilelang_names``)."""
     memo: dict[str, Any] = field(default_factory=dict[str, Any])
     """Indexes over the whole file, built once per analysis."""
+    dialects: dict[str, str] = field(default_factory=dict[str, str])
+    """Each alias's dialect: ``""`` for ``tilelang.language``, ``"ascend"`` for ``tilelang.ascend.language``."""
+    scopes: dict[str, str] = field(default_factory=dict[str, str])
+    """The scope of each allocator of the file's dialect its catalog gives (``alloc_l1``: ``shared.l1``)."""
+
+    @property
+    def dialect(self) -> str | None:
+        """The backend dialect the file writes its kernels in (``ascend``), ``None`` for ``tilelang.language``."""
+        return next((d for d in sorted(self.dialects.values()) if d), None)
 
     @functools.cached_property
     def env_key(self) -> tuple[object, ...]:
@@ -38,22 +50,47 @@ def _item_key(item: tuple[str, Value]) -> str:
     return item[0]
 
 
-def module_context(blocks: list[PlacedBlock], lines: list[str], target: str) -> ModuleContext:
-    aliases: set[str] = set()
+LANGUAGE = re.compile(r"tilelang(?:\.(\w+))?\.language")
+"""A language module: ``tilelang.language``, or a backend dialect's (``tilelang.ascend.language``: group 1
+``ascend``)."""
+
+
+def language_aliases(statements: list[ast.stmt]) -> dict[str, str]:
+    """Names the statements bind to ``tilelang.language`` (dialect ``""``) or to a backend dialect's
+    language module (``import tilelang.ascend.language as T``: ``{"T": "ascend"}``)."""
+    found: dict[str, str] = {}
+    for stmt in statements:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                match = LANGUAGE.fullmatch(alias.name)
+                if match:
+                    found[alias.asname or alias.name] = match.group(1) or ""
+        elif isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module:
+            match = LANGUAGE.fullmatch(f"{stmt.module}.language")
+            for alias in stmt.names:
+                if match and alias.name == "language":
+                    found[alias.asname or alias.name] = match.group(1) or ""
+    return found
+
+
+def module_context(
+    blocks: list[PlacedBlock], lines: list[str], target: str, table: Catalog | None = None
+) -> ModuleContext:
+    """``table``: the release's catalog, whose dialect (where the file imports one) names its allocators."""
+    dialects: dict[str, str] = {}
     for placed in blocks:
-        for stmt in placed.block.statements:
-            if isinstance(stmt, ast.Import):
-                aliases.update(a.asname or a.name for a in stmt.names if a.name == "tilelang.language")
-            elif isinstance(stmt, ast.ImportFrom) and stmt.module == "tilelang":
-                aliases.update(a.asname or a.name for a in stmt.names if a.name == "language")
-    frozen_aliases = frozenset(aliases or {"T"})
+        dialects.update(language_aliases(placed.block.statements))
+    frozen_aliases = frozenset(dialects or {"T"})
     env: dict[str, Value] = {}
     for placed in blocks:
         env.update(argparse_defaults(placed.block, frozen_aliases))
     for placed in blocks:
         _bind_block(placed.block, env, frozen_aliases)
     names = tilelang_names([s for p in blocks for s in p.block.statements])
-    return ModuleContext(frozen_aliases, env, lines, target, blocks, names)
+    context = ModuleContext(frozen_aliases, env, lines, target, blocks, names, dialects=dialects)
+    if table is not None and context.dialect is not None:
+        context.scopes = table.dialect(context.dialect).scopes
+    return context
 
 
 _ABSENT = object()

@@ -19,8 +19,8 @@ from tilescope.core.static.recover import ParsedBlock
 from tilescope.core.static.symbolic import Value
 from tilescope.core.static.syntax import dotted, primitive_name, source_text, span_of
 
-LAUNCHES = frozenset({"Kernel", "ClusterKernel"})
-"""``T.*`` context managers that launch a kernel."""
+LAUNCHES = frozenset({"Kernel", "ClusterKernel", "MixedKernel"})
+"""``T.*`` context managers that launch a kernel (``MixedKernel``: Ascend's Cube and Vector sections in one)."""
 Found = tuple[KernelRef, ast.FunctionDef, ast.FunctionDef]
 """A kernel (block lines): its reference, the outer definition and the one holding the body."""
 
@@ -58,7 +58,11 @@ def qualified(node: ast.AST, names: dict[str, str]) -> str:
 
 
 def _is_prim_func(decorator: ast.expr, names: dict[str, str]) -> bool:
-    return qualified(decorator, names) in ("tilelang.language.prim_func", "tvm.script.tir.prim_func")
+    return qualified(decorator, names) in (
+        "tilelang.language.prim_func",
+        "tilelang.ascend.language.prim_func",
+        "tvm.script.tir.prim_func",
+    )
 
 
 def _is_jit(decorator: ast.expr, names: dict[str, str]) -> bool:

@@ -121,7 +121,16 @@ class IncrementalAnalysis:
             return None
         if _defined(removed, context) != _defined(added, context):
             return None
-        fresh = ModuleContext(context.aliases, context.env, parsed.lines, context.target, after, context.tilelang)
+        fresh = ModuleContext(
+            context.aliases,
+            context.env,
+            parsed.lines,
+            context.target,
+            after,
+            context.tilelang,
+            dialects=context.dialects,
+            scopes=context.scopes,
+        )
         if "env_key" in context.__dict__:
             fresh.__dict__["env_key"] = context.env_key
         fresh.memo["kernel-names"] = names

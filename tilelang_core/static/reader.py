@@ -14,7 +14,7 @@ from tilescope.core.static import checks
 from tilescope.core.static.context import bind_assignment
 from tilescope.core.static.discover import LAUNCHES, within
 from tilescope.core.static.evaluate import evaluate
-from tilescope.core.static.operand import operand_of
+from tilescope.core.static.operand import Operand, operand_of
 from tilescope.core.static.records import (
     Binding,
     BufferDecl,
@@ -22,6 +22,7 @@ from tilescope.core.static.records import (
     Occurrence,
     PipelineDecl,
     QuickFix,
+    RegionDecl,
     StaticKernel,
     TextEdit,
 )
@@ -44,6 +45,10 @@ _ANNOTATION_SCOPES = {
     "FragmentBuffer": "local.fragment",
     "LocalBuffer": "local",
 }
+VECTOR_REGIONS = frozenset({"SimtVF", "SimdVF"})
+"""The Ascend dialect's vector regions: SIMT threads, or SIMD vector registers."""
+REGIONS = VECTOR_REGIONS | {"Cube", "Vector"}
+"""With the sections of a mixed kernel written by hand: the Cube core's (AIC) and the Vector cores' (AIV)."""
 _WRITE_FIRST = {"fill", "clear"}
 _READ_WRITE = {"copy": (0, 1), "atomic_add": (1, 0), "atomic_max": (1, 0), "atomic_min": (1, 0)}
 
@@ -51,8 +56,26 @@ _READ_WRITE = {"copy": (0, 1), "atomic_add": (1, 0), "atomic_max": (1, 0), "atom
 class KernelReader:
     """Walks one kernel body once, collecting buffers, launch, pipelines, accesses and checks."""
 
-    def __init__(self, ref: KernelRef, env: dict[str, Value], aliases: frozenset[str], target: str) -> None:
+    def __init__(
+        self,
+        ref: KernelRef,
+        env: dict[str, Value],
+        aliases: frozenset[str],
+        target: str,
+        scopes: dict[str, str] | None = None,
+        dialect: str | None = None,
+    ) -> None:
         self.ref = ref
+        self.scopes = _SCOPES | (scopes or {})
+        """Allocators and their scopes: TileLang's common ones, and the file's dialect's (``alloc_l1``)."""
+        self.dialect = dialect
+        self.regions: list[RegionDecl] = []
+        self.vector: list[RegionDecl] = []
+        """The Ascend vector regions (``T.SimtVF``, ``T.SimdVF``) enclosing the statement being read."""
+        self.uncertain = 0
+        """How many enclosing statements may not be built: an ``if`` of unknown condition, a ``try``."""
+        self.traced: set[str] = set()
+        """Names of values of the kernel's run: launch and ``T.*`` loop variables."""
         self.env = env
         self.aliases = aliases
         self.target = target
@@ -97,23 +120,33 @@ class KernelReader:
             if not self._declare_annotated(stmt.target.id, stmt.annotation, span_of(stmt.target)):
                 bind_assignment(stmt, self.env, self.aliases)
         elif isinstance(stmt, ast.With):
+            opened = len(self.vector)
             for item in stmt.items:
-                if primitive_name(item.context_expr, self.aliases) in LAUNCHES:
+                name = primitive_name(item.context_expr, self.aliases)
+                if name in LAUNCHES:
                     self._kernel(item.context_expr, item.optional_vars)
+                elif name in REGIONS and self.dialect == "ascend" and isinstance(item.context_expr, ast.Call):
+                    self._region(name, item.context_expr)
             self.read_body(stmt.body, pipeline)
+            del self.vector[opened:]
         elif isinstance(stmt, ast.For):
             self._for(stmt, pipeline)
         elif isinstance(stmt, ast.If) and isinstance(taken := evaluate(stmt.test, self.env, self.aliases), bool):
             self.dead.extend(stmt.orelse if taken else stmt.body)  # TVMScript keeps only the taken branch
             self.read_body(stmt.body if taken else stmt.orelse, pipeline)
         elif isinstance(stmt, ast.If | ast.While):
+            branch = not self._traced(stmt.test)  # a TIR condition: TVMScript builds both branches
+            self.uncertain += branch
             self.read_body(stmt.body, pipeline)
             self.read_body(stmt.orelse, pipeline)
+            self.uncertain -= branch
         elif isinstance(stmt, ast.Try):
+            self.uncertain += 1
             self.read_body(stmt.body, pipeline)
             for handler in stmt.handlers:
                 self.read_body(handler.body, pipeline)
             self.read_body(stmt.finalbody, pipeline)
+            self.uncertain -= 1
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             self._op(stmt.value, pipeline)
 
@@ -122,7 +155,7 @@ class KernelReader:
         name = primitive_name(value, self.aliases)
         target = stmt.targets[0] if len(stmt.targets) == 1 else None
         if isinstance(value, ast.Call) and isinstance(target, ast.Name) and name is not None:
-            if name in _SCOPES or name == "alloc_var":
+            if name in self.scopes or name == "alloc_var":
                 self._allocate(target, value, name)
                 return
             if name == "empty":
@@ -134,6 +167,8 @@ class KernelReader:
         if isinstance(value, ast.Call) and name is not None:
             self._op(value, None)
         bind_assignment(stmt, self.env, self.aliases)
+        if self._traced(value):
+            self.traced.update(n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name))
 
     def _const(self, stmt: ast.Assign) -> None:
         targets = stmt.targets[0]
@@ -174,7 +209,7 @@ class KernelReader:
             shape = self._shape(args.get("shape"))
             dtype = self._dtype(args.get("dtype"), "float32")
             scope_node = args.get("scope")
-            scope = _SCOPES[allocator]
+            scope = self.scopes[allocator]
         if scope_node is not None:
             scope_value = evaluate(scope_node, self.env, self.aliases)
             scope = scope_value if isinstance(scope_value, str) else scope
@@ -233,13 +268,55 @@ class KernelReader:
             for node in ast.walk(names):
                 if isinstance(node, ast.Name):
                     self.env[node.id] = Sym(node.id)
+                    self.traced.add(node.id)
+
+    def _traced(self, test: ast.expr) -> bool:
+        """A condition on values of the kernel's run (a launch or loop variable, a buffer element, a
+        ``T.dynamic`` size), not on Python values: the kernel holds both branches."""
+        params = {p.name for p in self.ref.params}
+        for node in ast.walk(test):
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in self.buffers:
+                return True
+            if isinstance(node, ast.Name) and node.id in self.traced:
+                return True
+            value = self.env.get(node.id) if isinstance(node, ast.Name) else None
+            if isinstance(value, Sym) and value.text.isidentifier() and value.text not in params:
+                return True  # n = T.dynamic("num_tokens")
+        return False
+
+    def _region(self, name: str, call: ast.Call) -> None:
+        """``with T.SimtVF(threads=...)`` (its thread count, ``[x, y, z]`` as their product) or ``with T.SimdVF()``."""
+        threads: Dim | None = None
+        if name == "SimtVF":
+            given = arguments(call, ["threads", "latency"]).get("threads")
+            value = evaluate(given, self.env, self.aliases) if given is not None else 128  # SimtVF's default
+            if isinstance(value, tuple | list):
+                product: Value = 1
+                for item in value:
+                    product = product * item if is_known_int(item) and is_known_int(product) else Sym(str(value))
+                value = product
+            threads = as_dim(value)
+        region = RegionDecl(name, threads, span_of(call))
+        self.regions.append(region)
+        if name in VECTOR_REGIONS:
+            self.vector.append(region)
+
+    def _ascend_rule(self, found: Diagnostic) -> None:
+        """One of the checks TileLang's Ascend ``vf_checker`` makes before lowering, where this code is surely built."""
+        if self.dialect == "ascend" and not self.uncertain:
+            self.diagnostics.append(found)
 
     def _for(self, stmt: ast.For, pipeline: PipelineDecl | None) -> None:
         name = primitive_name(stmt.iter, self.aliases)
+        if name == "Parallel" and not self.vector:
+            loop = ast.unparse(stmt.target)
+            self._ascend_rule(diagnostic("ascend-vector-region", span_of(stmt.iter), kernel=self.ref.name, loop=loop))
         loop_var = ast.unparse(stmt.target)
         for node in ast.walk(stmt.target):
             if isinstance(node, ast.Name):
                 self.env[node.id] = Sym(node.id)
+                if name is not None:
+                    self.traced.add(node.id)
         if name == "Pipelined" and isinstance(stmt.iter, ast.Call):
             args = arguments(stmt.iter, ["start", "stop", "num_stages"])
             stages = evaluate(args["num_stages"], self.env, self.aliases) if "num_stages" in args else 0
@@ -276,6 +353,8 @@ class KernelReader:
         found = [o for o in operands if o is not None]
         if not found:
             return
+        if name == "copy" and len(operands) >= 2:
+            self._ascend_copy(call, operands[0], operands[1])
         reads: list[str] = []
         writes: list[str] = []
         if name in _READ_WRITE or name.startswith("reduce") or name.startswith("cum"):
@@ -307,6 +386,24 @@ class KernelReader:
             anchor = self.stack[min(depth, len(self.stack) - 1)]
             self.accumulations.append((accumulator.buffer.buffer.name, accumulator.node, call, anchor))
 
+    def _ascend_copy(self, call: ast.Call, source: Operand | None, dest: Operand | None) -> None:
+        """An Ascend ``T.copy`` outside a vector region is a DMA, which casts nothing (L0C's fixpipe aside);
+        inside ``T.SimdVF`` no copy may touch global memory."""
+        if source is None or dest is None:
+            return
+        src, dst = source.buffer.buffer, dest.buffer.buffer
+        known = dtype_bits(src.dtype) is not None and dtype_bits(dst.dtype) is not None
+        if not self.vector and known and src.dtype != dst.dtype and src.scope != "shared.l0c":
+            words = {"src": src.name, "dst": dst.name, "src_dtype": src.dtype, "dst_dtype": dst.dtype}
+            cast = diagnostic("ascend-vector-region", span_of(call), form="cast", kernel=self.ref.name, fields=words)
+            self._ascend_rule(cast)
+        simd = bool(self.vector) and self.vector[-1].kind == "SimdVF"
+        if simd and "global" in (src.scope, dst.scope):
+            reach = diagnostic(
+                "ascend-vector-region", span_of(call), form="global", kernel=self.ref.name, src=src.name, dst=dst.name
+            )
+            self._ascend_rule(reach)
+
     def finish(self, span: Span, body_def: ast.FunctionDef, bound: list[Binding], nodes: list[ast.AST]) -> StaticKernel:
         buffers = []
         for decl in self.buffers.values():
@@ -325,11 +422,13 @@ class KernelReader:
             occurrences=Placed.of(self._occurrences(body_def, nodes)),
             shared_bytes=shared,
             target=self.target,
+            regions=self.regions,
         )
         kernel = replace(kernel, shared_floor=checks.shared_floor(kernel, self.loops))
         planned = planned_shared_bytes(body_def, kernel, self.aliases, {id(s) for s in self.dead})
         kernel = replace(kernel, shared_planned=planned)
-        self.diagnostics.extend(checks.check_kernel(kernel))
+        if self.dialect != "ascend":  # the Unified Buffer is not CUDA's shared memory: its plan is the compiler's
+            self.diagnostics.extend(checks.check_kernel(kernel))
         self._uninitialised(kernel)
         return kernel
 

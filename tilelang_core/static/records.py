@@ -60,6 +60,19 @@ class LaunchDecl:
 
 
 @dataclass(frozen=True)
+class RegionDecl:
+    """An Ascend region: a vector region, ``with T.SimtVF(threads=...)`` or ``with T.SimdVF()``, or a
+    section of a mixed kernel, ``with T.Cube()`` or ``with T.Vector()``."""
+
+    kind: str
+    """``SimtVF``, ``SimdVF``, ``Cube`` or ``Vector``."""
+    threads: Dim | None
+    """The SIMT region's thread count (``[x, y, z]`` multiplied); ``None`` for the others."""
+    span: Span
+    """The ``T.SimtVF(...)`` (or ``T.SimdVF()``, ``T.Cube()``, ``T.Vector()``) call."""
+
+
+@dataclass(frozen=True)
 class PipelineDecl:
     loop_var: str
     num_stages: Dim
@@ -139,6 +152,8 @@ class StaticKernel:
     shared_planned: int | None = None
     """Shared memory per block as TileLang lays it out (``shared_plan``); ``None`` where the text
     cannot say exactly (a symbolic size or stage count, stages assigned by hand)."""
+    regions: list[RegionDecl] = field(default_factory=list[RegionDecl])
+    """The Ascend vector regions of the kernel, in order."""
 
     def buffer(self, name: str) -> BufferDecl | None:
         return next((b for b in self.buffers if b.buffer.name == name), None)
@@ -158,6 +173,8 @@ class StaticFile:
     """Quick fixes for the diagnostics that name one."""
     aliases: list[str] = field(default_factory=list)
     """Names the file binds to ``tilelang.language`` (``T`` almost always)."""
+    dialect: str | None = None
+    """The backend dialect the file's kernels are written in (``ascend`` for ``tilelang.ascend.language``)."""
 
     def kernel_at(self, line: int) -> StaticKernel | None:
         """The kernel whose definition contains ``line`` (1-based)."""
