@@ -83,7 +83,10 @@ class StandIn:
                     shape.append(int(dim))
                 else:
                     shape.append(sizes.get(str(getattr(dim, "name", dim)), 1))
-            made.append(torch.zeros(shape, dtype=_torch_dtype(torch, str(buffer.dtype)), device=device))
+            # On the fake device an output is shape-only (``empty``): what a kernel would compute is not known,
+            # and a size read back from it would be made up.
+            make = torch.zeros if str(device) == "cpu" else torch.empty
+            made.append(make(shape, dtype=_torch_dtype(torch, str(buffer.dtype)), device=device))
         if not made:
             return None
         return made[0] if len(made) == 1 else made

@@ -171,9 +171,10 @@ tensor moved with ``.cuda()``) keeps them: offsets and lengths that size kernels
 _GIVEN = ("tensor", "as_tensor", "arange")
 
 
-_MADE = ("zeros", "ones", "full", "empty", "rand", "randn", "randint", "eye")
+_MADE = ("zeros", "ones", "full", "rand", "randn", "randint", "eye")
 """Factories whose small results are made for real on the CPU: a ``cu_seqlens`` made with ``zeros``, filled
-by the program and read back with ``.item()`` to size a kernel, holds what the program wrote."""
+by the program and read back with ``.item()`` to size a kernel, holds what the program wrote. Not
+``empty``: it holds no value the program knows (a kernel's outputs are made with it, shape-only)."""
 
 
 def _carries_values(name: str, args: Any, kwargs: dict[str, Any], tensor_type: Any) -> bool:
