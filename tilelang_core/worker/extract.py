@@ -76,18 +76,21 @@ def _visit(stmt: Any, visitor: Any) -> None:
 
 def buffers(func: Any, path: str) -> list[Buffer]:
     """Parameters in signature order, then every ``T.alloc_*`` in program order."""
-    result = [_buffer(func.buffer_map[p], path, True) for p in func.params if p in func.buffer_map]
-    allocs: list[Buffer] = []
+    params = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
+    result = [_buffer(b, path, True) for b in params]
+    allocs: list[tuple[Any, Buffer]] = []
 
     def visit(node: Any) -> None:
         if isinstance(node, tirx.SBlock):
-            allocs.extend(_buffer(b, path, False) for b in node.alloc_buffers)
+            allocs.extend((b.data, _buffer(b, path, False)) for b in node.alloc_buffers)
 
     _visit(func.body, visit)
-    seen = {b.name for b in result}
-    for buf in sorted(allocs, key=lambda b: b.line or 0):
-        if buf.name not in seen:
-            seen.add(buf.name)
+    # One entry per allocation, told apart by its data variable, not its name: a macro called four
+    # times allocates four ``buf1_frag``s, as TileLang does.
+    seen = [b.data for b in params]
+    for data, buf in sorted(allocs, key=lambda pair: pair[1].line or 0):
+        if not any(data.same_as(other) for other in seen):
+            seen.append(data)
             result.append(buf)
     return result
 
