@@ -58,7 +58,11 @@ def qualified(node: ast.AST, names: dict[str, str]) -> str:
 
 
 def _is_prim_func(decorator: ast.expr, names: dict[str, str]) -> bool:
-    return qualified(decorator, names) in ("tilelang.language.prim_func", "tvm.script.tir.prim_func")
+    return qualified(decorator, names) in (
+        "tilelang.language.prim_func",
+        "tilelang.ascend.language.prim_func",
+        "tvm.script.tir.prim_func",
+    )
 
 
 def _is_jit(decorator: ast.expr, names: dict[str, str]) -> bool:
