@@ -34,7 +34,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import plain_lowering  # noqa: E402  (benchmarks/plain_lowering.py: the ordinary import and build)
+import plain_lowering  # (benchmarks/plain_lowering.py: the ordinary import and build)
 
 FLAG_CALLS = ("asc_sync_notify", "asc_sync_wait", "asc_sync_intra_arrive", "asc_sync_intra_wait")
 _FLAG = re.compile(r"\b(" + "|".join(FLAG_CALLS) + r")\(")
@@ -160,7 +160,9 @@ def main() -> None:
                 "error": f"{type(err).__name__}: {first[:300]}",
                 "error_line": user_line(err, os.path.abspath(os.path.join(root, entry["file"]))),
             }
-        out.write(json.dumps({"file": entry["file"], "kernel": entry["kernel"], "args": entry["args"], **result}) + "\n")
+        out.write(
+            json.dumps({"file": entry["file"], "kernel": entry["kernel"], "args": entry["args"], **result}) + "\n"
+        )
         out.flush()
 
 
