@@ -6,8 +6,10 @@ Each kernel is analysed on its own, so one broken kernel leaves the others' mode
 from __future__ import annotations
 
 import inspect
+import re
 import time
 import traceback
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -30,8 +32,9 @@ from tilescope.core.model import (
 from tilescope.core.perf import occupancy
 from tilescope.core.protocol import CONFIG_ARG
 from tilescope.core.static import StaticKernel, analyze_source
-from tilescope.core.targets import decorator_target, shared_memory_budget
+from tilescope.core.targets import ASCEND_TARGET, decorator_target, is_ascend, shared_memory_budget
 from tilescope.core.worker import (
+    ascend,
     autotune,
     compiler_warnings,
     device_profile,
@@ -98,7 +101,7 @@ def analyze_file(
         kernel_target, kernel_static = inst.target or target, static.get(inst.kernel.name)
 
         def analyze(ns: dict[str, Any], i: Instantiation, t: str = kernel_target, k: Any = kernel_static) -> KernelRun:
-            return _analyze_kernel(ns, i, path, t, with_ptxas, k, hazards_s, phase)
+            return _analyze_kernel(ns, i, path, t, with_ptxas, k, hazards_s, phase, source)
 
         try:
             runs[inst.kernel.name] = autotune.analyze_kernel(namespace, inst, analyze)
@@ -136,7 +139,7 @@ def _load(source: str, path: str) -> tuple[dict[str, Any], None] | tuple[None, D
         except SystemExit as err:  # a probe such as ``if not torch.cuda.is_available(): sys.exit(1)``
             exited = err
         except Exception as err:
-            failure = errors.load_error(err, path)
+            failure = _ascend_dialect(err, path) or errors.load_error(err, path)
     if exited is not None:
         failure = environment.exited(exited, printed[0], path, None, 1)
     _failed[key] = failure
@@ -234,6 +237,7 @@ def _analyze_kernel(
     static: StaticKernel | None,
     hazards_s: float = 0.0,
     phase: Callable[[str], None] = _no_phase,
+    source: str = "",
 ) -> KernelRun:
     name, line = inst.kernel.name, inst.kernel.span.line
     target = inst.target or requested
@@ -259,7 +263,12 @@ def _analyze_kernel(
         except SystemExit as err:
             prim_func, exited = None, err
         except Exception as err:
-            prim_func, failure = None, errors.build_error(err, path, name, line)
+            prim_func = None
+            failure = (
+                _ascend_dialect(err, path, line)
+                or _ascend_rejected(err, name, line, source, inst)
+                or errors.build_error(err, path, name, line)
+            )
             if failure.code == "needs-gpu":
                 built_for = inst.target or decorator_target(getattr(namespace[name], "target", None), requested)
                 prim_func, profile, failure = _build_for_profile(namespace, inst, built_for, failure)
@@ -269,6 +278,8 @@ def _analyze_kernel(
             phase("built")
             configs, jit_target, out_idx = jit_options(namespace, inst, prim_func)
             target = inst.target or decorator_target(jit_target, requested)
+            if jit_target is None and _uses_ascend(namespace, name):
+                target = ASCEND_TARGET  # the Ascend dialect's kernels lower for Ascend alone
             start = time.perf_counter()
             lowered = lower(prim_func, target, configs)
             lower_ms = (time.perf_counter() - start) * 1000
@@ -282,6 +293,8 @@ def _analyze_kernel(
     if profile is not None:
         warnings.insert(0, _profile_note(name, profile, inst.kernel.span))
     device_mod = lowered.artifact.device_mod if lowered.artifact is not None else None
+    if is_ascend(target):
+        return _ascend_kernel(prim_func, inst, path, source, static, lowered, configs, out_idx, args, warnings)
     launches = launch_records.launches(prim_func, device_mod, lowered.layout_module, path)
     buffers, accesses, first, pipelines = spans.with_static_lines(
         static,
@@ -404,3 +417,108 @@ def _shared_accesses(
         if diagnostic is not None:
             diagnostics.append(diagnostic)
     return [record for record, _ in found], diagnostics
+
+
+def _tilelang_version() -> str:
+    import tilelang
+
+    return str(getattr(tilelang, "__version__", "?")).split("+")[0]
+
+
+def _ascend_has(name: str) -> bool:
+    try:
+        import tilelang.ascend.language as dialect
+    except ImportError:
+        return False
+    return hasattr(dialect, name)
+
+
+def _ascend_dialect(err: BaseException, path: str, line: int = 1) -> Diagnostic | None:
+    return errors.ascend_dialect(err, path, _ascend_has, _tilelang_version(), line)
+
+
+def _ascend_rejected(err: BaseException, name: str, line: int, source: str, inst: Instantiation) -> Diagnostic | None:
+    """A semantic check of the Ascend backend, at the line of the statement it names (``T.Parallel loop 'ti'``)."""
+    at = _named_line(errors.semantic_subject(err), source, inst) or line
+    return errors.ascend_rejected(err, name, at, _tilelang_version())
+
+
+def _named_line(names: list[str], source: str, inst: Instantiation) -> int | None:
+    """The first line of the kernel's definition that binds one of ``names`` (``for ti in ...``, ``ti = ...``)."""
+    lines = source.splitlines()
+    start = inst.kernel.span.line
+    end = inst.kernel.span.end_line or len(lines)
+    for name in names:
+        binds = re.compile(rf"\bfor\s+(?:[\w\s,]*\b)?{re.escape(name)}\b|\b{re.escape(name)}\s*=[^=]")
+        for number in range(start, min(end, len(lines)) + 1):
+            if binds.search(lines[number - 1]):
+                return number
+    return None
+
+
+def _uses_ascend(namespace: dict[str, Any], name: str) -> bool:
+    """Whether the kernel's module writes TileLang's Ascend dialect (``import tilelang.ascend.language as T``)."""
+    obj = namespace.get(name)
+    scopes = [namespace, getattr(getattr(obj, "func", None), "__globals__", None) or {}]
+    return any(
+        isinstance(value, types.ModuleType) and value.__name__.startswith("tilelang.ascend")
+        for scope in scopes
+        for value in scope.values()
+    )
+
+
+def _ascend_kernel(
+    prim_func: Any,
+    inst: Instantiation,
+    path: str,
+    source: str,
+    static: StaticKernel | None,
+    lowered: Lowered,
+    configs: dict[str, Any],
+    out_idx: Any,
+    args: dict[str, Any],
+    warnings: list[Diagnostic],
+) -> KernelRun:
+    """An Ascend kernel's model: buffers at their levels, the memory plan, the schedule and flags of TileLang's
+    Ascend pipeline, and the AscendC it generated."""
+    name, line = inst.kernel.name, inst.kernel.span.line
+    buffers, accesses, _, pipelines = spans.with_static_lines(
+        static,
+        extract.buffers(prim_func, path),
+        extract.accesses(prim_func, path),
+        None,
+        extract.pipelines(prim_func, path),
+    )
+    diagnostics: list[Diagnostic] = list(warnings)
+    if lowered.error is not None:
+        failure = _ascend_rejected(lowered.error, name, line, source, inst) or errors.lowering_error(
+            lowered.error, lowered.failed_pass, name, line, buffers, accesses
+        )
+        diagnostics.append(failure)
+    device_mod = lowered.artifact.device_mod if lowered.artifact is not None else None
+    auto = bool(configs.get("tl.enable_auto_schedule", True))
+    plan, found = ascend.model(
+        prim_func, lowered.modules, _names(lowered), device_mod, buffers, path, source, name, auto
+    )
+    diagnostics.extend(found)
+    model = KernelModel(
+        kernel=name,
+        args=args,
+        target=ASCEND_TARGET,
+        buffers=buffers,
+        launch=None,
+        layouts=[],
+        pipelines=pipelines,
+        warp_specialized=False,
+        shared_bytes=sum((b.bytes or 0) * b.slots for b in plan.buffers if b.level == "UB"),
+        passes=lowered.passes,
+        accesses=accesses,
+        device_source=lowered.artifact.kernel_source if lowered.artifact is not None else None,
+        diagnostics=diagnostics,
+        lower_ms=round(lowered.total_ms, 2),
+        arg_sources=dict(inst.sources),
+        pass_configs={k: _json_value(v) for k, v in configs.items()},
+        out_idx=[out_idx] if isinstance(out_idx, int) else (list(out_idx) if out_idx is not None else None),
+        ascend=plan,
+    )
+    return KernelRun(model, lowered)

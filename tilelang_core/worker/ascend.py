@@ -1,0 +1,425 @@
+"""The Ascend 950 facts of one lowered kernel, read from TileLang's own IR, in the worker.
+
+TileLang's Ascend pipeline decides what the user never writes: which statement runs on the Cube
+core (AIC), which on the Vector cores (AIV) and which on both (scalar control); the pipe flags
+between the hardware pipes and the Cube-Vector flags; multi-buffer slots. All of it is in the IR
+it leaves behind, so nothing here guesses:
+
+- the **schedule** is the module right after ``tl.InsertSync``: every statement sits under a
+  ``tl.ascend_task`` attribute whose ``core_mask`` says its core (bit 1 AIV, bit 2 AIC, both: run
+  by each core's scalar unit), and the flags it inserted are ``ascend_set_flag``/``ascend_wait_flag``
+  (pipe to pipe, with an event id) and ``ascend_cross_core_set_flag``/``_wait_flag`` (Cube to Vector);
+  loops carry ``num_stages`` and ``multi_buffer_eligible``, the kernel block
+  ``tl.buffer_versions_map`` (slots per buffer);
+- the **flags and core split** of the code that runs are those of the final device module, whose
+  ``CUBE`` and ``VECTOR`` blocks become the ``ASC_IS_AIC``/``ASC_IS_AIV`` sections of the AscendC;
+- the **memory plan** counts each buffer's bytes times its slots per level against the part's
+  capacity (``targets.ASCEND_LEVELS``), as ``tl.AutoSchedule`` does.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tilescope.core.codes import diagnostic
+from tilescope.core.compat import spans
+from tilescope.core.model import (
+    AscendBuffer,
+    AscendFlag,
+    AscendLoop,
+    AscendModel,
+    Buffer,
+    CoreSection,
+    Diagnostic,
+    MemoryLevel,
+    ScheduleStep,
+    Span,
+)
+from tilescope.core.targets import ASCEND_LEVELS, ASCEND_UB_WITH_SIMT, ascend_level
+from tvm import tirx
+
+SCHEDULE_PASS = "tl.InsertSync"
+_FLAG_OPS = {
+    "tl.ascend_set_flag": "set",
+    "tl.ascend_wait_flag": "wait",
+    "tl.ascend_cross_core_set_flag": "cross-set",
+    "tl.ascend_cross_core_wait_flag": "cross-wait",
+}
+_CORES = {1: "vector", 2: "cube", 3: "scalar"}
+_SECTIONS = {"CUBE": "aic", "VECTOR": "aiv"}
+_LEVEL_ORDER = ("GM", "L1", "L0A", "L0B", "L0C", "UB")
+
+
+def model(
+    prim_func: Any,
+    modules: list[Any],
+    names: list[str],
+    device_mod: Any | None,
+    buffers: list[Buffer],
+    path: str,
+    source: str,
+    kernel: str,
+    auto_schedule: bool,
+) -> tuple[AscendModel, list[Diagnostic]]:
+    """The Ascend model of a kernel lowered (or stopped) with its passes recorded."""
+    scheduled = _module_after(modules, names, SCHEDULE_PASS)
+    lines = source.splitlines()
+    walk = _Walk(path, lines)
+    if scheduled is not None:
+        for func in _funcs(scheduled):
+            walk.visit(func.body, 0)
+    simt = _simt_threads(device_mod) if device_mod is not None else []
+    ascend_buffers = _buffers(buffers, walk.versions)
+    memory = _memory(ascend_buffers, bool(simt) or walk.simt)
+    sections, flags, kind = _sections(device_mod) if device_mod is not None else ({}, [], "unknown")
+    merged = _merged(device_mod) if device_mod is not None else {}
+    ascend_buffers = [_with_merge(b, merged) for b in ascend_buffers]
+    result = AscendModel(
+        kernel_kind=kind,
+        buffers=ascend_buffers,
+        memory=memory,
+        schedule=walk.steps,
+        loops=walk.loops,
+        flags=flags,
+        sections=sections,
+        simt_threads=simt,
+        scheduled=scheduled is not None,
+    )
+    diagnostics = [_overflow(level, kernel, ascend_buffers, auto_schedule) for level in memory if not level.fits]
+    return result, diagnostics
+
+
+def _module_after(modules: list[Any], names: list[str], name: str) -> Any | None:
+    index = next((i for i, n in enumerate(names) if n == name), None)
+    return modules[index] if index is not None and index < len(modules) else None
+
+
+def _funcs(module: Any) -> list[Any]:
+    return [f for f in module.functions.values() if isinstance(f, tirx.PrimFunc)]
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _line(node: Any, path: str) -> int | None:
+    found = spans.location(spans.stmt_span(node))
+    return found[1] if found is not None and found[0] == path else None
+
+
+class _Walk:
+    """One pass over the scheduled IR, in program order: steps, loops, multi-buffer slots."""
+
+    def __init__(self, path: str, lines: list[str]) -> None:
+        self.path = path
+        self.lines = lines
+        self.steps: list[ScheduleStep] = []
+        self.loops: list[AscendLoop] = []
+        self.versions: dict[str, int] = {}
+        self.simt = False
+        self._loop_stack: list[str] = []
+
+    def visit(self, stmt: Any, depth: int) -> None:
+        if isinstance(stmt, tirx.SeqStmt):
+            for s in stmt.seq:
+                self.visit(s, depth)
+        elif isinstance(stmt, tirx.AttrStmt) and stmt.attr_key == "tl.ascend_task":
+            self._task(stmt, depth)
+        elif isinstance(stmt, tirx.AttrStmt):
+            self.visit(stmt.body, depth)
+        elif isinstance(stmt, tirx.For):
+            self._loop(stmt, depth)
+        elif isinstance(stmt, tirx.IfThenElse):
+            self.visit(stmt.then_case, depth)
+            if stmt.else_case is not None:
+                self.visit(stmt.else_case, depth)
+        elif isinstance(stmt, tirx.SBlockRealize):
+            self.visit(stmt.block, depth)
+        elif isinstance(stmt, tirx.SBlock):
+            if stmt.name_hint == "SIMT_VF":
+                self.simt = True
+            versions = stmt.annotations.get("tl.buffer_versions_map") if stmt.annotations else None
+            for var, count in dict(versions or {}).items():
+                self.versions[str(getattr(var, "name", var))] = int(count)
+            self.visit(stmt.body, depth)
+        elif hasattr(stmt, "body") and isinstance(getattr(stmt, "body", None), tirx.Stmt):
+            self.visit(stmt.body, depth)
+
+    def _loop(self, loop: Any, depth: int) -> None:
+        notes = loop.annotations or {}
+        stages = _int(notes.get("num_stages")) if "num_stages" in notes else None
+        eligible = [str(getattr(b, "name", b)) for b in notes.get("multi_buffer_eligible", [])]
+        var = str(loop.loop_var.name)
+        line = _line(loop, self.path) or self._search(rf"\bfor\s+{re.escape(var)}\b")
+        self.loops.append(AscendLoop(var, _int(loop.extent), stages, [_base(n) for n in eligible], line, depth))
+        self._loop_stack.append(var)
+        self.visit(loop.body, depth + 1)
+        self._loop_stack.pop()
+
+    def _task(self, attr: Any, depth: int) -> None:
+        notes = dict(attr.node) if hasattr(attr.node, "items") else {}
+        mask = _int(notes.get("core_mask")) or 3
+        core = _CORES.get(mask, "scalar")
+        body = attr.body
+        while isinstance(body, tirx.IfThenElse) and body.else_case is None:  # a guard the schedule kept
+            body = body.then_case
+        if isinstance(body, tirx.AttrStmt) and body.attr_key == "tl.ascend_task":
+            body = body.body
+        if isinstance(body, tirx.For | tirx.SeqStmt | tirx.SBlockRealize):
+            self.visit(body, depth)
+            return
+        op, operands = _describe(body)
+        flag = _flag(body, core) if op in _FLAG_OPS.values() else None
+        line = _line(attr, self.path) or _line(attr.body, self.path)
+        if line is None and flag is None and operands:
+            line = self._search_op(op, operands)
+        self.steps.append(
+            ScheduleStep(
+                index=len(self.steps),
+                core=core,
+                op=op,
+                operands=operands,
+                line=line,
+                depth=depth,
+                loop=self._loop_stack[-1] if self._loop_stack else None,
+                latency=_int(notes.get("latency")) if "latency" in notes else None,
+                flag=flag,
+            )
+        )
+
+    def _search(self, pattern: str) -> int | None:
+        compiled = re.compile(pattern)
+        return next((i + 1 for i, text in enumerate(self.lines) if compiled.search(text)), None)
+
+    def _search_op(self, op: str, operands: list[str]) -> int | None:
+        """A tile operation that lost its span: the source line writing the same operation on the same buffers."""
+        written = {"copy": ("copy", "dual_copy"), "gemm": ("gemm",)}.get(op, (op,))
+        names = [_base(n) for n in operands]
+        for i, text in enumerate(self.lines):
+            if any(f"{w}(" in text for w in written) and all(re.search(rf"\b{re.escape(n)}\b", text) for n in names):
+                return i + 1
+        return None
+
+
+def _base(name: str) -> str:
+    """A buffer's name as the user wrote it: TVM's ``x_l1_1`` copies and ``.data`` vars name the same buffer."""
+    return re.sub(r"(_\d+)+$", "", name)
+
+
+def _call(body: Any) -> Any | None:
+    if isinstance(body, tirx.Evaluate) and isinstance(body.value, tirx.Call):
+        return body.value
+    return None
+
+
+def _describe(body: Any) -> tuple[str, list[str]]:
+    """A short name of the statement's operation and the buffers it names (source, then destination)."""
+    call = _call(body)
+    if call is None:
+        if isinstance(body, tirx.BufferStore):
+            return "store", [str(body.buffer.name)]
+        if isinstance(body, tirx.Bind):
+            return "scalar", []
+        return type(body).__name__.lower(), []
+    name = str(getattr(call.op, "name", call.op))
+    if name in _FLAG_OPS:
+        return _FLAG_OPS[name], []
+    short = name.removeprefix("tl.").removeprefix("tileop.").removeprefix("ascend_")
+    operands: list[str] = []
+    for arg in call.args:
+        if isinstance(arg, tirx.Call) and str(getattr(arg.op, "name", "")) == "tl.region":
+            load = arg.args[0]
+            if isinstance(load, tirx.BufferLoad):
+                operands.append(str(load.buffer.name))
+        elif isinstance(arg, tirx.BufferLoad):
+            operands.append(str(arg.buffer.name))
+    return short, operands
+
+
+def _text(expr: Any) -> str:
+    if isinstance(expr, tirx.StringImm):
+        return str(expr.value)
+    if isinstance(expr, tirx.IntImm):
+        return str(int(expr))
+    return str(expr)
+
+
+def _flag(body: Any, core: str) -> AscendFlag | None:
+    call = _call(body)
+    if call is None:
+        return None
+    kind = _FLAG_OPS[str(call.op.name)]
+    args = [_text(a) for a in call.args]
+    if kind in ("set", "wait"):
+        source, _, target = args[0].partition("_")
+        return AscendFlag(kind=kind, core=core, source_pipe=source, target_pipe=target, event=args[1])
+    # ascend_cross_core_*_flag(mode, pipe, id): the Cube-Vector flag with id ``args[2]``, raised after ``pipe``
+    return AscendFlag(kind=kind, core=core, source_pipe=args[1].removeprefix("PIPE_"), target_pipe="", event=args[2])
+
+
+def _sections(device_mod: Any) -> tuple[dict[str, CoreSection], list[AscendFlag], str]:
+    """What each core's section of the final kernel touches and the flags it holds, and the kernel's kind."""
+    sections: dict[str, CoreSection] = {}
+    flags: list[AscendFlag] = []
+    kind = "unknown"
+    for func in _funcs(device_mod):
+        if func.attrs is None or "thread_extent" not in func.attrs:
+            continue
+        names = {str(p.name) for p in func.params} | _allocated(func.body)
+        blocks: list[Any] = []
+
+        def visit(node: Any, blocks: list[Any] = blocks) -> None:
+            if isinstance(node, tirx.SBlock) and node.name_hint in _SECTIONS:
+                blocks.append(node)
+
+        tirx.stmt_functor.post_order_visit(func.body, visit)
+        for block in blocks:
+            core = _SECTIONS[block.name_hint]
+            used, found = _section(block.body, names, "cube" if core == "aic" else "vector")
+            sections[core] = CoreSection(buffers=sorted(used), flags=len(found))
+            flags.extend(found)
+        cores = {_SECTIONS[b.name_hint] for b in blocks}
+        kind = "mix" if cores == {"aic", "aiv"} else "cube" if cores == {"aic"} else "vector"
+    return sections, flags, kind
+
+
+def _allocated(body: Any) -> set[str]:
+    """Names of the on-chip allocations of a device function (what the AscendC declares ``__cbuf__``, ``__ubuf__``...)."""
+    found: set[str] = set()
+
+    def visit(node: Any) -> None:
+        if isinstance(node, tirx.AllocBuffer) and ascend_level(str(node.buffer.scope())) not in (None, "GM"):
+            found.add(str(node.buffer.data.name))
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    return found
+
+
+def _section(body: Any, names: set[str], core: str) -> tuple[set[str], list[AscendFlag]]:
+    used: set[str] = set()
+    flags: list[AscendFlag] = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, tirx.Var) and str(node.name) in names:
+            used.add(str(node.name))
+        elif isinstance(node, tirx.Evaluate) and isinstance(node.value, tirx.Call):
+            name = str(getattr(node.value.op, "name", ""))
+            if name in _FLAG_OPS:
+                flag = _flag(node, core)
+                if flag is not None:
+                    flags.append(flag)
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    return used, flags
+
+
+def _simt_threads(device_mod: Any) -> list[int]:
+    """Thread counts of the kernel's SimtVF regions."""
+    threads: list[int] = []
+    for func in _funcs(device_mod):
+
+        def visit(node: Any) -> None:
+            if isinstance(node, tirx.SBlock) and node.name_hint == "SIMT_VF":
+                count = 1
+
+                def inner(n: Any) -> None:
+                    nonlocal count
+                    if isinstance(n, tirx.AttrStmt) and n.attr_key == "thread_extent":
+                        count *= _int(n.value) or 1
+
+                tirx.stmt_functor.post_order_visit(node.body, inner)
+                threads.append(count)
+
+        tirx.stmt_functor.post_order_visit(func.body, visit)
+    return threads
+
+
+def _merged(device_mod: Any) -> dict[str, tuple[str, int]]:
+    """Each buffer the final kernel declares over another's storage (``MergeUBAllocations``, the dynamic L1):
+    its name to the allocation's name and bytes."""
+    merged: dict[str, tuple[str, int]] = {}
+    allocations: dict[Any, tuple[str, int]] = {}
+
+    def visit(node: Any) -> None:
+        if isinstance(node, tirx.AllocBuffer):
+            size = 1
+            for d in node.buffer.shape:
+                size *= _int(d) or 0
+            allocations[node.buffer.data] = (str(node.buffer.name), size * _dtype_bytes(str(node.buffer.dtype)))
+        elif isinstance(node, tirx.DeclBuffer) and node.buffer.data in allocations:
+            owner = allocations[node.buffer.data]
+            if _base(owner[0]) != _base(str(node.buffer.name)):
+                merged.setdefault(_base(str(node.buffer.name)), owner)
+
+    for func in _funcs(device_mod):
+        tirx.stmt_functor.post_order_visit(func.body, visit)
+    return merged
+
+
+def _dtype_bytes(dtype: str) -> int:
+    bits = re.search(r"(\d+)", dtype)
+    if dtype == "bool":
+        return 1
+    return max(1, int(bits.group(1)) // 8) if bits else 4
+
+
+def _buffers(buffers: list[Buffer], versions: dict[str, int]) -> list[AscendBuffer]:
+    found = []
+    for buf in buffers:
+        level = ascend_level(buf.scope)
+        if level is None:
+            continue
+        slots = versions.get(buf.name, 1)
+        found.append(
+            AscendBuffer(
+                name=buf.name,
+                level=level,
+                shape=list(buf.shape),
+                dtype=buf.dtype,
+                bytes=buf.bytes,
+                slots=slots,
+                line=buf.line,
+                is_param=buf.is_param,
+            )
+        )
+    return found
+
+
+def _with_merge(buf: AscendBuffer, merged: dict[str, tuple[str, int]]) -> AscendBuffer:
+    if buf.name not in merged:
+        return buf
+    owner, size = merged[buf.name]
+    return AscendBuffer(**{**buf.__dict__, "storage": owner, "storage_bytes": size})
+
+
+def _memory(buffers: list[AscendBuffer], simt: bool) -> list[MemoryLevel]:
+    levels = []
+    for level in _LEVEL_ORDER[1:]:
+        on = [b for b in buffers if b.level == level and not b.is_param]
+        if not on:
+            continue
+        capacity = ASCEND_UB_WITH_SIMT if level == "UB" and simt else ASCEND_LEVELS[level]
+        used = sum((b.bytes or 0) * b.slots for b in on)
+        levels.append(
+            MemoryLevel(level=level, capacity=capacity, used=used, buffers=[b.name for b in on], fits=used <= capacity)
+        )
+    return levels
+
+
+def _overflow(level: MemoryLevel, kernel: str, buffers: list[AscendBuffer], auto_schedule: bool) -> Diagnostic:
+    first = next((b.line for b in buffers if b.level == level.level and b.line), None)
+    form = None if auto_schedule else "manual"
+    return diagnostic(
+        "ascend-memory-overflow",
+        Span(line=first or 1),
+        form=form,
+        kernel=kernel,
+        level=level.level,
+        used=level.used,
+        capacity=level.capacity,
+        buffers=", ".join(level.buffers),
+    )
