@@ -1,0 +1,161 @@
+"""The compiler tier on the Ascend corpus against plain TileLang 0.1.15 (``benchmarks/ascend/truth.json``).
+
+For every kernel instance of the truth (each corpus file's own kernels at its own sizes, see
+``benchmarks/ascend/truth.py``), Tilescope analyses the file with its ordinary default target
+(``sm_90``: the kernel's own Ascend declaration must win) and the instance's arguments, and the
+table says: did plain TileLang lower it, did Tilescope analyse it, and is Tilescope's model equal
+to the truth in buffers (name, shape, dtype, scope), levels, pass names, flag count (the
+``asc_sync_*`` calls of the AscendC) and core split (kernel kind, and per Cube/Vector section the
+buffers it names and its flags). A kernel plain TileLang refuses must come back as an error
+diagnostic at a line of the file (never an internal error). Then the time: Tilescope's analysis
+of a kernel (a warm worker: build, lower with every pass recorded, extract) over plain TileLang
+building and lowering the same kernel in one warm process, the median of the ratios.
+
+    .venv/bin/python benchmarks/bench_ascend.py [--corpus DIR] [--only SUBSTRING] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = Path(os.environ.get("TILESCOPE_ASCEND_CORPUS", ROOT / ".." / "shared" / "corpus" / "tilelang-ascend-examples"))
+TRUTH = ROOT / "benchmarks" / "ascend" / "truth.json"
+sys.path.insert(0, str(ROOT))
+
+from tilescope.core.compiler.service import Analyzer  # noqa: E402
+from tilescope.core.model import KernelModel  # noqa: E402
+from tilescope.core.targets import ascend_level  # noqa: E402
+
+ASPECTS = ("buffers", "levels", "passes", "flags", "cores")
+
+
+def compare(model: KernelModel, truth: dict[str, Any]) -> dict[str, bool]:
+    """Each aspect of ``model`` against the plain-lowering ``truth`` of the same instance."""
+    mine = sorted([b.name, list(b.shape), b.dtype, b.scope] for b in model.buffers)
+    plain = sorted(list(b) for b in truth["buffers"])
+    plan = model.ascend
+    levels_plain = sorted((b[0], ascend_level(b[3])) for b in truth["buffers"] if ascend_level(b[3]))
+    levels_mine = sorted((b.name, b.level) for b in plan.buffers) if plan else []
+    cores_plain = truth["cores"]
+    cores_mine: dict[str, Any] = {"kind": plan.kernel_kind} if plan else {}
+    if plan:
+        cores_mine.update({k: {"buffers": v.buffers, "flags": v.flags} for k, v in plan.sections.items()})
+    return {
+        "buffers": mine == plain,
+        "levels": levels_mine == levels_plain,
+        "passes": [p.name for p in model.passes] == truth["passes"],
+        "flags": plan is not None and len(plan.flags) == truth["flags"]["total"],
+        "cores": _sections_equal(cores_mine, cores_plain),
+    }
+
+
+def _sections_equal(mine: dict[str, Any], plain: dict[str, Any]) -> bool:
+    """Kernel kind and each section; a one-core kernel's section in the truth is the whole source, which also
+    names the SimtVF/SimdVF device functions' arguments, so only its flags and kind are compared then."""
+    if mine.get("kind") != plain.get("kind"):
+        return False
+    if plain["kind"] != "mix":
+        core = "aic" if plain["kind"] == "cube" else "aiv"
+        return mine.get(core, {}).get("flags") == plain.get(core, {}).get("flags")
+    return all(mine.get(c) == plain.get(c) for c in ("aic", "aiv"))
+
+
+def analyse(analyzer: Analyzer, path: Path, entry: dict[str, Any]) -> tuple[KernelModel | None, list[Any], float]:
+    args = {**entry["args"], **entry.get("consts", {})}
+    start = time.perf_counter()
+    result = analyzer.analyze(str(path), kernel=entry["kernel"], args=args, hazards_s=0.0, timeout_s=300)
+    seconds = time.perf_counter() - start
+    model = result.kernel(entry["kernel"])
+    return model, result.all_diagnostics(), seconds
+
+
+def plain_times(entries: list[dict[str, Any]], corpus: Path) -> list[dict[str, Any]]:
+    with tempfile.TemporaryDirectory() as cwd:
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "benchmarks" / "ascend" / "plain_ascend.py"), str(corpus)],
+            input="".join(json.dumps(e) + "\n" for e in entries),
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            check=False,
+        )
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def verdict(entry: dict[str, Any], model: KernelModel | None, diagnostics: list[Any]) -> dict[str, Any]:
+    """One row of the table."""
+    errors = [d for d in diagnostics if d.severity == "error"]
+    if not entry["ok"]:
+        told = [d for d in errors if d.code != "internal-error" and d.span.line]
+        return {
+            "analysed": False,
+            "diagnosed": bool(told),
+            "said": f"{told[0].code} at line {told[0].span.line}" if told else "; ".join(d.code for d in errors),
+        }
+    if model is None or model.ascend is None or errors:
+        return {"analysed": False, "said": "; ".join(f"{d.code}: {d.message[:120]}" for d in errors)}
+    return {"analysed": True, "equal": compare(model, entry)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--truth", type=Path, default=TRUTH)
+    parser.add_argument("--only", help="only files whose path contains this")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    truth = json.loads(args.truth.read_text())
+    entries = [e for e in truth["instances"] if not args.only or args.only in e["file"]]
+    rows = []
+    with Analyzer(timeout_s=300) as analyzer:
+        for entry in entries:
+            model, diagnostics, seconds = analyse(analyzer, args.corpus / entry["file"], entry)
+            rows.append({"entry": entry, "seconds": seconds, **verdict(entry, model, diagnostics)})
+    lowered = [e for e in entries if e["ok"]]
+    plain = {(p["file"], p["kernel"], json.dumps(p["args"], sort_keys=True)): p for p in plain_times(lowered, args.corpus)}
+    ratios = []
+    print(f"{'file':38} {'kernel':24} plain  tilescope  " + " ".join(f"{a:7}" for a in ASPECTS) + "  ratio")
+    for row in rows:
+        entry = row["entry"]
+        name = entry["file"].rsplit("/", 1)[-1][:38]
+        key = (entry["file"], entry["kernel"], json.dumps(entry["args"], sort_keys=True))
+        base = plain.get(key)
+        if not entry["ok"]:
+            mark = "error at its line" if row["diagnosed"] else "NOT DIAGNOSED"
+            print(f"{name:38} {entry['kernel'][:24]:24} no     {mark}: {row['said']}")
+            continue
+        if not row["analysed"]:
+            print(f"{name:38} {entry['kernel'][:24]:24} yes    NO: {row['said']}")
+            continue
+        ratio = None
+        if base and base.get("ok"):
+            ratio = row["seconds"] / (base["build_s"] + base["lower_s"])
+            ratios.append(ratio)
+        flags = " ".join(f"{'yes' if row['equal'][a] else 'NO':7}" for a in ASPECTS)
+        print(f"{name:38} {entry['kernel'][:24]:24} yes    yes        {flags}  {ratio and round(ratio, 2)}")
+    analysed = [r for r in rows if r["entry"]["ok"] and r["analysed"]]
+    equal = [r for r in analysed if all(r["equal"].values())]
+    failing = [r for r in rows if not r["entry"]["ok"]]
+    diagnosed = [r for r in failing if r["diagnosed"]]
+    median = statistics.median(ratios) if ratios else None
+    print(
+        f"\n{len(lowered)} kernels lower plainly: {len(analysed)} analysed, {len(equal)} equal in every aspect; "
+        f"{len(failing)} fail plainly: {len(diagnosed)} diagnosed at a line; "
+        f"analysis / plain lowering median {median and round(median, 2)} (target <= 1.2)"
+    )
+    if args.json:
+        args.json.write_text(json.dumps({"rows": rows, "median_ratio": median}, indent=1, default=str) + "\n")
+
+
+if __name__ == "__main__":
+    main()
