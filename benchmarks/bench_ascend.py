@@ -41,8 +41,9 @@ ASPECTS = ("buffers", "levels", "passes", "flags", "cores")
 
 def compare(model: KernelModel, truth: dict[str, Any]) -> dict[str, bool]:
     """Each aspect of ``model`` against the plain-lowering ``truth`` of the same instance."""
-    mine = sorted([b.name, list(b.shape), b.dtype, b.scope] for b in model.buffers)
-    plain = sorted(list(b) for b in truth["buffers"])
+    # as sets: TileLang names the scalars of a T.macro's T.alloc_var "" (several alike), Tilescope lists them once
+    mine = sorted({json.dumps([b.name, list(b.shape), b.dtype, b.scope]) for b in model.buffers})
+    plain = sorted({json.dumps(list(b)) for b in truth["buffers"]})
     plan = model.ascend
     levels_plain = sorted((b[0], ascend_level(b[3])) for b in truth["buffers"] if ascend_level(b[3]))
     levels_mine = sorted((b.name, b.level) for b in plan.buffers) if plan else []
@@ -122,7 +123,9 @@ def main() -> None:
             model, diagnostics, seconds = analyse(analyzer, args.corpus / entry["file"], entry)
             rows.append({"entry": entry, "seconds": seconds, **verdict(entry, model, diagnostics)})
     lowered = [e for e in entries if e["ok"]]
-    plain = {(p["file"], p["kernel"], json.dumps(p["args"], sort_keys=True)): p for p in plain_times(lowered, args.corpus)}
+    plain = {
+        (p["file"], p["kernel"], json.dumps(p["args"], sort_keys=True)): p for p in plain_times(lowered, args.corpus)
+    }
     ratios = []
     print(f"{'file':38} {'kernel':24} plain  tilescope  " + " ".join(f"{a:7}" for a in ASPECTS) + "  ratio")
     for row in rows:

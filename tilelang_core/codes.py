@@ -39,11 +39,12 @@ CodeName = Literal[
     "missing-values", "not-evaluated", "not-analysed", "copy-shape", "gemm-shape", "gemm-dtype", "gemm-accum-dtype",
     "gemm-uninitialised", "reduce-shape", "shared-memory", "load-error", "missing-module", "needs-gpu",
     "not-a-kernel", "missing-args", "record-incomplete", "device-profile", "build-error", "compile-error",
-    "layout-inference", "shared-memory-overflow", "autotune-config", "tilelang-warning", "ptxas-error", "ptxas-spill",
+    "layout-inference", "shared-memory-overflow", "ascend-dialect", "ascend-rejected", "ascend-memory-overflow",
+    "autotune-config", "tilelang-warning", "ptxas-error", "ptxas-spill",
     "ptxas-timeout", "bank-conflict", "internal-error", "data-race", "missing-barrier", "out-of-bounds",
     "uninitialised-read", "timeout", "worker-crash", "worker-channel", "worker-leftovers", "supervisor-lost",
     "supervised", "stopped", "tilelang-version", "tilelang-import", "worker-start", "not-interpretable",
-    "out-of-memory", "ascend-dialect", "ascend-rejected", "ascend-memory-overflow",
+    "out-of-memory",
 ]  # fmt: skip
 """Every code, so a site that names one pyright does not know is a type error (the test checks it lists ``CODES``)."""
 

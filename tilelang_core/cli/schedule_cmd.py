@@ -30,7 +30,9 @@ def run(args: argparse.Namespace) -> int:
     options.check_parameters(readable([args.file]))
     target = args.target or "ascend"
     with Status(f"tilescope schedule: lowering {args.file}"), Analyzer(**options.analyzer_options()) as analyzer:
-        result = analyzer.analyze(args.file, target=target, kernel=options.kernel, args=options.args or None, hazards_s=0)
+        result = analyzer.analyze(
+            args.file, target=target, kernel=options.kernel, args=options.args or None, hazards_s=0
+        )
     model = result.kernel(options.kernel)
     if args.json:
         print(dumps(model.ascend if model is not None else None, indent=2))

@@ -26,7 +26,6 @@ from tilescope.core.ide.trace_view import PassDiff, PassView, TraceView, passes_
 from tilescope.core.lines import source_lines
 
 __all__ = [
-    "schedule_text",
     "HINT_KINDS",
     "CompiledSnapshot",
     "Completion",
@@ -77,6 +76,7 @@ __all__ = [
     "references",
     "run_failed",
     "run_text",
+    "schedule_text",
     "shape_text",
     "side_by_side",
     "signature_at",

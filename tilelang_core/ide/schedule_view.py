@@ -90,7 +90,7 @@ def _columns(plan: AscendModel, scalars: bool) -> list[str]:
             lines.append("  " * loop.depth + f"┌ {_loop_text(loop)}")
         indent = "  " * step.depth
         if step.core == "scalar":
-            if scalars or step.line is not None and step.op not in ("scalar", "store"):
+            if scalars or (step.line is not None and step.op not in ("scalar", "store")):
                 lines.append(f"{indent}{_cell('both: ' + _step_text(step), 2 * WIDTH)}")
             continue
         text = indent + _step_text(step)
