@@ -109,7 +109,7 @@ def verdict(entry: dict[str, Any], model: KernelModel | None, diagnostics: list[
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--truth", type=Path, default=TRUTH)
     parser.add_argument("--only", help="only files whose path contains this")

@@ -304,6 +304,11 @@ class Autotune:
     """One line for a code lens: ``24 configs: 18 fit, 6 exceed shared memory``."""
 
 
+AscendCore = Literal["cube", "vector", "scalar"]
+"""Where an Ascend statement runs: the Cube core (AIC), the Vector cores (AIV), or both cores' scalar units."""
+FlagKind = Literal["set", "wait", "cross-set", "cross-wait"]
+
+
 @dataclass(frozen=True)
 class AscendBuffer:
     """A buffer of an Ascend kernel at its memory level."""
@@ -343,8 +348,8 @@ class AscendFlag:
     ``target_pipe`` on one core; ``cross-set``/``cross-wait`` are Cube-Vector flags
     (``asc_sync_intra_arrive``/``_wait``) raised after ``source_pipe``, ``event`` their flag id."""
 
-    kind: Literal["set", "wait", "cross-set", "cross-wait"]
-    core: Literal["cube", "vector", "scalar"]
+    kind: FlagKind
+    core: AscendCore
     source_pipe: str
     target_pipe: str
     event: str
@@ -356,7 +361,7 @@ class ScheduleStep:
     """One statement of the scheduled kernel (after ``tl.InsertSync``), in program order, with its core."""
 
     index: int
-    core: Literal["cube", "vector", "scalar"]
+    core: AscendCore
     """``cube`` (AIC), ``vector`` (AIV) or ``scalar`` (control both cores run)."""
     op: str
     """``copy``, ``gemm``, ``set``, ``wait``, ``cross-set``, ``cross-wait``, ``store``, ``scalar``..."""
@@ -394,7 +399,7 @@ class AscendModel:
     """What TileLang's Ascend pipeline decided for one kernel."""
 
     kernel_kind: str
-    """``mix`` (Cube and Vector), ``cube`` or ``vector``: the AscendC kernel's ``__mix__``/``__cube__``/``__vector__``."""
+    """``mix`` (Cube and Vector), ``cube`` or ``vector``: the AscendC's ``__mix__``/``__cube__``/``__vector__``."""
     buffers: list[AscendBuffer]
     memory: list[MemoryLevel]
     schedule: list[ScheduleStep]

@@ -21,7 +21,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus/tilelang-ascend-examples is absent")
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_ascend import compare  # noqa: E402  (the benchmark's own comparison with the truth)
+from bench_ascend import compare  # pyright: ignore[reportMissingImports]  # noqa: E402  (the benchmark's own)
 
 
 def test_ascend_is_a_target_and_a_declared_one_wins():
@@ -105,8 +105,10 @@ def test_memory_over_a_level_is_a_warning_that_says_what_the_scheduler_does(anal
 @needs_corpus
 def test_schedule_command_draws_cube_and_vector_with_the_flags_between():
     done = subprocess.run(
-        [sys.executable, "-m", "tilescope", "schedule", str(CORPUS / "examples/ascend/example_gemm.py")]
-        + ["--arg", "M_DIM=512", "--arg", "N_DIM=512", "--arg", "K_DIM=512"],
+        [
+            *(sys.executable, "-m", "tilescope", "schedule", str(CORPUS / "examples/ascend/example_gemm.py")),
+            *("--arg", "M_DIM=512", "--arg", "N_DIM=512", "--arg", "K_DIM=512"),
+        ],
         capture_output=True,
         text=True,
         timeout=300,

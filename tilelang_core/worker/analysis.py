@@ -325,10 +325,10 @@ def _analyze_kernel(
         found, hazard_check = _hazards(lowered, configs, path, name, line, hazards_s)
         diagnostics.extend(found)
         phase("checked")
-    source = lowered.artifact.kernel_source if lowered.artifact is not None else None
+    code = lowered.artifact.kernel_source if lowered.artifact is not None else None
     resources = None
-    if with_ptxas and source and target.startswith("sm_"):
-        resources, ptx_diagnostics = ptxas.resource_usage(source, target, name, line)
+    if with_ptxas and code and target.startswith("sm_"):
+        resources, ptx_diagnostics = ptxas.resource_usage(code, target, name, line)
         diagnostics.extend(ptx_diagnostics)
     layouts = extract.layouts(lowered.layout_module)
     launch = launches[0] if launches else None
@@ -352,7 +352,7 @@ def _analyze_kernel(
         shared_bytes=shared,
         passes=lowered.passes,
         accesses=accesses,
-        device_source=source,
+        device_source=code,
         resources=resources,
         diagnostics=diagnostics,
         lower_ms=round(lower_ms, 2),

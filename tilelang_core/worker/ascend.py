@@ -26,12 +26,14 @@ from tilescope.core.codes import diagnostic
 from tilescope.core.compat import spans
 from tilescope.core.model import (
     AscendBuffer,
+    AscendCore,
     AscendFlag,
     AscendLoop,
     AscendModel,
     Buffer,
     CoreSection,
     Diagnostic,
+    FlagKind,
     MemoryLevel,
     ScheduleStep,
     Span,
@@ -40,13 +42,13 @@ from tilescope.core.targets import ASCEND_LEVELS, ASCEND_UB_WITH_SIMT, ascend_le
 from tvm import tirx
 
 SCHEDULE_PASS = "tl.InsertSync"
-_FLAG_OPS = {
+_FLAG_OPS: dict[str, FlagKind] = {
     "tl.ascend_set_flag": "set",
     "tl.ascend_wait_flag": "wait",
     "tl.ascend_cross_core_set_flag": "cross-set",
     "tl.ascend_cross_core_wait_flag": "cross-wait",
 }
-_CORES = {1: "vector", 2: "cube", 3: "scalar"}
+_CORES: dict[int, AscendCore] = {1: "vector", 2: "cube", 3: "scalar"}
 _SECTIONS = {"CUBE": "aic", "VECTOR": "aiv"}
 _LEVEL_ORDER = ("GM", "L1", "L0A", "L0B", "L0C", "UB")
 
@@ -248,7 +250,7 @@ def _text(expr: Any) -> str:
     return str(expr)
 
 
-def _flag(body: Any, core: str) -> AscendFlag | None:
+def _flag(body: Any, core: AscendCore) -> AscendFlag | None:
     call = _call(body)
     if call is None:
         return None
@@ -288,7 +290,7 @@ def _sections(device_mod: Any) -> tuple[dict[str, CoreSection], list[AscendFlag]
 
 
 def _allocated(body: Any) -> set[str]:
-    """Names of the on-chip allocations of a device function (what the AscendC declares ``__cbuf__``, ``__ubuf__``...)."""
+    """Names of a device function's on-chip allocations (what the AscendC declares ``__cbuf__``, ``__ubuf__``...)."""
     found: set[str] = set()
 
     def visit(node: Any) -> None:
@@ -299,7 +301,7 @@ def _allocated(body: Any) -> set[str]:
     return found
 
 
-def _section(body: Any, names: set[str], core: str) -> tuple[set[str], list[AscendFlag]]:
+def _section(body: Any, names: set[str], core: AscendCore) -> tuple[set[str], list[AscendFlag]]:
     used: set[str] = set()
     flags: list[AscendFlag] = []
 
