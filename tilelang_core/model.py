@@ -11,6 +11,7 @@ the others, so ``SCHEMA.md`` and its test map onto one file.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import types
 import typing
@@ -372,6 +373,8 @@ class ScheduleStep:
     loop: str | None
     latency: int | None = None
     """The scheduler's latency estimate (cycles), where it made one."""
+    loop_index: int | None = None
+    """The innermost loop it runs in: an index into ``AscendModel.loops``."""
     flag: AscendFlag | None = None
 
 
@@ -783,6 +786,13 @@ def from_json(cls: type[T_], data: Any) -> T_:
     return typing.cast(T_, _decode(cls, data))
 
 
+@functools.cache
+def _fields(tp: Any) -> tuple[dict[str, Any], frozenset[str]]:
+    """A record's resolved field types and its constructor's names: ``get_type_hints`` evaluates every
+    annotation's text again on each call, which made decoding a model cost more than reading it."""
+    return get_type_hints(tp), frozenset(f.name for f in dataclasses.fields(tp) if f.init)
+
+
 def _decode(tp: Any, data: Any) -> Any:
     if data is None:
         return None
@@ -800,8 +810,7 @@ def _decode(tp: Any, data: Any) -> Any:
         _, value = get_args(tp)
         return {k: _decode(value, v) for k, v in data.items()}
     if dataclasses.is_dataclass(tp):
-        hints = get_type_hints(tp)
-        names = {f.name for f in dataclasses.fields(tp) if f.init}
+        hints, names = _fields(tp)
         record: Any = tp  # a dataclass type, which the check above narrows to its instance protocol
         return record(**{k: _decode(hints[k], v) for k, v in data.items() if k in names})
     return data

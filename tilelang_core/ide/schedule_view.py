@@ -79,15 +79,15 @@ def schedule_text(model: KernelModel, scalars: bool = False) -> str:
 
 
 def _columns(plan: AscendModel, scalars: bool) -> list[str]:
-    loops = {loop.loop_var: loop for loop in plan.loops}
     head = f"{_CORE_NAMES['cube']:<{WIDTH}}   {'':^9}   {_CORE_NAMES['vector']}"
     lines = [head, "─" * len(head)]
-    shown: set[str] = set()
+    shown: set[int] = set()
     for step in plan.schedule:
-        if step.loop and step.loop not in shown and step.loop in loops:
-            shown.add(step.loop)
-            loop = loops[step.loop]
-            lines.append("  " * loop.depth + f"┌ {_loop_text(loop)}")
+        for index in _enclosing(plan, step.loop_index):
+            if index not in shown:
+                shown.add(index)
+                loop = plan.loops[index]
+                lines.append("  " * loop.depth + f"┌ {_loop_text(loop)}")
         indent = "  " * step.depth
         if step.core == "scalar":
             if scalars or (step.line is not None and step.op not in ("scalar", "store")):
@@ -102,3 +102,15 @@ def _columns(plan: AscendModel, scalars: bool) -> list[str]:
         else:
             lines.append(f"{'':<{WIDTH}}   {middle:^9}   {_cell(text)}")
     return lines
+
+
+def _enclosing(plan: AscendModel, index: int | None) -> list[int]:
+    """The loop ``index`` and the loops around it, outermost first (loops are listed in program order, each
+    after the ones around it, one level deeper)."""
+    if index is None:
+        return []
+    chain = [index]
+    for earlier in range(index - 1, -1, -1):
+        if plan.loops[earlier].depth < plan.loops[chain[0]].depth:
+            chain.insert(0, earlier)
+    return chain

@@ -46,7 +46,7 @@ from tilescope.core.worker import (
     shared_access,
     shared_sites,
 )
-from tilescope.core.worker.loader import build_prim_func, jit_options, load_module
+from tilescope.core.worker.loader import build_prim_func, compile_options, jit_options, load_module
 from tilescope.core.worker.lowering import Lowered, lower
 from tvm import tirx
 
@@ -277,6 +277,10 @@ def _analyze_kernel(
         if prim_func is not None:
             phase("built")
             configs, jit_target, out_idx = jit_options(namespace, inst, prim_func)
+            if inst.kernel.style == "factory":
+                compiled, compile_target = compile_options(namespace, source, path, name)
+                configs.update(compiled)
+                jit_target = jit_target or compile_target
             target = inst.target or decorator_target(jit_target, requested)
             if jit_target is None and _uses_ascend(namespace, name):
                 target = ASCEND_TARGET  # the Ascend dialect's kernels lower for Ascend alone

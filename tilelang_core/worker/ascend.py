@@ -71,6 +71,10 @@ def model(
     if scheduled is not None:
         for func in _funcs(scheduled):
             walk.visit(func.body, 0)
+    elif device_mod is not None:
+        walk.unscheduled = "scalar"
+        for func in _funcs(device_mod):
+            walk.visit(func.body, 0)
     simt = _simt_threads(device_mod) if device_mod is not None else []
     ascend_buffers = _buffers(buffers, walk.versions)
     memory = _memory(ascend_buffers, bool(simt) or walk.simt)
@@ -123,7 +127,10 @@ class _Walk:
         self.loops: list[AscendLoop] = []
         self.versions: dict[str, int] = {}
         self.simt = False
-        self._loop_stack: list[str] = []
+        self._loop_stack: list[tuple[str, int]] = []
+        self.unscheduled: AscendCore | None = None
+        """Walking the final kernel (no ``tl.InsertSync`` ran: auto-scheduling off): each statement's core is
+        its ``CUBE``/``VECTOR`` block's, or this one outside them."""
 
     def visit(self, stmt: Any, depth: int) -> None:
         if isinstance(stmt, tirx.SeqStmt):
@@ -141,6 +148,13 @@ class _Walk:
                 self.visit(stmt.else_case, depth)
         elif isinstance(stmt, tirx.SBlockRealize):
             self.visit(stmt.block, depth)
+        elif isinstance(stmt, tirx.SBlock) and self.unscheduled is not None and stmt.name_hint in _SECTIONS:
+            outer, self.unscheduled = self.unscheduled, "cube" if stmt.name_hint == "CUBE" else "vector"
+            self.visit(stmt.body, depth)
+            self.unscheduled = outer
+        elif isinstance(stmt, tirx.SBlock) and self.unscheduled is not None and stmt.name_hint == "SIMT_VF":
+            self.simt = True
+            self._step(stmt, self.unscheduled, {}, depth, stmt)
         elif isinstance(stmt, tirx.SBlock):
             if stmt.name_hint == "SIMT_VF":
                 self.simt = True
@@ -150,6 +164,8 @@ class _Walk:
             self.visit(stmt.body, depth)
         elif hasattr(stmt, "body") and isinstance(getattr(stmt, "body", None), tirx.Stmt):
             self.visit(stmt.body, depth)
+        elif self.unscheduled is not None and isinstance(stmt, tirx.Evaluate | tirx.BufferStore):
+            self._step(stmt, self.unscheduled, {}, depth, stmt)
 
     def _loop(self, loop: Any, depth: int) -> None:
         notes = loop.annotations or {}
@@ -158,7 +174,7 @@ class _Walk:
         var = str(loop.loop_var.name)
         line = _line(loop, self.path) or self._search(rf"\bfor\s+{re.escape(var)}\b")
         self.loops.append(AscendLoop(var, _int(loop.extent), stages, [_base(n) for n in eligible], line, depth))
-        self._loop_stack.append(var)
+        self._loop_stack.append((var, len(self.loops) - 1))
         self.visit(loop.body, depth + 1)
         self._loop_stack.pop()
 
@@ -174,9 +190,12 @@ class _Walk:
         if isinstance(body, tirx.For | tirx.SeqStmt | tirx.SBlockRealize):
             self.visit(body, depth)
             return
+        self._step(body, core, notes, depth, attr)
+
+    def _step(self, body: Any, core: AscendCore, notes: dict[str, Any], depth: int, attr: Any) -> None:
         op, operands = _describe(body)
         flag = _flag(body, core) if op in _FLAG_OPS.values() else None
-        line = _line(attr, self.path) or _line(attr.body, self.path)
+        line = _line(attr, self.path) or _line(getattr(attr, "body", attr), self.path)
         if line is None and flag is None and operands:
             line = self._search_op(op, operands)
         self.steps.append(
@@ -187,7 +206,8 @@ class _Walk:
                 operands=operands,
                 line=line,
                 depth=depth,
-                loop=self._loop_stack[-1] if self._loop_stack else None,
+                loop=self._loop_stack[-1][0] if self._loop_stack else None,
+                loop_index=self._loop_stack[-1][1] if self._loop_stack else None,
                 latency=_int(notes.get("latency")) if "latency" in notes else None,
                 flag=flag,
             )
@@ -221,6 +241,8 @@ def _call(body: Any) -> Any | None:
 def _describe(body: Any) -> tuple[str, list[str]]:
     """A short name of the statement's operation and the buffers it names (source, then destination)."""
     call = _call(body)
+    if isinstance(body, tirx.SBlock):  # a SimtVF region of the final kernel
+        return "simt_vf", []
     if call is None:
         if isinstance(body, tirx.BufferStore):
             return "store", [str(body.buffer.name)]
@@ -239,6 +261,15 @@ def _describe(body: Any) -> tuple[str, list[str]]:
                 operands.append(str(load.buffer.name))
         elif isinstance(arg, tirx.BufferLoad):
             operands.append(str(arg.buffer.name))
+        elif isinstance(arg, tirx.Call) and str(getattr(arg.op, "name", "")) in (
+            "tirx.tvm_access_ptr",
+            "tir.tvm_access_ptr",
+        ):
+            operands.append(_base(str(getattr(arg.args[1], "name", arg.args[1]))))
+        elif isinstance(arg, tirx.Call) and str(getattr(arg.op, "name", "")).endswith("address_of"):
+            load = arg.args[0]
+            if isinstance(load, tirx.BufferLoad):
+                operands.append(_base(str(load.buffer.name)))
     return short, operands
 
 
@@ -285,8 +316,26 @@ def _sections(device_mod: Any) -> tuple[dict[str, CoreSection], list[AscendFlag]
             sections[core] = CoreSection(buffers=sorted(used), flags=len(found))
             flags.extend(found)
         cores = {_SECTIONS[b.name_hint] for b in blocks}
+        if not blocks:  # no CUBE/VECTOR split (auto-scheduling off): codegen's own rule, a gemm makes it Cube
+            core = "aic" if _has_gemm(func.body) else "aiv"
+            used, found = _section(func.body, names, "cube" if core == "aic" else "vector")
+            sections[core] = CoreSection(buffers=sorted(used), flags=len(found))
+            flags.extend(found)
+            cores = {core}
         kind = "mix" if cores == {"aic", "aiv"} else "cube" if cores == {"aic"} else "vector"
     return sections, flags, kind
+
+
+def _has_gemm(body: Any) -> bool:
+    """Whether the kernel calls a Cube matrix multiply (``ascend_gemm_l0``/``_l1``), as AscendC's codegen asks."""
+    found = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, tirx.Call) and "gemm_l" in str(getattr(node.op, "name", "")):
+            found.append(node)
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    return bool(found)
 
 
 def _allocated(body: Any) -> set[str]:

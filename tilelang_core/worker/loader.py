@@ -12,6 +12,7 @@ files resolve, whichever files the worker loaded before.
 from __future__ import annotations
 
 import ast
+import contextlib
 import builtins
 import importlib
 import importlib.util
@@ -339,6 +340,54 @@ def load_module(source: str, path: str) -> dict[str, Any]:
         setattr(sys.modules[package], name.rpartition(".")[2], module)
     _last[key] = module.__dict__
     return module.__dict__
+
+
+def compile_options(namespace: dict[str, Any], source: str, path: str, kernel: str) -> tuple[dict[str, Any], Any]:
+    """``pass_configs`` and ``target`` of the file's first ``tilelang.compile`` of a factory's PrimFunc.
+
+    ``tilelang.compile(gemm(M, N, K), target="ascend", pass_configs={...})``, or of a name the file bound
+    to such a call (``program = gemm(...)``): they are part of the build the file makes, as the
+    decorator's are for ``@tilelang.jit``. Each keyword is evaluated in the loaded module; one that
+    needs the program's run (``target=cli_args.target``) is left out.
+    """
+    try:
+        tree = ast.parse(source, filename=path)
+    except SyntaxError:
+        return {}, None
+    made = {
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and _calls(node.value, kernel)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] == "compile" and node.args):
+            continue
+        first = node.args[0]
+        if not (_calls(first, kernel) or (isinstance(first, ast.Name) and first.id in made)):
+            continue
+        found: dict[str, Any] = {}
+        for keyword in node.keywords:
+            if keyword.arg in ("pass_configs", "target"):
+                with contextlib.suppress(Exception):
+                    expression = ast.Expression(keyword.value)
+                    found[keyword.arg] = eval(compile(expression, path, "eval"), namespace)  # noqa: S307
+        configs = found.get("pass_configs") or {}
+        return {str(getattr(k, "value", k)): v for k, v in dict(configs).items()}, found.get("target")
+    return {}, None
+
+
+def _calls(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] == name
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""
 
 
 def build_prim_func(namespace: dict[str, Any], inst: Instantiation) -> Any:
