@@ -12,8 +12,8 @@ files resolve, whichever files the worker loaded before.
 from __future__ import annotations
 
 import ast
-import contextlib
 import builtins
+import contextlib
 import importlib
 import importlib.util
 import linecache
@@ -372,7 +372,7 @@ def compile_options(namespace: dict[str, Any], source: str, path: str, kernel: s
             if keyword.arg in ("pass_configs", "target"):
                 with contextlib.suppress(Exception):
                     expression = ast.Expression(keyword.value)
-                    found[keyword.arg] = eval(compile(expression, path, "eval"), namespace)  # noqa: S307
+                    found[keyword.arg] = eval(compile(expression, path, "eval"), namespace)
         configs = found.get("pass_configs") or {}
         return {str(getattr(k, "value", k)): v for k, v in dict(configs).items()}, found.get("target")
     return {}, None
