@@ -346,8 +346,8 @@ class AscendFlag:
     """A synchronisation flag the compiler inserted.
 
     ``set``/``wait`` are pipe flags (``asc_sync_notify``/``asc_sync_wait``) from ``source_pipe`` to
-    ``target_pipe`` on one core; ``cross-set``/``cross-wait`` are Cube-Vector flags
-    (``asc_sync_intra_arrive``/``_wait``) raised after ``source_pipe``, ``event`` their flag id."""
+    ``target_pipe`` on one core; ``cross-set``/``cross-wait`` are cross-core flags (``mode``) raised
+    after ``source_pipe``, ``event`` their flag id."""
 
     kind: FlagKind
     core: AscendCore
@@ -355,6 +355,9 @@ class AscendFlag:
     target_pipe: str
     event: str
     """The event (or flag) id: a number, or the expression that rotates it over multi-buffer slots."""
+    mode: int | None = None
+    """Cross-core flags: 4 between the Cube core and its Vector cores (``asc_sync_intra_*``), 0 between all
+    AI cores of the launch (``asc_sync_inter_*``, a split-K reduction's barrier)."""
 
 
 @dataclass(frozen=True)

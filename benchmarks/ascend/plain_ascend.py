@@ -11,7 +11,8 @@ with TVM's own API and from the generated AscendC text:
   and ``shared`` the Unified Buffer, ``global`` GM);
 - ``passes``: the top-level pass names in order;
 - ``flags``: the synchronisation calls in the AscendC source, by name (``asc_sync_notify``,
-  ``asc_sync_wait``, ``asc_sync_intra_arrive``, ``asc_sync_intra_wait``), and their total;
+  ``asc_sync_wait``, ``asc_sync_intra_arrive``, ``asc_sync_intra_wait`` between Cube and Vector,
+  ``asc_sync_inter_arrive``, ``asc_sync_inter_wait`` between AI cores), and their total;
 - ``cores``: the kernel's kind (``mix``, ``cube`` or ``vector`` from ``__mix__``/``__cube__``/
   ``__vector__``) and, per section (``if ASC_IS_AIC {`` and ``if ASC_IS_AIV {``, or the whole body of
   a one-core kernel), the kernel's buffers and parameters it names and the flag calls it holds.
@@ -36,7 +37,14 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import plain_lowering  # (benchmarks/plain_lowering.py: the ordinary import and build)
 
-FLAG_CALLS = ("asc_sync_notify", "asc_sync_wait", "asc_sync_intra_arrive", "asc_sync_intra_wait")
+FLAG_CALLS = (
+    "asc_sync_notify",
+    "asc_sync_wait",
+    "asc_sync_intra_arrive",
+    "asc_sync_intra_wait",
+    "asc_sync_inter_arrive",
+    "asc_sync_inter_wait",
+)
 _FLAG = re.compile(r"\b(" + "|".join(FLAG_CALLS) + r")\(")
 _KIND = re.compile(r"__global__\s+(__mix__|__cube__|__vector__)")
 _DECL = re.compile(r"(?:__gm__|__cbuf__|__ca__|__cb__|__cc__|__ubuf__)\s+[\w:]+\s*\*\s*(\w+)")

@@ -28,7 +28,8 @@ def _flag_text(flag: AscendFlag) -> str:
         return f"notify {flag.source_pipe}→{flag.target_pipe} #{_event(flag.event)}"
     if flag.kind == "wait":
         return f"wait {flag.source_pipe}→{flag.target_pipe} #{_event(flag.event)}"
-    return f"{'arrive' if flag.kind == 'cross-set' else 'wait'} {flag.source_pipe} flag {flag.event}"
+    scope = " (all cores)" if flag.mode == 0 else ""
+    return f"{'arrive' if flag.kind == 'cross-set' else 'wait'} {flag.source_pipe} flag {flag.event}{scope}"
 
 
 def _step_text(step: ScheduleStep) -> str:
@@ -95,7 +96,7 @@ def _columns(plan: AscendModel, scalars: bool) -> list[str]:
             continue
         text = indent + _step_text(step)
         middle = ""
-        if step.flag is not None and step.flag.kind == "cross-set":
+        if step.flag is not None and step.flag.kind == "cross-set" and step.flag.mode != 0:
             middle = "──────▶" if step.core == "cube" else "◀──────"
         if step.core == "cube":
             lines.append(f"{_cell(text):<{WIDTH}}   {middle:^9}")

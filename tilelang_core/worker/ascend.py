@@ -291,7 +291,8 @@ def _flag(body: Any, core: AscendCore) -> AscendFlag | None:
         source, _, target = args[0].partition("_")
         return AscendFlag(kind=kind, core=core, source_pipe=source, target_pipe=target, event=args[1])
     # ascend_cross_core_*_flag(mode, pipe, id): the Cube-Vector flag with id ``args[2]``, raised after ``pipe``
-    return AscendFlag(kind=kind, core=core, source_pipe=args[1].removeprefix("PIPE_"), target_pipe="", event=args[2])
+    pipe = args[1].removeprefix("PIPE_")
+    return AscendFlag(kind=kind, core=core, source_pipe=pipe, target_pipe="", event=args[2], mode=_int(call.args[0]))
 
 
 def _sections(device_mod: Any) -> tuple[dict[str, CoreSection], list[AscendFlag], str]:
@@ -352,20 +353,37 @@ def _allocated(body: Any) -> set[str]:
 
 def _section(body: Any, names: set[str], core: AscendCore) -> tuple[set[str], list[AscendFlag]]:
     used: set[str] = set()
-    flags: list[AscendFlag] = []
 
     def visit(node: Any) -> None:
         if isinstance(node, tirx.Var) and str(node.name) in names:
             used.add(str(node.name))
-        elif isinstance(node, tirx.Evaluate) and isinstance(node.value, tirx.Call):
-            name = str(getattr(node.value.op, "name", ""))
-            if name in _FLAG_OPS:
-                flag = _flag(node, core)
-                if flag is not None:
-                    flags.append(flag)
 
     tirx.stmt_functor.post_order_visit(body, visit)
+    flags = [flag for stmt in _statements(body) if (flag := _flag_of(stmt, core)) is not None]
     return used, flags
+
+
+def _flag_of(stmt: Any, core: AscendCore) -> AscendFlag | None:
+    call = _call(stmt)
+    return _flag(stmt, core) if call is not None and str(getattr(call.op, "name", "")) in _FLAG_OPS else None
+
+
+def _statements(stmt: Any) -> list[Any]:
+    """Every statement under ``stmt``, each occurrence counted: TVM's ``post_order_visit`` visits a node
+    once, and a flag the compiler wrote twice (the same ``wait`` in two branches) is one shared node."""
+    found = [stmt]
+    if isinstance(stmt, tirx.SeqStmt):
+        for inner in stmt.seq:
+            found.extend(_statements(inner))
+    elif isinstance(stmt, tirx.IfThenElse):
+        found.extend(_statements(stmt.then_case))
+        if stmt.else_case is not None:
+            found.extend(_statements(stmt.else_case))
+    elif isinstance(stmt, tirx.SBlockRealize):
+        found.extend(_statements(stmt.block))
+    elif isinstance(getattr(stmt, "body", None), tirx.Stmt):
+        found.extend(_statements(stmt.body))
+    return found
 
 
 def _simt_threads(device_mod: Any) -> list[int]:
