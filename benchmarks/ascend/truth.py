@@ -9,7 +9,8 @@ How it is made (no NPU, no CANN: this machine's CPU):
    goes on to its later kernels; 90 s at most, 25 s without a new kernel. Every distinct
    ``(kernel, arguments)`` instance of the file's *own* kernels is kept, with the target and
    ``pass_configs`` its ``tilelang.compile`` (or ``@tilelang.jit``) gave: those are the kernels each file
-   builds at its own sizes.
+   builds at its own sizes. A ``@tilelang.jit`` that a function defines and calls counts as that
+   function's kernel, with that function's arguments (``style`` ``jit`` and ``"inner": true``).
 2. **lower**: ``benchmarks/ascend/plain_ascend.py``, one child process, lowers each instance as the
    package's guide says (``with tvm.target.Target("ascend") as t: tilelang.lower(f, target=t)``), sharing
    no code with Tilescope's worker, and writes the facts: lowered or the error (with the user's line),
@@ -61,11 +62,15 @@ def record_file(path: Path, corpus: Path) -> dict[str, Any]:
         if line.get("event") != "instance" or line.get("file") != own:
             continue
         compiled = compiles.get((line.get("pid"), line.get("seq")), {})
+        outer = line.get("outer")
+        if outer:  # a jit the factory defines and calls: the program's kernel is the factory
+            line = {**line, "kernel": outer["kernel"], "line": outer["line"], "args": outer["args"], "consts": {}}
         entry = {
             "file": path.relative_to(corpus).as_posix(),
             "kernel": line["kernel"],
             "line": line["line"],
             "style": line["style"],
+            "inner": bool(outer),
             "args": line.get("args") or {},
             "consts": line.get("consts") or {},
             "target": compiled.get("target") or line.get("target"),

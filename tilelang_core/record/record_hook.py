@@ -271,9 +271,27 @@ def _record_jit(
             "error": error,
             "device": _device(),
             "called_at": _called_at(sys._getframe(2)),
+            "outer": _outer(func, sys._getframe(2)),
             **_run_context(),
         }
     )
+
+
+def _outer(func: Any, frame: Any) -> dict[str, Any] | None:
+    """A ``@tilelang.jit`` defined inside a function (``def per_token_cast(M, N): @tilelang.jit def _build():
+    ...; return _build()``): that function, the factory a program calls, with the arguments of this call."""
+    qualname = getattr(func, "__qualname__", "")
+    if ".<locals>." not in qualname:
+        return None
+    name = qualname.split(".<locals>.")[0].rsplit(".", 1)[-1]
+    while frame is not None and frame.f_code.co_name != name:
+        frame = frame.f_back
+    if frame is None:
+        return None
+    code = frame.f_code
+    names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    values, _, unrecorded = _arguments({n: frame.f_locals.get(n) for n in names})
+    return {"kernel": name, "line": code.co_firstlineno, "args": values, "unrecorded": unrecorded}
 
 
 _built: dict[int, int] = {}

@@ -21,6 +21,7 @@ import os
 import sys
 import sysconfig
 import types
+from collections.abc import Iterator
 from typing import Any
 
 from tilescope.core.compiler.discovery import Instantiation
@@ -404,7 +405,42 @@ def build_prim_func(namespace: dict[str, Any], inst: Instantiation) -> Any:
         if isinstance(cache, dict):
             cache.clear()
         return getter(**inst.args)
-    return obj(**inst.args)
+    inner_jit.clear()
+    with _jit_compiles_stop() as built:
+        try:
+            return obj(**inst.args)
+        except _Built:
+            return built[0]
+
+
+inner_jit: dict[str, Any] = {}
+"""A factory that compiled a ``@tilelang.jit`` of its own (``return _build()``): that jit's ``target``,
+``pass_configs`` and ``out_idx``, which are part of the build, as a decorator's are."""
+
+
+class _Built(BaseException):
+    """Raised through the factory once its inner jit has built the PrimFunc: nothing is compiled."""
+
+
+@contextlib.contextmanager
+def _jit_compiles_stop() -> Iterator[list[Any]]:
+    """While a factory runs, a ``@tilelang.jit`` it calls builds its PrimFunc and stops there (compiling
+    would need the target's toolkit, nvcc or CANN's bisheng, and proves nothing about the IR)."""
+    from tilelang.jit import JITImpl
+
+    built: list[Any] = []
+    original = JITImpl.compile
+
+    def compile(self: Any, *args: Any, **kwargs: Any) -> Any:
+        built.append(self.get_tir(*args, **kwargs))
+        inner_jit.update(target=self.target, pass_configs=dict(self.pass_configs or {}), out_idx=self.out_idx)
+        raise _Built
+
+    JITImpl.compile = compile
+    try:
+        yield built
+    finally:
+        JITImpl.compile = original
 
 
 def jit_options(namespace: dict[str, Any], inst: Instantiation, prim_func: Any) -> tuple[dict[str, Any], Any, Any]:
@@ -420,6 +456,9 @@ def jit_options(namespace: dict[str, Any], inst: Instantiation, prim_func: Any) 
         configs.update({str(k): v for k, v in dict(attrs["tilelang_pass_configs"]).items()})
     configs.update({str(getattr(k, "value", k)): v for k, v in (getattr(obj, "pass_configs", None) or {}).items()})
     out_idx = getattr(obj, "out_idx", None)
+    if inner_jit:  # the factory's own @tilelang.jit
+        configs.update({str(getattr(k, "value", k)): v for k, v in inner_jit["pass_configs"].items()})
+        out_idx = out_idx if out_idx is not None else inner_jit["out_idx"]
     if out_idx is None and "tilelang_out_idx" in attrs:
         out_idx = [int(i) for i in attrs["tilelang_out_idx"]]
-    return configs, getattr(obj, "target", None), out_idx
+    return configs, getattr(obj, "target", None) or inner_jit.get("target"), out_idx
