@@ -80,17 +80,38 @@ def analyse(analyzer: Analyzer, path: Path, entry: dict[str, Any]) -> tuple[Kern
     return model, result.all_diagnostics(), seconds
 
 
-def plain_times(entries: list[dict[str, Any]], corpus: Path) -> list[dict[str, Any]]:
-    with tempfile.TemporaryDirectory() as cwd:
-        done = subprocess.run(
-            [sys.executable, str(ROOT / "benchmarks" / "ascend" / "plain_ascend.py"), str(corpus)],
-            input="".join(json.dumps(e) + "\n" for e in entries),
-            capture_output=True,
+class Plain:
+    """Plain TileLang in one warm child (``ascend/plain_ascend.py``), asked one kernel at a time, so that each
+    kernel's plain lowering and Tilescope's analysis of it run side by side under the same load."""
+
+    def __init__(self, corpus: Path, cwd: str) -> None:
+        script = str(ROOT / "benchmarks" / "ascend" / "plain_ascend.py")
+        self.child = subprocess.Popen(
+            [sys.executable, script, str(corpus)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
             text=True,
             cwd=cwd,
-            check=False,
         )
-    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+    def lower(self, entry: dict[str, Any]) -> dict[str, Any]:
+        assert self.child.stdin is not None and self.child.stdout is not None
+        self.child.stdin.write(json.dumps(entry) + "\n")
+        self.child.stdin.flush()
+        while True:
+            line = self.child.stdout.readline()
+            if not line or line.startswith("{"):
+                return json.loads(line) if line else {"ok": False, "error": "no answer"}
+
+    def close(self) -> None:
+        if self.child.stdin is not None:
+            self.child.stdin.close()
+        self.child.wait()
+
+
+def _key(entry: dict[str, Any]) -> str:
+    return json.dumps([entry["file"], entry["kernel"], entry["args"]], sort_keys=True)
 
 
 def verdict(entry: dict[str, Any], model: KernelModel | None, diagnostics: list[Any]) -> dict[str, Any]:
@@ -118,25 +139,30 @@ def main() -> None:
     truth = json.loads(args.truth.read_text())
     entries = [e for e in truth["instances"] if not args.only or args.only in e["file"]]
     rows = []
-    with Analyzer(timeout_s=300) as analyzer:
+    # no answer cache: the warm-up kernel is analysed again when its turn comes
+    with Analyzer(timeout_s=300, cache_size=0) as analyzer, tempfile.TemporaryDirectory() as cwd:
         analyzer.warm()  # the worker's start is not an analysis's time
+        reference = Plain(args.corpus, cwd)
+        lowered = [e for e in entries if e["ok"]]
+        if lowered:  # both sides warm on one kernel first: TileLang's first lowering in a process costs more
+            reference.lower(lowered[0])
+            analyse(analyzer, args.corpus / lowered[0]["file"], lowered[0])
+        plain = {}
         for entry in entries:
+            if entry["ok"]:
+                plain[_key(entry)] = reference.lower(entry)
             model, diagnostics, seconds = analyse(analyzer, args.corpus / entry["file"], entry)
             lower_ms = model.lower_ms if model is not None else 0.0
             rows.append(
                 {"entry": entry, "seconds": seconds, "lower_ms": lower_ms, **verdict(entry, model, diagnostics)}
             )
-    lowered = [e for e in entries if e["ok"]]
-    plain = {
-        (p["file"], p["kernel"], json.dumps(p["args"], sort_keys=True)): p for p in plain_times(lowered, args.corpus)
-    }
+        reference.close()
     ratios, lowering_ratios, spent, plain_spent = [], [], 0.0, 0.0
     print(f"{'file':38} {'kernel':24} plain  tilescope  " + " ".join(f"{a:7}" for a in ASPECTS) + "  ratio")
     for row in rows:
         entry = row["entry"]
         name = entry["file"].rsplit("/", 1)[-1][:38]
-        key = (entry["file"], entry["kernel"], json.dumps(entry["args"], sort_keys=True))
-        base = plain.get(key)
+        base = plain.get(_key(entry))
         if not entry["ok"]:
             mark = "error at its line" if row["diagnosed"] else "NOT DIAGNOSED"
             print(f"{name:38} {entry['kernel'][:24]:24} no     {mark}: {row['said']}")
