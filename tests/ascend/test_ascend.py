@@ -55,6 +55,9 @@ def _instance(file: str, kernel: str, **args: Any) -> dict[str, Any]:
         ("example_vecadd.py", "vector_add", {"N": 1048576, "mode": "simd"}),
         ("example_gemm_bypass_l2.py", "gemm", {}),
         ("example_rmsnorm.py", "rms_norm_fwd", {}),
+        ("example_gemm_splitk.py", "gemm_splitk", {}),  # flags between AI cores (asc_sync_inter_*)
+        ("example_per_token_cast_to_fp8.py", "per_token_cast_simt", {}),  # a factory calling its own jit
+        ("example_simtvf_vecadd_mutex.py", "vector_add", {}),  # tilelang.compile(pass_configs=...): no auto-schedule
     ],
 )
 def test_analysis_equals_plain_lowering(analyzer: Analyzer, file: str, kernel: str, args: dict[str, Any]):
