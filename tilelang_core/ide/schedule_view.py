@@ -36,6 +36,8 @@ def _step_text(step: ScheduleStep) -> str:
     where = f"L{step.line} " if step.line else ""
     if step.flag is not None:
         return f"· {_flag_text(step.flag)}"
+    if step.op == "store" and any("_version_counter" in n for n in step.operands):
+        return "· slot counter"  # the compiler's multi-buffer rotation
     if step.op == "copy" and len(step.operands) == 2:
         return f"{where}copy {step.operands[0]} → {step.operands[1]}"
     operands = ", ".join(step.operands)
@@ -68,7 +70,7 @@ def schedule_text(model: KernelModel, scalars: bool = False) -> str:
     if plan.simt_threads:
         lines.append(f"  SimtVF regions: {', '.join(str(t) for t in plan.simt_threads)} threads")
     lines.append("")
-    lines.extend(_columns(plan, scalars))
+    lines.extend(line.rstrip() for line in _columns(plan, scalars))
     counts = {core: section.flags for core, section in plan.sections.items()}
     lines.append("")
     lines.append(
