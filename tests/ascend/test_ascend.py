@@ -123,3 +123,18 @@ def test_schedule_command_draws_cube_and_vector_with_the_flags_between():
     assert "──────▶" in text  # the Cube-Vector flag after the L0C→UB copy
     assert "L79 gemm(x_l1, w_l1, res)" in text and "for kt in 2 · 2 stages" in text
     assert "flags in the AscendC: 11 (Cube 10, Vector 1)" in text
+
+
+@needs_corpus
+def test_editor_hints_name_the_level_and_the_schedule(analyzer: Analyzer):
+    from tilescope.core import ide
+    from tilescope.core.static import analyze_source
+
+    path = CORPUS / "examples/ascend/example_gemm.py"
+    source = path.read_text()
+    result = analyzer.analyze(str(path), args={"M_DIM": 512, "N_DIM": 512, "K_DIM": 512}, hazards_s=0)
+    static = analyze_source(source, str(path))
+    prints = ide.fingerprints(static, source)
+    labels = [h.label for h in ide.inlay_hints(ide.facts(static, prints, ide.CompiledSnapshot(result, prints)))]
+    assert "32 blocks · Cube + Vector · 11 flags · L1 256 KB · L0C 256 KB · UB 128 KB" in labels
+    assert "128×256 · float32 · UB" in labels

@@ -67,7 +67,8 @@ def _kernel_hints(kernel: StaticKernel, model: KernelModel | None, wanted: set[s
         is_param = decl.buffer.is_param
         kind = "parameters" if is_param else "buffers"
         if kind in wanted:
-            hints.append(Hint(end_line, end_column, buffer_label(buffer, with_scope=not is_param), kind))
+            label = ascend_buffer_label(model, decl.buffer.name) or buffer_label(buffer, with_scope=not is_param)
+            hints.append(Hint(end_line, end_column, label, kind))
         layout = model.layout(decl.buffer.name) if model else None
         if "layouts" in wanted and layout is not None:
             label = layout_label(layout)
@@ -77,6 +78,8 @@ def _kernel_hints(kernel: StaticKernel, model: KernelModel | None, wanted: set[s
         for index, launch in enumerate(kernel.launches or ([kernel.launch] if kernel.launch else [])):
             span = launch.span
             label = launch_label(kernel, model) if index == 0 else _static_launch_label(launch)
+            if index == 0 and model is not None and model.ascend is not None:
+                label = ascend_launch_label(kernel, model)
             hints.append(Hint(span.end_line or span.line, LINE_END, label, "launch"))
     if "pipelines" in wanted:
         compiled = model.pipelines if model else []
@@ -88,6 +91,26 @@ def _kernel_hints(kernel: StaticKernel, model: KernelModel | None, wanted: set[s
             label = stages_text(stages)
             hints.append(Hint(span.end_line or span.line, span.end_column or 0, label, "pipelines"))
     return hints
+
+
+def ascend_buffer_label(model: KernelModel | None, name: str) -> str | None:
+    """``256×256 · bfloat16 · L1 · 2 slots``: an Ascend kernel's buffer at its memory level, as compiled."""
+    plan = model.ascend if model is not None else None
+    found = next((b for b in plan.buffers if b.name == name), None) if plan is not None else None
+    if found is None:
+        return None
+    slots = f" · {found.slots} slots" if found.slots > 1 else ""
+    return buffer_text(found.shape, found.dtype, found.level) + slots
+
+
+def ascend_launch_label(kernel: StaticKernel, model: KernelModel) -> str:
+    """``32 blocks · mix (Cube + Vector) · 11 flags · UB 128 KB``: what the Ascend pipeline decided."""
+    assert model.ascend is not None
+    plan = model.ascend
+    blocks = shape_text(kernel.launch.grid) if kernel.launch is not None else "?"
+    kind = {"mix": "Cube + Vector", "cube": "Cube", "vector": "Vector"}.get(plan.kernel_kind, plan.kernel_kind)
+    levels = [f"{m.level} {kib(m.used)}" + ("" if m.fits else " (over)") for m in plan.memory]
+    return " · ".join([f"{blocks} blocks", kind, f"{len(plan.flags)} flags", *levels])
 
 
 def _static_launch_label(launch: LaunchDecl) -> str:
