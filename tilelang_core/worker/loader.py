@@ -395,6 +395,7 @@ def build_prim_func(namespace: dict[str, Any], inst: Instantiation) -> Any:
     """Call the kernel's factory with the resolved arguments, the way its style expects."""
     obj = namespace[inst.kernel.name]
     style = inst.kernel.style
+    inner_jit.clear()  # each build says afresh whether a factory's own jit made it
     if style == "prim_func":
         return obj
     getter = getattr(obj, "get_tir", None)  # @tilelang.jit: build the PrimFunc, compile nothing
@@ -405,7 +406,6 @@ def build_prim_func(namespace: dict[str, Any], inst: Instantiation) -> Any:
         if isinstance(cache, dict):
             cache.clear()
         return getter(**inst.args)
-    inner_jit.clear()
     with _jit_compiles_stop() as built:
         try:
             return obj(**inst.args)
