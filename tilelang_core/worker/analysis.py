@@ -511,7 +511,7 @@ def _ascend_kernel(
         target=ASCEND_TARGET,
         buffers=buffers,
         launch=None,
-        layouts=[],
+        layouts=_ascend_layouts(lowered),
         pipelines=pipelines,
         warp_specialized=False,
         shared_bytes=sum((b.bytes or 0) * b.slots for b in plan.buffers if b.level == "UB"),
@@ -526,3 +526,11 @@ def _ascend_kernel(
         ascend=plan,
     )
     return KernelRun(model, lowered)
+
+
+def _ascend_layouts(lowered: Lowered) -> list[Layout]:
+    """The fractal (nZ) layouts ``tl.AscendLayoutInference`` chose; none when they cannot be read."""
+    try:
+        return ascend.fractal_layouts(lowered.layout_module, extract.layouts(lowered.layout_module))
+    except Exception:  # a layout object of a release this reader does not know: the rest of the model stands
+        return []

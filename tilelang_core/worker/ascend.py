@@ -20,6 +20,7 @@ it leaves behind, so nothing here guesses:
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from tilescope.core.codes import diagnostic
@@ -34,6 +35,7 @@ from tilescope.core.model import (
     CoreSection,
     Diagnostic,
     FlagKind,
+    Layout,
     MemoryLevel,
     ScheduleStep,
     Span,
@@ -94,6 +96,33 @@ def model(
     )
     diagnostics = [_overflow(level, kernel, ascend_buffers, auto_schedule) for level in memory if not level.fits]
     return result, diagnostics
+
+
+_FRACTAL_KINDS = {
+    0: "nZ fractal, K-major",
+    1: "nZ fractal, L0C 16×16",
+    2: "fractal, scale factors",
+    3: "nZ fractal, MN-major",
+}
+"""``kind`` of TileLang's ``_AscendFractalLayout`` (``tilelang/layout/ascend.py``: MajorK, L0C, SF, MajorMN)."""
+
+
+def fractal_layouts(layout_module: Any | None, layouts: list[Layout]) -> list[Layout]:
+    """The layouts read after ``tl.AscendLayoutInference`` with each fractal one named for its kind."""
+    if layout_module is None:
+        return layouts
+    kinds: dict[str, str] = {}
+
+    def visit(node: Any) -> None:
+        if isinstance(node, tirx.SBlock) and "layout_map" in node.annotations:
+            for buf, layout in node.annotations["layout_map"].items():
+                kind = _int(getattr(layout, "kind", None))
+                if kind is not None:
+                    kinds.setdefault(str(buf.name), _FRACTAL_KINDS.get(kind, f"fractal kind {kind}"))
+
+    for func in _funcs(layout_module):
+        tirx.stmt_functor.post_order_visit(func.body, visit)
+    return [replace(layout, swizzle=kinds[layout.buffer]) if layout.buffer in kinds else layout for layout in layouts]
 
 
 def _module_after(modules: list[Any], names: list[str], name: str) -> Any | None:
