@@ -138,3 +138,7 @@ def test_editor_hints_name_the_level_and_the_schedule(analyzer: Analyzer):
     labels = [h.label for h in ide.inlay_hints(ide.facts(static, prints, ide.CompiledSnapshot(result, prints)))]
     assert "32 blocks · Cube + Vector · 11 flags · L1 256 KB · L0C 256 KB · UB 128 KB" in labels
     assert "128×256 · float32 · UB" in labels
+    model = result.kernel("gemm")
+    assert model is not None
+    fractal = model.layout("x_l1")  # the Cube operand's nZ layout: 16×32 fp8 fractals, K-major
+    assert fractal is not None and fractal.swizzle == "nZ fractal, K-major" and fractal.output_shape == [8, 16, 16, 32]
