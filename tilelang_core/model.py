@@ -328,6 +328,8 @@ class AscendBuffer:
     storage: str | None = None
     """The allocation it was placed in by the final kernel (``buf_dyn_l1``, the merged UB ``buf_dyn_shmem``)."""
     storage_bytes: int | None = None
+    offset: int | None = None
+    """Its byte offset in ``storage``, as ``tl.MergeUBAllocations`` placed it (``None`` when not merged)."""
 
 
 @dataclass(frozen=True)

@@ -123,6 +123,8 @@ def test_schedule_command_draws_cube_and_vector_with_the_flags_between():
     assert "──────▶" in text  # the Cube-Vector flag after the L0C→UB copy
     assert "L79 gemm(x_l1, w_l1, res)" in text and "for kt in 2 · 2 stages" in text
     assert "flags in the AscendC: 11 (Cube 10, Vector 1)" in text
+    # the address plan of tl.MergeUBAllocations: both double-buffered fp8 operands in one dynamic L1 arena
+    assert "x_l1 L1 at buf_dyn_l1+0, 2 × 64 KB; w_l1 L1 at buf_dyn_l1+128 KB, 2 × 64 KB" in text
 
 
 @needs_corpus

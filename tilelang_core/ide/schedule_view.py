@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from tilescope.core.display import kib
-from tilescope.core.model import AscendFlag, AscendLoop, AscendModel, KernelModel, ScheduleStep
+from tilescope.core.model import AscendBuffer, AscendFlag, AscendLoop, AscendModel, KernelModel, ScheduleStep
 
 WIDTH = 46
 _CORE_NAMES = {"cube": "Cube (AIC)", "vector": "Vector (AIV)"}
@@ -54,6 +54,15 @@ def _loop_text(loop: AscendLoop) -> str:
     return where + " · ".join(parts)
 
 
+def _placement(buf: AscendBuffer) -> str:
+    """``x_l1 L1 at buf_dyn_l1+128 KB, 2 × 64 KB``: where the compiler put a buffer and how much it takes."""
+    size = f"{buf.slots} × {kib(buf.bytes or 0)}" if buf.slots > 1 else kib(buf.bytes or 0)
+    if buf.storage is None:
+        return f"{buf.name} {buf.level} own allocation, {size}"
+    at = ("+" + (kib(buf.offset) if buf.offset else "0")) if buf.offset is not None else "+?"
+    return f"{buf.name} {buf.level} at {buf.storage}{at}, {size}"
+
+
 def _cell(text: str, width: int = WIDTH) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -67,6 +76,9 @@ def schedule_text(model: KernelModel, scalars: bool = False) -> str:
     for level in plan.memory:
         mark = "" if level.fits else "  OVER CAPACITY"
         lines.append(f"  {level.level:4} {kib(level.used)} of {kib(level.capacity)}: {', '.join(level.buffers)}{mark}")
+    placed = [b for b in plan.buffers if not b.is_param]
+    if placed:
+        lines.append("  address plan: " + "; ".join(_placement(b) for b in placed))
     if plan.simt_threads:
         lines.append(f"  SimtVF regions: {', '.join(str(t) for t in plan.simt_threads)} threads")
     lines.append("")

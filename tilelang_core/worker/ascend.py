@@ -82,7 +82,8 @@ def model(
     memory = _memory(ascend_buffers, bool(simt) or walk.simt)
     sections, flags, kind = _sections(device_mod) if device_mod is not None else ({}, [], "unknown")
     merged = _merged(device_mod) if device_mod is not None else {}
-    ascend_buffers = [_with_merge(b, merged) for b in ascend_buffers]
+    offsets = _offsets(modules, names)
+    ascend_buffers = [_with_merge(b, merged, offsets) for b in ascend_buffers]
     result = AscendModel(
         kernel_kind=kind,
         buffers=ascend_buffers,
@@ -487,11 +488,58 @@ def _buffers(buffers: list[Buffer], versions: dict[str, int]) -> list[AscendBuff
     return found
 
 
-def _with_merge(buf: AscendBuffer, merged: dict[str, tuple[str, int]]) -> AscendBuffer:
+def _with_merge(buf: AscendBuffer, merged: dict[str, tuple[str, int]], offsets: dict[str, int]) -> AscendBuffer:
     if buf.name not in merged:
         return buf
     owner, size = merged[buf.name]
-    return AscendBuffer(**{**buf.__dict__, "storage": owner, "storage_bytes": size})
+    return replace(buf, storage=owner, storage_bytes=size, offset=offsets.get(buf.name))
+
+
+MERGE_PASS = "tl.MergeUBAllocations"
+
+
+def _offsets(modules: list[Any], names: list[str]) -> dict[str, int]:
+    """Each merged buffer's byte offset in its allocation, as ``tl.MergeUBAllocations`` placed it.
+
+    The pass rewrites every ``tvm_access_ptr(dtype, buffer.data, index, ...)`` of a merged buffer to
+    ``tvm_access_ptr(dtype, arena.data, FloorDiv(bit_offset, bits) + index, ...)``; the calls before and
+    after it pair up in program order (every occurrence visited, ``ir_transform`` does not skip shared nodes).
+    """
+    at = next((i for i, n in enumerate(names) if n == MERGE_PASS), None)
+    if at is None or at == 0 or at >= len(modules):
+        return {}
+    found: dict[str, int] = {}
+    for before, after in zip(_access_ptrs(modules[at - 1]), _access_ptrs(modules[at]), strict=False):
+        old, new = before.args[1], after.args[1]
+        if not (isinstance(old, tirx.Var) and isinstance(new, tirx.Var)) or old.same_as(new):
+            continue
+        bits = _placed_bits(after.args[2])
+        if bits is not None:
+            found.setdefault(_base(str(old.name)), bits // 8)
+    return found
+
+
+def _access_ptrs(module: Any) -> list[Any]:
+    found: list[Any] = []
+
+    def post(node: Any) -> None:
+        if isinstance(node, tirx.Call) and str(getattr(node.op, "name", "")).endswith("tvm_access_ptr"):
+            found.append(node)
+
+    for func in _funcs(module):
+        tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.Call"])
+    return found
+
+
+def _placed_bits(index: Any) -> int | None:
+    """``FloorDiv(bit_offset, bits) + ...``: the bit offset the merge added to an index."""
+    while isinstance(index, tirx.Add):
+        if isinstance(index.a, tirx.FloorDiv) and isinstance(index.a.a, tirx.IntImm):
+            return int(index.a.a)
+        index = index.a
+    if isinstance(index, tirx.FloorDiv) and isinstance(index.a, tirx.IntImm):
+        return int(index.a)
+    return None
 
 
 def _memory(buffers: list[AscendBuffer], simt: bool) -> list[MemoryLevel]:
