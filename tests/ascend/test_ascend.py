@@ -144,3 +144,26 @@ def test_editor_hints_name_the_level_and_the_schedule(analyzer: Analyzer):
     assert model is not None
     fractal = model.layout("x_l1")  # the Cube operand's nZ layout: 16×32 fp8 fractals, K-major
     assert fractal is not None and fractal.swizzle == "nZ fractal, K-major" and fractal.output_shape == [8, 16, 16, 32]
+
+
+def test_a_kernel_declared_for_ascend_is_analysed_for_ascend(analyzer: Analyzer):
+    """``@tilelang.jit(target="ascend")`` in the eager style (``T.const``, ``T.empty``): analysed for Ascend
+    though the request says sm_90, and its flags are the ``asc_sync_*`` calls of the AscendC it generated."""
+    import re
+
+    result = analyzer.analyze(str(FIXTURES / "gemm_relu.py"), target="sm_90", hazards_s=0)
+    model = result.kernel("matmul_relu")
+    assert model is not None and model.target == "ascend" and model.ascend is not None
+    assert [d for d in result.all_diagnostics() if d.severity == "error"] == []
+    plan = model.ascend
+    assert plan.kernel_kind == "mix" and plan.simt_threads == [128]
+    assert model.device_source is not None and "__mix__(1, 2)" in model.device_source
+    assert len(plan.flags) == len(re.findall(r"\basc_sync_\w+\(", model.device_source))
+    assert {step.core for step in plan.schedule if step.op == "gemm"} == {"cube"}
+    assert {b.name: b.level for b in plan.buffers if not b.is_param} == {
+        "A_l1": "L1",
+        "B_l1": "L1",
+        "C_l0c": "L0C",
+        "C_ub": "UB",
+    }
+    assert next(m for m in plan.memory if m.level == "UB").capacity == 216 * 1024  # a SimtVF region: 216 KB
