@@ -80,7 +80,8 @@ def test_analysis_equals_plain_lowering(analyzer: Analyzer, file: str, kernel: s
     ("file", "kernel", "code", "line"),
     [
         ("example_simtvf_vector_add.py", "vector_add", "ascend-dialect", 20),
-        ("example_mhc_expand.py", "mhc_expand_fwd", "ascend-rejected", 32),
+        ("example_mhc_expand.py", "mhc_expand_fwd", "ascend-rejected", 32),  # the T.Parallel loop 'ti' it names
+        ("example_mhc_post.py", "mhc_post_fwd", "ascend-rejected", 45),  # the bf16 → fp32 T.copy a DMA cannot cast
     ],
 )
 def test_what_plain_tilelang_refuses_is_said_at_the_line(

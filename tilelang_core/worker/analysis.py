@@ -441,10 +441,35 @@ def _ascend_dialect(err: BaseException, path: str, line: int = 1) -> Diagnostic 
     return errors.ascend_dialect(err, path, _ascend_has, _tilelang_version(), line)
 
 
-def _ascend_rejected(err: BaseException, name: str, line: int, source: str, inst: Instantiation) -> Diagnostic | None:
-    """A semantic check of the Ascend backend, at the line of the statement it names (``T.Parallel loop 'ti'``)."""
-    at = _named_line(errors.semantic_subject(err), source, inst) or line
+def _ascend_rejected(
+    err: BaseException,
+    name: str,
+    line: int,
+    source: str,
+    inst: Instantiation,
+    buffers: list[Buffer] | None = None,
+    accesses: list[Access] | None = None,
+) -> Diagnostic | None:
+    """A semantic check of the Ascend backend, at the line of the statement it names (``T.Parallel loop 'ti'``),
+    or of the ``T.copy`` between the two dtypes it names (``T.copy() from dtype 'bfloat16' to dtype 'float32'``)."""
+    subjects = errors.semantic_subject(err)
+    at = _copy_line(subjects, buffers or [], accesses or []) or _named_line(subjects, source, inst) or line
     return errors.ascend_rejected(err, name, at, _tilelang_version())
+
+
+def _copy_line(subjects: list[str], buffers: list[Buffer], accesses: list[Access]) -> int | None:
+    """The first copy whose source and destination have the two dtypes a casting check names."""
+    if len(subjects) < 2:
+        return None
+    dtypes = {b.name: b.dtype for b in buffers}
+    for access in accesses:
+        if access.op not in ("copy", "ascend_copy", "dual_copy") or access.line is None:
+            continue
+        read = {dtypes.get(n) for n in access.reads}
+        written = {dtypes.get(n) for n in access.writes}
+        if subjects[0] in read and subjects[1] in written:
+            return access.line
+    return None
 
 
 def _named_line(names: list[str], source: str, inst: Instantiation) -> int | None:
@@ -495,7 +520,7 @@ def _ascend_kernel(
     )
     diagnostics: list[Diagnostic] = list(warnings)
     if lowered.error is not None:
-        failure = _ascend_rejected(lowered.error, name, line, source, inst) or errors.lowering_error(
+        failure = _ascend_rejected(lowered.error, name, line, source, inst, buffers, accesses) or errors.lowering_error(
             lowered.error, lowered.failed_pass, name, line, buffers, accesses
         )
         diagnostics.append(failure)
