@@ -10,7 +10,7 @@ How it is made (no NPU, no CANN: this machine's CPU):
    ``(kernel, arguments)`` instance of the file's *own* kernels is kept, with the target and
    ``pass_configs`` its ``tilelang.compile`` (or ``@tilelang.jit``) gave: those are the kernels each file
    builds at its own sizes. A ``@tilelang.jit`` that a function defines and calls counts as that
-   function's kernel, with that function's arguments (``style`` ``jit`` and ``"inner": true``).
+   function's kernel, with that function's arguments (``"inner": true``).
 2. **lower**: ``benchmarks/ascend/plain_ascend.py``, one child process, lowers each instance as the
    package's guide says (``with tvm.target.Target("ascend") as t: tilelang.lower(f, target=t)``), sharing
    no code with Tilescope's worker, and writes the facts: lowered or the error (with the user's line),
@@ -39,7 +39,7 @@ CORPUS = Path(os.environ.get("TILESCOPE_ASCEND_CORPUS", ROOT / ".." / "shared" /
 TRUTH = ROOT / "benchmarks" / "ascend" / "truth.json"
 sys.path.insert(0, str(ROOT))
 
-from tilescope.core.record.recorder import fake_env, fake_profile, record  # noqa: E402
+from tilescope.core.record.recorder import factory_of_inner_jit, fake_env, fake_profile, record  # noqa: E402
 
 ENV = {
     **fake_env(fake_profile("ascend", npu=True)),
@@ -63,8 +63,7 @@ def record_file(path: Path, corpus: Path) -> dict[str, Any]:
             continue
         compiled = compiles.get((line.get("pid"), line.get("seq")), {})
         outer = line.get("outer")
-        if outer:  # a jit the factory defines and calls: the program's kernel is the factory
-            line = {**line, "kernel": outer["kernel"], "line": outer["line"], "args": outer["args"], "consts": {}}
+        line = factory_of_inner_jit(line)  # a jit a factory defines and calls: the program's kernel is the factory
         entry = {
             "file": path.relative_to(corpus).as_posix(),
             "kernel": line["kernel"],
