@@ -6,11 +6,14 @@ How it is made (no NPU, no CANN: this machine's CPU):
    runs as its author runs it, ``python -O FILE`` in its own folder with its own defaults, under
    ``tilescope record``'s hook with the fake NPU (``torch_npu`` and ``device="npu"`` answered with
    shape-only tensors, ``fake_device.py``) and stand-in compiles (``dry_run_standin.py``), so a run
-   goes on to its later kernels; 90 s at most, 25 s without a new kernel. Every distinct
-   ``(kernel, arguments)`` instance of the file's *own* kernels is kept, with the target and
-   ``pass_configs`` its ``tilelang.compile`` (or ``@tilelang.jit``) gave: those are the kernels each file
-   builds at its own sizes. A ``@tilelang.jit`` that a function defines and calls counts as that
-   function's kernel, with that function's arguments (``"inner": true``).
+   goes on to its later kernels. A result check that reads a value (``.item()``, ``torch.equal``) is
+   answered with zero (``TILESCOPE_FAKE_VALUES=zero``) so the run goes on past it too; every instance
+   built after such a made-up value says so (``after_fake_value``), so it can be checked or left out.
+   90 s at most, 25 s without a new kernel. Every distinct ``(kernel, arguments)`` instance of the
+   file's *own* kernels is kept, with the target and ``pass_configs`` its ``tilelang.compile`` (or
+   ``@tilelang.jit``) gave: those are the kernels each file builds at its own sizes. A
+   ``@tilelang.jit`` that a function defines and calls counts as that function's kernel, with that
+   function's arguments (``"inner": true``).
 2. **lower**: ``benchmarks/ascend/plain_ascend.py``, one child process, lowers each instance as the
    package's guide says (``with tvm.target.Target("ascend") as t: tilelang.lower(f, target=t)``), sharing
    no code with Tilescope's worker, and writes the facts: lowered or the error (with the user's line),
@@ -44,6 +47,7 @@ from tilescope.core.record.recorder import factory_of_inner_jit, fake_env, fake_
 ENV = {
     **fake_env(fake_profile("ascend", npu=True)),
     "TILESCOPE_RECORD_STAND_IN": "1",
+    "TILESCOPE_FAKE_VALUES": "zero",  # a result check's .item() answers 0: the run goes on (fake_device.py)
     "OMP_NUM_THREADS": "1",
 }
 
@@ -58,7 +62,10 @@ def record_file(path: Path, corpus: Path) -> dict[str, Any]:
     own = str(path.resolve())
     compiles = {(x.get("pid"), x.get("seq")): x for x in lines if x.get("event") == "compile"}
     instances: dict[str, dict[str, Any]] = {}
+    faked: set[Any] = set()  # processes that read a made-up value: their later instances ran past it
     for line in lines:
+        if line.get("event") == "fake-value":
+            faked.add(line.get("pid"))
         if line.get("event") != "instance" or line.get("file") != own:
             continue
         compiled = compiles.get((line.get("pid"), line.get("seq")), {})
@@ -74,6 +81,7 @@ def record_file(path: Path, corpus: Path) -> dict[str, Any]:
             "consts": line.get("consts") or {},
             "target": compiled.get("target") or line.get("target"),
             "pass_configs": {**(line.get("pass_configs") or {}), **(compiled.get("pass_configs") or {})},
+            "after_fake_value": line.get("pid") in faked,
         }
         key = json.dumps([entry["kernel"], entry["args"], entry["consts"], entry["pass_configs"]], sort_keys=True)
         instances.setdefault(key, entry)
