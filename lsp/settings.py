@@ -64,7 +64,8 @@ OPTIONS: tuple[Option, ...] = (
         "target",
         "string",
         _DEFAULTS.target,
-        "Target architecture the compiler tier lowers for (sm_80, sm_90, sm_100, gfx942...).",
+        "Target architecture the compiler tier lowers for (sm_80, sm_90, sm_100, gfx942, ascend...); a kernel "
+        "that declares its own (@tilelang.jit(target=...), the Ascend dialect) is lowered for that one.",
     ),
     *(Option(f"hints.{kind}", "boolean", True, f"Inlay hints: {_HINT_WORDS[kind]}") for kind in HINT_KINDS),
     Option(

@@ -52,7 +52,9 @@ SourceField = Annotated[
     Field(description="Python source text to analyse instead of a file (at most 1 MiB; never executed here)"),
 ]
 KernelField = Annotated[str | None, Field(description="one kernel of the file by name (default: every, or the first)")]
-TargetField = Annotated[str, Field(description="sm_80, sm_90, sm_100 (CUDA), gfx942 (HIP) or metal")]
+TargetField = Annotated[
+    str, Field(description="sm_80, sm_90, sm_100 (CUDA), gfx942 (HIP), ascend (Ascend 950) or metal")
+]
 ArgsField = Annotated[
     dict[str, Any] | None, Field(description="kernel arguments that override the file's own, e.g. {'M': 1024}")
 ]

@@ -39,7 +39,8 @@ CodeName = Literal[
     "missing-values", "not-evaluated", "not-analysed", "copy-shape", "gemm-shape", "gemm-dtype", "gemm-accum-dtype",
     "gemm-uninitialised", "reduce-shape", "shared-memory", "load-error", "missing-module", "needs-gpu",
     "not-a-kernel", "missing-args", "record-incomplete", "device-profile", "build-error", "compile-error",
-    "layout-inference", "shared-memory-overflow", "autotune-config", "tilelang-warning", "ptxas-error", "ptxas-spill",
+    "layout-inference", "shared-memory-overflow", "ascend-dialect", "ascend-rejected", "ascend-memory-overflow",
+    "autotune-config", "tilelang-warning", "ptxas-error", "ptxas-spill",
     "ptxas-timeout", "bank-conflict", "internal-error", "data-race", "missing-barrier", "out-of-bounds",
     "uninitialised-read", "timeout", "worker-crash", "worker-channel", "worker-leftovers", "supervisor-lost",
     "supervised", "stopped", "tilelang-version", "tilelang-import", "worker-start", "not-interpretable",
@@ -270,6 +271,30 @@ CODES: dict[str, Code] = {c.code: c for c in (
        "(pipeline stages multiply every shared tile)",
        "Use smaller tiles or fewer pipeline stages.",
        "for k in T.Pipelined(K // 128, num_stages=4):   # four copies of 128×128 tiles\n    T.copy(A[...], A_s)"),
+    _c("ascend-dialect", "error", "compiler",
+       "An Ascend operation is taken from a module of this TileLang release that does not have it.",
+       "'{name}' is an Ascend operation that TileLang {version} offers only as tilelang.ascend.language.{name}, not "
+       "from {module} (newer TileLang moved it there): write `import tilelang.ascend.language as T`",
+       "Import the Ascend dialect: `import tilelang.ascend.language as T` (and `from tilelang.ascend.language import "
+       "simd`), or upgrade TileLang to the release the file was written for.",
+       "import tilelang.language as T\n...\nwith T.SimtVF(threads=128):   # 0.1.15: tilelang.ascend.language.SimtVF",
+       {"missing": "TileLang {version} has no '{name}' in {module} nor in tilelang.ascend.language: the file was "
+                   "written for a newer release"}),
+    _c("ascend-rejected", "error", "compiler", "TileLang's Ascend checks refuse the kernel.",
+       "TileLang {version} refuses to lower kernel '{kernel}' for Ascend: {reason}",
+       "Rewrite the statement as the message says (for example put a T.Parallel loop inside `with T.SimdVF():` or "
+       "`with T.SimtVF(threads=...)`).",
+       "for i in T.Parallel(128):   # outside a VF block\n    ub[i] = ub[i] * 2"),
+    _c("ascend-memory-overflow", "warning", "compiler",
+       "An Ascend kernel's buffers at one memory level need more than the core has.",
+       "Kernel '{kernel}' needs {used} bytes of {level} ({buffers}, multi-buffer slots counted) over the {capacity} "
+       "bytes one Ascend 950 core has: TileLang's scheduler (tl.AutoSchedule) stops with 'Z3 loop scheduling "
+       "failed' unless the level is exempted with T.annotate_unlimit_memory",
+       "Use smaller tiles or fewer slots (T.annotate_buffer_versions), or move a buffer to another level.",
+       "ub = T.alloc_shared((256, 256), 'float32')   # 256 KB > 248 KB of Unified Buffer",
+       {"manual": "Kernel '{kernel}' needs {used} bytes of {level} ({buffers}, multi-buffer slots counted) over the "
+                  "{capacity} bytes one Ascend 950 core has: with auto-scheduling off TileLang does not check it, "
+                  "and on the chip the later buffers would lie past the end of {level}"}),
     _c("autotune-config", "warning", "compiler", "An autotune config was named that the kernel does not have.",
        "config={choice} given, but kernel '{kernel}' is not autotuned", "Name a config by its index, or all.",
        "# tilescope: config=7   (the kernel's space has 4 configs)",

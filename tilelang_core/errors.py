@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import traceback
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from tilescope.core.codes import diagnostic
 from tilescope.core.environment import gpu_query, missing_module
@@ -75,6 +75,48 @@ def load_error(err: BaseException, path: str) -> Diagnostic:
     return diagnostic(
         "load-error", Span(line=line), error=type(err).__name__, message=first_message(err), detail=_detail(err)
     )
+
+
+_MISSING_NAME = re.compile(
+    r"module '(tilelang(?:\.ascend)?\.language)' has no attribute '(\w+)'"
+    r"|cannot import name '(\w+)' from '(tilelang(?:\.ascend)?\.language)'"
+)
+_SEMANTIC = re.compile(r"\[TileLang Semantic Check\]\s*(.*)")
+
+
+def ascend_dialect(
+    err: BaseException, path: str, ascend_has: Callable[[str], bool], version: str, kernel_line: int = 1
+) -> Diagnostic | None:
+    """An operation asked of ``tilelang.language`` that this release has only in ``tilelang.ascend.language``
+    (files written for newer TileLang), or of either module when neither has it; ``None`` for another error."""
+    if not isinstance(err, AttributeError | ImportError):
+        return None
+    found = _MISSING_NAME.search(str(err))
+    if found is None:
+        return None
+    module, name = (found.group(1), found.group(2)) if found.group(1) else (found.group(4), found.group(3))
+    moved = module == "tilelang.language" and ascend_has(name)
+    span = Span(line=_user_line(err, path) or kernel_line)
+    form = None if moved else "missing"
+    return diagnostic("ascend-dialect", span, form=form, name=name, module=module, version=version, detail=_detail(err))
+
+
+def ascend_rejected(err: BaseException, kernel: str, line: int, version: str) -> Diagnostic | None:
+    """TileLang's Ascend semantic checks (``[TileLang Semantic Check] T.Parallel loop 'ti' must be inside a VF
+    block``) as a diagnostic at ``line``; ``None`` for another error."""
+    found = _SEMANTIC.search(str(err))
+    if found is None:
+        return None
+    reason = found.group(1).strip().splitlines()[0] if found.group(1).strip() else first_message(err)
+    return diagnostic(
+        "ascend-rejected", Span(line=line), kernel=kernel, reason=reason, version=version, detail=_detail(err)
+    )
+
+
+def semantic_subject(err: BaseException) -> list[str]:
+    """The names a semantic check quotes (``'ti'``), which the caller looks up in the kernel's source."""
+    found = _SEMANTIC.search(str(err))
+    return re.findall(r"'(\w+)'", found.group(1)) if found else []
 
 
 def build_error(err: BaseException, path: str, kernel: str, kernel_line: int) -> Diagnostic:

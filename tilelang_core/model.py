@@ -11,6 +11,7 @@ the others, so ``SCHEMA.md`` and its test map onto one file.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import types
 import typing
@@ -304,6 +305,123 @@ class Autotune:
     """One line for a code lens: ``24 configs: 18 fit, 6 exceed shared memory``."""
 
 
+AscendCore = Literal["cube", "vector", "scalar"]
+"""Where an Ascend statement runs: the Cube core (AIC), the Vector cores (AIV), or both cores' scalar units."""
+FlagKind = Literal["set", "wait", "cross-set", "cross-wait"]
+
+
+@dataclass(frozen=True)
+class AscendBuffer:
+    """A buffer of an Ascend kernel at its memory level."""
+
+    name: str
+    level: str
+    """``GM``, ``L1``, ``L0A``, ``L0B``, ``L0C`` or ``UB`` (the Unified Buffer of ``T.alloc_shared``)."""
+    shape: list[Dim]
+    dtype: str
+    bytes: int | None
+    """One slot's bytes."""
+    slots: int
+    """Multi-buffer slots the compiler gave it (``tl.buffer_versions_map``); 1 when single."""
+    line: int | None
+    is_param: bool = False
+    storage: str | None = None
+    """The allocation it was placed in by the final kernel (``buf_dyn_l1``, the merged UB ``buf_dyn_shmem``)."""
+    storage_bytes: int | None = None
+    offset: int | None = None
+    """Its byte offset in ``storage``, as ``tl.MergeUBAllocations`` placed it (``None`` when not merged)."""
+
+
+@dataclass(frozen=True)
+class MemoryLevel:
+    """One on-chip level's plan: bytes of its buffers times their slots, against the part's capacity."""
+
+    level: str
+    capacity: int
+    used: int
+    buffers: list[str]
+    fits: bool
+
+
+@dataclass(frozen=True)
+class AscendFlag:
+    """A synchronisation flag the compiler inserted.
+
+    ``set``/``wait`` are pipe flags (``asc_sync_notify``/``asc_sync_wait``) from ``source_pipe`` to
+    ``target_pipe`` on one core; ``cross-set``/``cross-wait`` are cross-core flags (``mode``) raised
+    after ``source_pipe``, ``event`` their flag id."""
+
+    kind: FlagKind
+    core: AscendCore
+    source_pipe: str
+    target_pipe: str
+    event: str
+    """The event (or flag) id: a number, or the expression that rotates it over multi-buffer slots."""
+    mode: int | None = None
+    """Cross-core flags: 4 between the Cube core and its Vector cores (``asc_sync_intra_*``), 0 between all
+    AI cores of the launch (``asc_sync_inter_*``, a split-K reduction's barrier)."""
+
+
+@dataclass(frozen=True)
+class ScheduleStep:
+    """One statement of the scheduled kernel (after ``tl.InsertSync``), in program order, with its core."""
+
+    index: int
+    core: AscendCore
+    """``cube`` (AIC), ``vector`` (AIV) or ``scalar`` (control both cores run)."""
+    op: str
+    """``copy``, ``gemm``, ``set``, ``wait``, ``cross-set``, ``cross-wait``, ``store``, ``scalar``..."""
+    operands: list[str]
+    line: int | None
+    """The user's line; a flag's is ``None`` (the compiler wrote it): it sits between the steps around it."""
+    depth: int
+    loop: str | None
+    latency: int | None = None
+    """The scheduler's latency estimate (cycles), where it made one."""
+    loop_index: int | None = None
+    """The innermost loop it runs in: an index into ``AscendModel.loops``."""
+    flag: AscendFlag | None = None
+
+
+@dataclass(frozen=True)
+class AscendLoop:
+    loop_var: str
+    extent: int | None
+    num_stages: int | None
+    multi_buffered: list[str]
+    """Buffers the compiler may give several slots in this loop (``multi_buffer_eligible``)."""
+    line: int | None
+    depth: int
+
+
+@dataclass(frozen=True)
+class CoreSection:
+    """What one core's section of the final kernel (``ASC_IS_AIC``/``ASC_IS_AIV``) names and how many flags it holds."""
+
+    buffers: list[str]
+    flags: int
+
+
+@dataclass(frozen=True)
+class AscendModel:
+    """What TileLang's Ascend pipeline decided for one kernel."""
+
+    kernel_kind: str
+    """``mix`` (Cube and Vector), ``cube`` or ``vector``: the AscendC's ``__mix__``/``__cube__``/``__vector__``."""
+    buffers: list[AscendBuffer]
+    memory: list[MemoryLevel]
+    schedule: list[ScheduleStep]
+    loops: list[AscendLoop]
+    flags: list[AscendFlag]
+    """Every flag of the final kernel, the ones the AscendC source holds."""
+    sections: dict[str, CoreSection]
+    """``aic`` and ``aiv`` (one of them for a one-core kernel)."""
+    simt_threads: list[int]
+    """Thread counts of its SimtVF regions."""
+    scheduled: bool
+    """Whether the schedule comes from ``tl.InsertSync`` (false when lowering stopped before it)."""
+
+
 @dataclass(frozen=True)
 class KernelModel:
     kernel: str
@@ -336,6 +454,8 @@ class KernelModel:
     shared_accesses: list[SharedAccess] = field(default_factory=list[SharedAccess])
     occupancy: Occupancy | None = None
     roofline: Roofline | None = None
+    ascend: AscendModel | None = None
+    """Ascend 950 kernels: levels, memory plan, schedule, flags and core split; ``None`` for other targets."""
 
     def buffer(self, name: str) -> Buffer | None:
         return next((b for b in self.buffers if b.name == name), None)
@@ -673,6 +793,13 @@ def from_json(cls: type[T_], data: Any) -> T_:
     return typing.cast(T_, _decode(cls, data))
 
 
+@functools.cache
+def _fields(tp: Any) -> tuple[dict[str, Any], frozenset[str]]:
+    """A record's resolved field types and its constructor's names: ``get_type_hints`` evaluates every
+    annotation's text again on each call, which made decoding a model cost more than reading it."""
+    return get_type_hints(tp), frozenset(f.name for f in dataclasses.fields(tp) if f.init)
+
+
 def _decode(tp: Any, data: Any) -> Any:
     if data is None:
         return None
@@ -690,8 +817,7 @@ def _decode(tp: Any, data: Any) -> Any:
         _, value = get_args(tp)
         return {k: _decode(value, v) for k, v in data.items()}
     if dataclasses.is_dataclass(tp):
-        hints = get_type_hints(tp)
-        names = {f.name for f in dataclasses.fields(tp) if f.init}
+        hints, names = _fields(tp)
         record: Any = tp  # a dataclass type, which the check above narrows to its instance protocol
         return record(**{k: _decode(hints[k], v) for k, v in data.items() if k in names})
     return data

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-TARGET_NAME = re.compile(r"sm_\d{2,3}a?|gfx\d{3,4}[a-z]?|metal|c")
+TARGET_NAME = re.compile(r"sm_\d{2,3}a?|gfx\d{3,4}[a-z]?|metal|c|ascend")
 
 _SHARED_KB = {
     "sm_70": 96,
@@ -34,7 +34,7 @@ def target_error(name: str) -> str | None:
     """Why ``name`` is not a target we can lower for, or ``None`` when it is."""
     if TARGET_NAME.fullmatch(name) and (not name.startswith("sm_") or name.rstrip("af") in CUDA_ARCHS):
         return None
-    return f"unknown target {name!r}: use sm_XX (CUDA, e.g. sm_90), gfxNNN (HIP, e.g. gfx942), metal or c"
+    return f"unknown target {name!r}: use sm_XX (CUDA, e.g. sm_90), gfxNNN (HIP, e.g. gfx942), ascend, metal or c"
 
 
 def shared_memory_budget(name: str) -> int | None:
@@ -51,7 +51,7 @@ def decorator_target(value: object, requested: str) -> str:
 
     ``None``, ``"auto"`` and a bare ``"cuda"`` mean "the machine's GPU", which analysis stands in
     for with ``requested``; a named architecture (``"cuda -arch=sm_80"``, ``{"arch": "sm_80"}``) or
-    another backend (``"hip"``, ``"metal"``, ``"c"``) is honoured.
+    another backend (``"hip"``, ``"metal"``, ``"c"``, ``"ascend"``) is honoured.
     """
     if value is None:
         return requested
@@ -64,7 +64,7 @@ def decorator_target(value: object, requested: str) -> str:
     kind = text.split()[0].lower() if text.strip() else "auto"
     if kind in ("hip", "rocm"):
         return requested if requested.startswith("gfx") else "gfx942"
-    if kind in ("metal", "c"):
+    if kind in ("metal", "c", "ascend"):
         return kind
     if kind == "llvm":
         return "c"
@@ -142,3 +142,45 @@ def part(target: str) -> dict[str, Any] | None:
     family = target.rstrip("af") if target.startswith("sm_") else target
     known = PARTS.get(family)
     return dict(known) if known is not None else None
+
+
+ASCEND_TARGET = "ascend"
+"""TileLang 0.1.15's Ascend 950 backend (``tvm.target.Target("ascend")``)."""
+
+ASCEND_LEVELS: dict[str, int] = {
+    "UB": 248 * 1024,
+    "L1": 512 * 1024,
+    "L0A": 64 * 1024,
+    "L0B": 64 * 1024,
+    "L0C": 256 * 1024,
+}
+"""Bytes of each on-chip memory level of one Ascend 950 core, as TileLang's scheduler counts them
+(``src/ascend/transform/auto_schedule.cc`` in the 0.1.15 wheel)."""
+ASCEND_UB_WITH_SIMT = 216 * 1024
+"""The Unified Buffer left when a kernel has a SimtVF region: the SIMT thread context takes the rest."""
+
+_ASCEND_SCOPES = {
+    "global": "GM",
+    "shared.l1": "L1",
+    "shared.l1.dyn": "L1",
+    "shared.l0a": "L0A",
+    "shared.l0b": "L0B",
+    "shared.l0c": "L0C",
+    "shared": "UB",
+    "shared.dyn": "UB",
+}
+
+
+def is_ascend(target: str) -> bool:
+    return target == ASCEND_TARGET
+
+
+def ascend_level(scope: str) -> str | None:
+    """The Ascend memory level of a TVM storage scope (``shared.l1`` is L1, ``shared.dyn`` the UB), or
+    ``None`` for registers and scalars (``local``, ``local.var``)."""
+    if scope in _ASCEND_SCOPES:
+        return _ASCEND_SCOPES[scope]
+    for prefix, level in (("shared.l0a", "L0A"), ("shared.l0b", "L0B"), ("shared.l1", "L1")):
+        if scope.startswith(prefix):
+            return level
+    return None

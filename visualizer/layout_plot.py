@@ -181,7 +181,8 @@ def draw_shared(view: LayoutView) -> Figure:
     axes: list[Axes] = list(figure.subplots(1, 1 + len(degrees), squeeze=False)[0])
     mapping = axes[0]
     _image(mapping, rgb(slots), "auto")
-    mapping.set_title("16-byte slot of each element\nin its 128-byte line (4 banks each)", fontsize=9)
+    heading = "16-byte slot of each element\nin its 128-byte line (4 banks each)"
+    mapping.set_title(heading if slots.id == "slot" else f"{slots.label}\n(Ascend fractal layout)", fontsize=9)
     if view.rows <= LABEL_ALL and view.cols <= DETAIL:
         _label_cells(mapping, figure, view.labels, colour="white")
     mapping.set_xlabel(view.subtitle, fontsize=8)

@@ -206,8 +206,8 @@ def _analyze(
 def _device_code(compiled: bool, results: list[FileAnalysis]) -> str:
     """Said plainly: lowering passing is not nvcc accepting the CUDA. Compiling it costs several times the
     lowering per kernel (``benchmarks/bench_device_compile.py``), so it is asked for with ``--ptxas``."""
-    if compiled or not any(k.device_source for r in results for k in r.kernels):
-        return ""
+    if compiled or not any(k.device_source and k.target.startswith("sm_") for r in results for k in r.kernels):
+        return ""  # nvcc compiles CUDA only: AscendC would need the CANN toolkit's bisheng
     return "; device code not compiled (nvcc not run: --ptxas compiles it and reports what nvcc rejects)"
 
 
@@ -297,7 +297,8 @@ def summary(result: FileAnalysis, static: bool = False) -> str:
     done = (
         f"{len(result.discovered)} kernels read" if static else (f"{lowered}/{len(result.discovered)} kernels lowered")
     )
-    return f"tilescope check {status}: {done} for {result.target}, {errors} errors, {warnings} warnings{tail}"
+    targets = ", ".join(sorted({k.target for k in result.kernels})) or result.target  # a kernel's own target wins
+    return f"tilescope check {status}: {done} for {targets}, {errors} errors, {warnings} warnings{tail}"
 
 
 def _plain(text: str, style: str) -> str:
@@ -329,7 +330,17 @@ def render_kernel(k: KernelModel) -> list[str]:
             else ""
         )
         out.append(f"  launch   grid {dims_text(k.launch.grid)} × {k.launch.threads} threads{ws}")
-    if k.passes:
+    if k.passes and k.ascend is not None:
+        changed = sum(p.changed for p in k.passes)
+        plan = k.ascend
+        out.append(
+            f"  compile  {len(k.passes)} passes ({changed} changed the IR) in {k.lower_ms:.0f} ms; {plan.kernel_kind} "
+            f"kernel, {len(plan.flags)} flags ({', '.join(f'{c} {s.flags}' for c, s in sorted(plan.sections.items()))})"
+        )
+        for level in plan.memory:
+            over = "" if level.fits else "  over capacity"
+            out.append(f"  {level.level:8} {level.used} of {level.capacity} B: {', '.join(level.buffers)}{over}")
+    elif k.passes:
         changed = sum(p.changed for p in k.passes)
         out.append(
             f"  compile  {len(k.passes)} passes ({changed} changed the IR) in {k.lower_ms:.0f} ms; "

@@ -150,6 +150,12 @@ def register_run(subparsers: argparse._SubParsersAction) -> None:
     add_run_arguments(subparsers.add_parser("run", help="run a kernel on the CPU with the tile interpreter"))
 
 
+def register_schedule(subparsers: argparse._SubParsersAction) -> None:
+    from tilescope.core.cli.schedule_cmd import add_arguments
+
+    add_arguments(subparsers.add_parser("schedule", help="an Ascend kernel's Cube and Vector schedule with its flags"))
+
+
 def register_variants(subparsers: argparse._SubParsersAction) -> None:
     from tilescope.core.cli.variants_cmd import add_arguments
 

@@ -19,6 +19,7 @@ from tilescope.core.ide.layout_view import KernelLayout, LayoutView, NoLayout, P
 from tilescope.core.ide.merge import CompiledSnapshot, Facts, facts, fingerprints, merged_diagnostics
 from tilescope.core.ide.navigate import OutlineKind, OutlineNode, definition, outline, references
 from tilescope.core.ide.run_view import run_failed, run_text
+from tilescope.core.ide.schedule_view import schedule_text
 from tilescope.core.ide.speed import speed_lenses, speed_markdown
 from tilescope.core.ide.summary import FileSummary, VariantsSummary, file_summary, variants_summary
 from tilescope.core.ide.trace_view import PassDiff, PassView, TraceView, passes_markdown, trace_view
@@ -75,6 +76,7 @@ __all__ = [
     "references",
     "run_failed",
     "run_text",
+    "schedule_text",
     "shape_text",
     "side_by_side",
     "signature_at",

@@ -76,7 +76,8 @@ def _kernel_hints(
         is_param = decl.buffer.is_param
         kind = "parameters" if is_param else "buffers"
         if kind in wanted:
-            label = buffer_label(buffer, with_scope=not is_param, dialect=dialect)
+            compiled = ascend_buffer_label(model, decl.buffer.name)
+            label = compiled or buffer_label(buffer, with_scope=not is_param, dialect=dialect)
             hints.append(Hint(end_line, end_column, label, kind))
         layout = model.layout(decl.buffer.name) if model else None
         if "layouts" in wanted and layout is not None:
@@ -84,11 +85,13 @@ def _kernel_hints(
             if label:
                 hints.append(Hint(end_line, end_column, label, "layouts", layout.text or None))
     if "launch" in wanted and dialect == "ascend":
-        hints.extend(_ascend_launch_hints(kernel))
+        hints.extend(_ascend_launch_hints(kernel, model))
     elif "launch" in wanted:
         for index, launch in enumerate(kernel.launches or ([kernel.launch] if kernel.launch else [])):
             span = launch.span
             label = launch_label(kernel, model) if index == 0 else _static_launch_label(launch)
+            if index == 0 and model is not None and model.ascend is not None:
+                label = ascend_compiled_label(kernel, model)
             hints.append(Hint(span.end_line or span.line, LINE_END, label, "launch"))
     if "pipelines" in wanted:
         compiled = model.pipelines if model else []
@@ -102,13 +105,16 @@ def _kernel_hints(
     return hints
 
 
-def _ascend_launch_hints(kernel: StaticKernel) -> list[Hint]:
-    """An Ascend launch: its blocks (one per AI core at a time) and what its allocations take of
-    each on-chip level against the part's capacity; each vector region with its threads."""
+def _ascend_launch_hints(kernel: StaticKernel, model: KernelModel | None) -> list[Hint]:
+    """An Ascend launch: what the compiler decided where it ran (the kind, flags and levels), else its
+    blocks (one per AI core at a time) and what its allocations take of each on-chip level against the
+    part's capacity as written; each vector region with its threads."""
     hints: list[Hint] = []
-    for launch in kernel.launches or ([kernel.launch] if kernel.launch else []):
+    for index, launch in enumerate(kernel.launches or ([kernel.launch] if kernel.launch else [])):
         span = launch.span
-        hints.append(Hint(span.end_line or span.line, LINE_END, ascend_launch_label(kernel, launch), "launch"))
+        compiled = index == 0 and model is not None and model.ascend is not None
+        label = ascend_compiled_label(kernel, model) if compiled and model else ascend_launch_label(kernel, launch)
+        hints.append(Hint(span.end_line or span.line, LINE_END, label, "launch"))
     for region in kernel.regions:
         span = region.span
         hints.append(Hint(span.end_line or span.line, LINE_END, _REGION_LABELS[region.kind](region), "launch"))
@@ -132,6 +138,26 @@ def ascend_launch_label(kernel: StaticKernel, launch: LaunchDecl) -> str:
         used = "?" if size is None else size_text(size)
         parts.append(f"{name} {used}/{kib(limit)}" if limit is not None else f"{name} {used}")
     return " · ".join(parts)
+
+
+def ascend_buffer_label(model: KernelModel | None, name: str) -> str | None:
+    """``256×256 · bfloat16 · L1 · 2 slots``: an Ascend kernel's buffer at its memory level, as compiled."""
+    plan = model.ascend if model is not None else None
+    found = next((b for b in plan.buffers if b.name == name), None) if plan is not None else None
+    if found is None:
+        return None
+    slots = f" · {found.slots} slots" if found.slots > 1 else ""
+    return buffer_text(found.shape, found.dtype, found.level) + slots
+
+
+def ascend_compiled_label(kernel: StaticKernel, model: KernelModel) -> str:
+    """``32 blocks · mix (Cube + Vector) · 11 flags · UB 128 KB``: what the Ascend pipeline decided."""
+    assert model.ascend is not None
+    plan = model.ascend
+    blocks = shape_text(kernel.launch.grid) if kernel.launch is not None else "?"
+    kind = {"mix": "Cube + Vector", "cube": "Cube", "vector": "Vector"}.get(plan.kernel_kind, plan.kernel_kind)
+    levels = [f"{m.level} {kib(m.used)}" + ("" if m.fits else " (over)") for m in plan.memory]
+    return " · ".join([f"{blocks} blocks", kind, f"{len(plan.flags)} flags", *levels])
 
 
 def _static_launch_label(launch: LaunchDecl) -> str:

@@ -27,6 +27,7 @@ from tilescope.core.dtypes import require_bits
 from tilescope.core.ide import palette
 from tilescope.core.model import Buffer, KernelModel, Layout
 from tilescope.core.perf import bank_conflicts
+from tilescope.core.targets import ascend_level
 
 WRAP = 16
 """1-D buffers longer than this (and divisible by it) are drawn in rows of this many elements."""
@@ -48,7 +49,7 @@ class Panel:
     """One way to colour the grid: ``values[r][c]`` is drawn in ``colours[values[r][c]]``."""
 
     id: str
-    """``thread``, ``register``, ``slot`` or ``conflict:<pattern>``."""
+    """``thread``, ``register``, ``slot``, ``conflict:<pattern>``, or an Ascend fractal's ``fractal`` and ``order``."""
     label: str
     caption: str
     """What the colours mean."""
@@ -221,7 +222,59 @@ def layout_view(layout: Layout, buffer: Buffer | None) -> LayoutView:
     dtype = buffer.dtype if buffer else "float32"
     if layout.kind == "fragment":
         return _fragment(layout, dtype)
+    if layout.swizzle and "fractal" in layout.swizzle:
+        return _fractal(layout, dtype, ascend_level(buffer.scope) if buffer else None)
     return _shared(layout, dtype)
+
+
+def _fractal(layout: Layout, dtype: str, level: str | None) -> LayoutView:
+    """An Ascend Cube operand's fractal (nZ) layout: which fractal each element lands in, and where in it.
+    No banks: L1 and L0 are not shared memory, so the CUDA bank panels would say nothing true."""
+    smap = layout_eval.shared_map(layout)
+    shape = list(smap.shape)
+    offsets = folded(smap.offset)
+    rows, cols = offsets.shape
+    block = layout.output_shape[-2] * layout.output_shape[-1] if len(layout.output_shape) >= 2 else 1
+    fractals = offsets // max(1, block)
+    colours = [str(c) for c in palette.SLOT_COLOURS[:7]]  # seven: fractals step by a power of two down and across
+    labels = [[[str(int(offsets[r, c]))] for c in range(min(cols, LABELLED))] for r in range(min(rows, LABELLED))]
+    inner = f"{layout.output_shape[-2]}×{layout.output_shape[-1]}" if len(layout.output_shape) >= 2 else "1"
+    panels = [
+        Panel(
+            "fractal",
+            "by fractal",
+            f"Each cell is one element, coloured by the {inner} fractal it is stored in (colours repeat every "
+            f"{len(colours)} fractals); the number is its element offset in the buffer.",
+            _ints(fractals % len(colours)),
+            colours,
+            [LegendEntry(f"fractal {k} (+{len(colours)}n)", c) for k, c in enumerate(colours)],
+        ),
+        Panel(
+            "order",
+            "by offset",
+            "Each cell is one element, coloured by its position inside its fractal: rows of the fractal are "
+            "contiguous, fractals follow one another down the columns (nZ).",
+            _ints(offsets % max(1, block) * 8 // max(1, block)),
+            colours,
+            [LegendEntry(f"{k}/8 of the fractal", c) for k, c in enumerate(colours)],
+        ),
+    ]
+    view = _view(
+        layout,
+        "shared",
+        dtype,
+        shape,
+        offsets,
+        f"{dims_text(layout.output_shape)} ({layout.swizzle})",
+        f"{inner} fractals",
+        labels,
+        panels,
+        [],
+    )
+    where = level or "on-chip"
+    return replace(
+        view, title=f"{layout.buffer}: {dims_text(shape)} {dtype} in {where} → {view.title.split('→ ', 1)[1]}"
+    )
 
 
 def _ints(values: NDArray[Any]) -> list[list[int]]:

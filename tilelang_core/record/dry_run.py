@@ -39,6 +39,7 @@ from typing import Any
 
 from tilescope.core.record.recorder import (
     INSTANCES_VERSION,
+    factory_of_inner_jit,
     fake_profile,
     hook_env,
     read_lines,
@@ -48,7 +49,7 @@ from tilescope.core.record.recorder import (
 from tilescope.core.sandbox.spawn import NO_GPU, worker_env
 from tilescope.core.sandbox.supervise import Limits, Supervised, SupervisorLost
 
-DRY_RUN_VERSION = 2
+DRY_RUN_VERSION = 3
 """Bumped when what a dry run records changes, so older cached runs are not used."""
 WALL_S = 90.0
 TESTS_WALL_S = 180.0
@@ -351,7 +352,7 @@ def _run(planned: Planned, settings: RunSettings, children: set[Supervised]) -> 
     failed = [_stopped(x) for x in lines if x.get("event") == "test-failed"]
     tuned = {(x.get("file"), x.get("kernel")) for x in lines if x.get("event") == "autotune" and x.get("config")}
     every: dict[tuple[str, str], dict[str, Any]] = {}
-    for line in lines:
+    for line in map(factory_of_inner_jit, lines):
         where, kernel = line.get("file"), line.get("kernel")
         if line.get("event") != "instance" or where is None or kernel is None or (where, kernel) in tuned:
             continue
@@ -363,7 +364,7 @@ def _run(planned: Planned, settings: RunSettings, children: set[Supervised]) -> 
     return DryRun(str(file), digest, command, instances, error or stop, seconds, False, failed, built, hashes)
 
 
-_NOT_KEPT = ("pid", "event", "imports")
+_NOT_KEPT = ("pid", "event", "imports", "outer", "seq")
 
 
 def _stopped(line: dict[str, Any]) -> str:

@@ -16,6 +16,7 @@ Copied next to the record hook (``tilescope_dry_run_standin``); it must import n
 from __future__ import annotations
 
 import contextlib
+import sys
 from typing import Any
 
 _FP8 = {"float8_e4m3": "float8_e4m3fn", "float8_e5m2": "float8_e5m2", "float8_e4m3fnuz": "float8_e4m3fnuz"}
@@ -98,6 +99,10 @@ def patch_compile(module: Any) -> None:
         return
 
     def compile(func: Any = None, out_idx: Any = None, *args: Any, **kwargs: Any) -> StandIn:
+        hook = sys.modules.get("tilescope_record_hook")
+        if hook is not None and func is not None:  # the target and pass_configs belong to the instance
+            with contextlib.suppress(Exception):
+                hook.compiled(func, kwargs.get("target", "auto"), kwargs.get("pass_configs"))
         return StandIn(func, out_idx)
 
     compile.__tilescope_standin__ = True

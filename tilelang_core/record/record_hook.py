@@ -27,6 +27,7 @@ import contextlib
 import importlib.abc
 import importlib.util
 import inspect
+import itertools
 import json
 import os
 import re
@@ -270,23 +271,50 @@ def _record_jit(
             "error": error,
             "device": _device(),
             "called_at": _called_at(sys._getframe(2)),
+            "outer": _outer(func, sys._getframe(2)),
             **_run_context(),
         }
     )
 
 
-def _record_factory() -> None:
-    """``T.prim_func`` applied inside a function: that function is a factory; record its arguments."""
+def _outer(func: Any, frame: Any) -> dict[str, Any] | None:
+    """A ``@tilelang.jit`` defined inside a function (``def per_token_cast(M, N): @tilelang.jit def _build():
+    ...; return _build()``): that function, the factory a program calls, with the arguments of this call."""
+    qualname = getattr(func, "__qualname__", "")
+    if ".<locals>." not in qualname:
+        return None
+    name = qualname.split(".<locals>.")[0].rsplit(".", 1)[-1]
+    while frame is not None and frame.f_code.co_name != name:
+        frame = frame.f_back
+    if frame is None:
+        return None
+    code = frame.f_code
+    names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    values, _, unrecorded = _arguments({n: frame.f_locals.get(n) for n in names})
+    return {"kernel": name, "line": code.co_firstlineno, "args": values, "unrecorded": unrecorded}
+
+
+_built: dict[int, int] = {}
+"""``id`` of each PrimFunc a factory built, to the number of its instance line (``compiled`` names it)."""
+_instances = itertools.count(1)
+
+
+def _record_factory() -> int | None:
+    """``T.prim_func`` applied inside a function: that function is a factory; record its arguments.
+
+    The line's number in this process (``seq``), or ``None`` when nothing was recorded."""
     frame = sys._getframe(2)
     code = frame.f_code
     if code.co_name == "<module>" or getattr(_state, "in_jit", False) or code.co_filename.startswith(_TILELANG):
-        return
+        return None
     count = code.co_argcount + code.co_kwonlyargcount
     names = code.co_varnames[:count]
     values, tensors, unrecorded = _arguments({n: frame.f_locals.get(n) for n in names})
+    seq = next(_instances)
     _write(
         {
             "event": "instance",
+            "seq": seq,
             "file": os.path.abspath(code.co_filename),
             "line": code.co_firstlineno,
             "kernel": code.co_name,
@@ -302,6 +330,17 @@ def _record_factory() -> None:
             **_run_context(),
         }
     )
+    return seq
+
+
+def compiled(prim_func: Any, target: Any, pass_configs: Any) -> None:
+    """A stand-in ``tilelang.compile`` of a factory's PrimFunc: the target and ``pass_configs`` it was
+    compiled with, for the instance line it names (``seq``); they are part of the build."""
+    seq = _built.get(id(prim_func))
+    if seq is None:
+        return
+    configs = {str(getattr(k, "value", k)): _plain(v) for k, v in dict(pass_configs or {}).items()}
+    _write({"event": "compile", "seq": seq, "target": _plain(target), "pass_configs": configs})
 
 
 _TILELANG = os.path.join(os.sep, "nonexistent", "")
@@ -334,15 +373,22 @@ def _jit_call(jit: Any, args: Any, kwargs: Any) -> Iterator[None]:
 
 def _patch_language(module: Any) -> None:
     global _TILELANG
-    _TILELANG = os.path.dirname(os.path.dirname(os.path.abspath(module.__file__)))
+    root = os.path.abspath(module.__file__)
+    for _ in range(module.__name__.count(".") + 1):  # tilelang/language/__init__.py, tilelang/ascend/language/...
+        root = os.path.dirname(root)
+    _TILELANG = root
     original = module.prim_func
     if _recorded(original):
         return
 
     def prim_func(*args: Any, **kwargs: Any) -> Any:
+        seq = None
         with contextlib.suppress(Exception):
-            _record_factory()
-        return original(*args, **kwargs)
+            seq = _record_factory()
+        built = original(*args, **kwargs)
+        if seq is not None:
+            _built[id(built)] = seq
+        return built
 
     prim_func.__wrapped__ = original
     _install(module, "prim_func", prim_func)
@@ -445,6 +491,7 @@ def _patch_torch(torch: Any) -> None:
 
 _PATCHES: dict[str, Callable[[Any], None]] = {
     "tilelang.language": _patch_language,
+    "tilelang.ascend.language": _patch_language,  # the Ascend dialect re-exports the common prim_func
     "tilelang.jit": _both(
         _wrap_method("JITImpl", "get_tir", _jit_get_tir), _wrap_method("JITImpl", "_infer_jit_mode", _jit_infer_mode)
     ),

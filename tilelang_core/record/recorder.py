@@ -78,6 +78,22 @@ def record(
     return code, lines
 
 
+def factory_of_inner_jit(line: dict[str, Any]) -> dict[str, Any]:
+    """A ``@tilelang.jit`` that a function defines and calls (``return _build()``) is that function's kernel,
+    built with that function's arguments (the hook's ``outer``): the kernel discovery finds and builds."""
+    outer = line.get("outer")
+    if not outer or line.get("event") != "instance":
+        return line
+    return {
+        **line,
+        "kernel": outer["kernel"],
+        "line": outer["line"],
+        "args": outer["args"],
+        "consts": {},
+        "style": "factory",
+    }
+
+
 def fake_profile(target: str, recorded: dict[str, Any] | None = None, npu: bool = False) -> dict[str, Any]:
     """The device a program run without one is given (``fake_device.py``'s profile): the GPU a recording
     saw, else ``target``'s usual part (H100 for a target without one); an Ascend NPU for ``torch_npu``."""
@@ -134,7 +150,7 @@ def merge(workspace: Path, instances: list[dict[str, Any]], tuned: list[dict[str
     existing = load(path)
     chosen = {(t.get("file"), t.get("kernel")): t.get("config") for t in tuned}
     fresh = []
-    for raw in instances:
+    for raw in map(factory_of_inner_jit, instances):
         if not raw.get("file") or not raw.get("kernel"):
             continue
         entry = {

@@ -6,8 +6,10 @@ Each kernel is analysed on its own, so one broken kernel leaves the others' mode
 from __future__ import annotations
 
 import inspect
+import re
 import time
 import traceback
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -30,8 +32,9 @@ from tilescope.core.model import (
 from tilescope.core.perf import occupancy
 from tilescope.core.protocol import CONFIG_ARG
 from tilescope.core.static import StaticKernel, analyze_source
-from tilescope.core.targets import decorator_target, shared_memory_budget
+from tilescope.core.targets import ASCEND_TARGET, decorator_target, is_ascend, shared_memory_budget
 from tilescope.core.worker import (
+    ascend,
     autotune,
     compiler_warnings,
     device_profile,
@@ -43,7 +46,7 @@ from tilescope.core.worker import (
     shared_access,
     shared_sites,
 )
-from tilescope.core.worker.loader import build_prim_func, jit_options, load_module
+from tilescope.core.worker.loader import build_prim_func, compile_options, jit_options, load_module
 from tilescope.core.worker.lowering import Lowered, lower
 from tvm import tirx
 
@@ -98,7 +101,7 @@ def analyze_file(
         kernel_target, kernel_static = inst.target or target, static.get(inst.kernel.name)
 
         def analyze(ns: dict[str, Any], i: Instantiation, t: str = kernel_target, k: Any = kernel_static) -> KernelRun:
-            return _analyze_kernel(ns, i, path, t, with_ptxas, k, hazards_s, phase)
+            return _analyze_kernel(ns, i, path, t, with_ptxas, k, hazards_s, phase, source)
 
         try:
             runs[inst.kernel.name] = autotune.analyze_kernel(namespace, inst, analyze)
@@ -136,7 +139,7 @@ def _load(source: str, path: str) -> tuple[dict[str, Any], None] | tuple[None, D
         except SystemExit as err:  # a probe such as ``if not torch.cuda.is_available(): sys.exit(1)``
             exited = err
         except Exception as err:
-            failure = errors.load_error(err, path)
+            failure = _ascend_dialect(err, path) or errors.load_error(err, path)
     if exited is not None:
         failure = environment.exited(exited, printed[0], path, None, 1)
     _failed[key] = failure
@@ -234,6 +237,7 @@ def _analyze_kernel(
     static: StaticKernel | None,
     hazards_s: float = 0.0,
     phase: Callable[[str], None] = _no_phase,
+    source: str = "",
 ) -> KernelRun:
     name, line = inst.kernel.name, inst.kernel.span.line
     target = inst.target or requested
@@ -259,7 +263,12 @@ def _analyze_kernel(
         except SystemExit as err:
             prim_func, exited = None, err
         except Exception as err:
-            prim_func, failure = None, errors.build_error(err, path, name, line)
+            prim_func = None
+            failure = (
+                _ascend_dialect(err, path, line)
+                or _ascend_rejected(err, name, line, source, inst)
+                or errors.build_error(err, path, name, line)
+            )
             if failure.code == "needs-gpu":
                 built_for = inst.target or decorator_target(getattr(namespace[name], "target", None), requested)
                 prim_func, profile, failure = _build_for_profile(namespace, inst, built_for, failure)
@@ -268,7 +277,13 @@ def _analyze_kernel(
         if prim_func is not None:
             phase("built")
             configs, jit_target, out_idx = jit_options(namespace, inst, prim_func)
+            if inst.kernel.style == "factory":
+                compiled, compile_target = compile_options(namespace, source, path, name)
+                configs.update(compiled)
+                jit_target = jit_target or compile_target
             target = inst.target or decorator_target(jit_target, requested)
+            if jit_target is None and _uses_ascend(namespace, name):
+                target = ASCEND_TARGET  # the Ascend dialect's kernels lower for Ascend alone
             start = time.perf_counter()
             lowered = lower(prim_func, target, configs)
             lower_ms = (time.perf_counter() - start) * 1000
@@ -282,6 +297,8 @@ def _analyze_kernel(
     if profile is not None:
         warnings.insert(0, _profile_note(name, profile, inst.kernel.span))
     device_mod = lowered.artifact.device_mod if lowered.artifact is not None else None
+    if is_ascend(target):
+        return _ascend_kernel(prim_func, inst, path, source, static, lowered, configs, out_idx, args, warnings)
     launches = launch_records.launches(prim_func, device_mod, lowered.layout_module, path)
     buffers, accesses, first, pipelines = spans.with_static_lines(
         static,
@@ -312,10 +329,10 @@ def _analyze_kernel(
         found, hazard_check = _hazards(lowered, configs, path, name, line, hazards_s)
         diagnostics.extend(found)
         phase("checked")
-    source = lowered.artifact.kernel_source if lowered.artifact is not None else None
+    code = lowered.artifact.kernel_source if lowered.artifact is not None else None
     resources = None
-    if with_ptxas and source and target.startswith("sm_"):
-        resources, ptx_diagnostics = ptxas.resource_usage(source, target, name, line)
+    if with_ptxas and code and target.startswith("sm_"):
+        resources, ptx_diagnostics = ptxas.resource_usage(code, target, name, line)
         diagnostics.extend(ptx_diagnostics)
     layouts = extract.layouts(lowered.layout_module)
     launch = launches[0] if launches else None
@@ -339,7 +356,7 @@ def _analyze_kernel(
         shared_bytes=shared,
         passes=lowered.passes,
         accesses=accesses,
-        device_source=source,
+        device_source=code,
         resources=resources,
         diagnostics=diagnostics,
         lower_ms=round(lower_ms, 2),
@@ -404,3 +421,141 @@ def _shared_accesses(
         if diagnostic is not None:
             diagnostics.append(diagnostic)
     return [record for record, _ in found], diagnostics
+
+
+def _tilelang_version() -> str:
+    import tilelang
+
+    return str(getattr(tilelang, "__version__", "?")).split("+")[0]
+
+
+def _ascend_has(name: str) -> bool:
+    try:
+        import tilelang.ascend.language as dialect
+    except ImportError:
+        return False
+    return hasattr(dialect, name)
+
+
+def _ascend_dialect(err: BaseException, path: str, line: int = 1) -> Diagnostic | None:
+    return errors.ascend_dialect(err, path, _ascend_has, _tilelang_version(), line)
+
+
+def _ascend_rejected(
+    err: BaseException,
+    name: str,
+    line: int,
+    source: str,
+    inst: Instantiation,
+    buffers: list[Buffer] | None = None,
+    accesses: list[Access] | None = None,
+) -> Diagnostic | None:
+    """A semantic check of the Ascend backend, at the line of the statement it names (``T.Parallel loop 'ti'``),
+    or of the ``T.copy`` between the two dtypes it names (``T.copy() from dtype 'bfloat16' to dtype 'float32'``)."""
+    subjects = errors.semantic_subject(err)
+    at = _copy_line(subjects, buffers or [], accesses or []) or _named_line(subjects, source, inst) or line
+    return errors.ascend_rejected(err, name, at, _tilelang_version())
+
+
+def _copy_line(subjects: list[str], buffers: list[Buffer], accesses: list[Access]) -> int | None:
+    """The first copy whose source and destination have the two dtypes a casting check names."""
+    if len(subjects) < 2:
+        return None
+    dtypes = {b.name: b.dtype for b in buffers}
+    for access in accesses:
+        if access.op not in ("copy", "ascend_copy", "dual_copy") or access.line is None:
+            continue
+        read = {dtypes.get(n) for n in access.reads}
+        written = {dtypes.get(n) for n in access.writes}
+        if subjects[0] in read and subjects[1] in written:
+            return access.line
+    return None
+
+
+def _named_line(names: list[str], source: str, inst: Instantiation) -> int | None:
+    """The first line of the kernel's definition that binds one of ``names`` (``for ti in ...``, ``ti = ...``)."""
+    lines = source.splitlines()
+    start = inst.kernel.span.line
+    end = inst.kernel.span.end_line or len(lines)
+    for name in names:
+        binds = re.compile(rf"\bfor\s+(?:[\w\s,]*\b)?{re.escape(name)}\b|\b{re.escape(name)}\s*=[^=]")
+        for number in range(start, min(end, len(lines)) + 1):
+            if binds.search(lines[number - 1]):
+                return number
+    return None
+
+
+def _uses_ascend(namespace: dict[str, Any], name: str) -> bool:
+    """Whether the kernel's module writes TileLang's Ascend dialect (``import tilelang.ascend.language as T``)."""
+    obj = namespace.get(name)
+    scopes = [namespace, getattr(getattr(obj, "func", None), "__globals__", None) or {}]
+    return any(
+        isinstance(value, types.ModuleType) and value.__name__.startswith("tilelang.ascend")
+        for scope in scopes
+        for value in scope.values()
+    )
+
+
+def _ascend_kernel(
+    prim_func: Any,
+    inst: Instantiation,
+    path: str,
+    source: str,
+    static: StaticKernel | None,
+    lowered: Lowered,
+    configs: dict[str, Any],
+    out_idx: Any,
+    args: dict[str, Any],
+    warnings: list[Diagnostic],
+) -> KernelRun:
+    """An Ascend kernel's model: buffers at their levels, the memory plan, the schedule and flags of TileLang's
+    Ascend pipeline, and the AscendC it generated."""
+    name, line = inst.kernel.name, inst.kernel.span.line
+    buffers, accesses, _, pipelines = spans.with_static_lines(
+        static,
+        extract.buffers(prim_func, path),
+        extract.accesses(prim_func, path),
+        None,
+        extract.pipelines(prim_func, path),
+    )
+    diagnostics: list[Diagnostic] = list(warnings)
+    if lowered.error is not None:
+        failure = _ascend_rejected(lowered.error, name, line, source, inst, buffers, accesses) or errors.lowering_error(
+            lowered.error, lowered.failed_pass, name, line, buffers, accesses
+        )
+        diagnostics.append(failure)
+    device_mod = lowered.artifact.device_mod if lowered.artifact is not None else None
+    auto = bool(configs.get("tl.enable_auto_schedule", True))
+    plan, found = ascend.model(
+        prim_func, lowered.modules, _names(lowered), device_mod, buffers, path, source, name, auto
+    )
+    diagnostics.extend(found)
+    model = KernelModel(
+        kernel=name,
+        args=args,
+        target=ASCEND_TARGET,
+        buffers=buffers,
+        launch=None,
+        layouts=_ascend_layouts(lowered),
+        pipelines=pipelines,
+        warp_specialized=False,
+        shared_bytes=sum((b.bytes or 0) * b.slots for b in plan.buffers if b.level == "UB"),
+        passes=lowered.passes,
+        accesses=accesses,
+        device_source=lowered.artifact.kernel_source if lowered.artifact is not None else None,
+        diagnostics=diagnostics,
+        lower_ms=round(lowered.total_ms, 2),
+        arg_sources=dict(inst.sources),
+        pass_configs={k: _json_value(v) for k, v in configs.items()},
+        out_idx=[out_idx] if isinstance(out_idx, int) else (list(out_idx) if out_idx is not None else None),
+        ascend=plan,
+    )
+    return KernelRun(model, lowered)
+
+
+def _ascend_layouts(lowered: Lowered) -> list[Layout]:
+    """The fractal (nZ) layouts ``tl.AscendLayoutInference`` chose; none when they cannot be read."""
+    try:
+        return ascend.fractal_layouts(lowered.layout_module, extract.layouts(lowered.layout_module))
+    except Exception:  # a layout object of a release this reader does not know: the rest of the model stands
+        return []

@@ -18,13 +18,17 @@ from tilescope.core.model import PassRecord
 from tilescope.core.targets import target_error
 
 LAYOUT_PASS = "tl.LayoutInference"
+ASCEND_LAYOUT_PASS = "tl.AscendLayoutInference"
+LAYOUT_PASSES = (LAYOUT_PASS, ASCEND_LAYOUT_PASS)
 
 
 def cuda_target(arch: str) -> Any:
-    """A TVM target from a short name: ``sm_90``, ``sm_80``, ``gfx942`` (HIP) or ``metal``."""
+    """A TVM target from a short name: ``sm_90``, ``sm_80``, ``gfx942`` (HIP), ``ascend`` or ``metal``."""
     problem = target_error(arch)
     if problem:
         raise ValueError(problem)
+    if arch == "ascend":
+        return tvm.target.Target("ascend")
     if arch.startswith("sm_"):
         return tvm.target.Target({"kind": "cuda", "arch": arch})
     if arch.startswith("gfx"):
@@ -84,7 +88,7 @@ def _phases(names: list[str]) -> list[str]:
     tile_start = first("tirx.BindTarget")
     device_start = first("tl.HoistNonRestrictParams", tile_start) + 1
     codegen_start = first("tirx.Filter", device_start)
-    layout_at = first(LAYOUT_PASS, tile_start)
+    layout_at = min(first(name, tile_start) for name in LAYOUT_PASSES)
     phases = []
     for i in range(len(names)):
         if i < tile_start:
@@ -145,7 +149,7 @@ def lower(prim_func: Any, arch: str, pass_configs: dict[str, Any] | None = None)
         PassRecord(index=i, name=n, phase=phases[i], duration_ms=round(d, 3), changed=c)
         for i, (n, d, c) in enumerate(zip(recorder.names, recorder.durations, changed, strict=True))
     ]
-    layout_index = next((i for i, n in enumerate(recorder.names) if n == LAYOUT_PASS), None)
+    layout_index = next((i for i, n in enumerate(recorder.names) if n in LAYOUT_PASSES), None)
     return Lowered(
         passes=passes,
         modules=recorder.modules,

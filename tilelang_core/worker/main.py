@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import hashlib
+import importlib.util
 import json
 import os
 import secrets
@@ -90,6 +91,37 @@ def warm_up(M=256, N=256, K=256, block_M=64, block_N=64, block_K=32):
     return main
 """
 """Tilescope's own kernel, analysed once in the zygote so each child starts with TileLang's lazy state warm."""
+ASCEND_WARM_UP_PATH = "<tilescope-ascend-warm-up>"
+ASCEND_WARM_UP_SOURCE = """
+import tilelang.ascend.language as T
+
+
+def ascend_warm_up(M=128, N=128, K=128, block=64):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((N, K), "bfloat16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(4) as bx:
+            A_l1 = T.alloc_l1((block, block), "bfloat16")
+            B_l1 = T.alloc_l1((block, block), "bfloat16")
+            C_l0c = T.alloc_l0c((block, block), "float32")
+            C_ub = T.alloc_shared((block // 2, block), "float32")
+            m, n = bx // 2 * block, bx % 2 * block
+            for k in T.Pipelined(K // block, num_stages=2):
+                T.copy(A[m, k * block], A_l1)
+                T.copy(B[n, k * block], B_l1)
+                T.gemm(A_l1, B_l1, C_l0c, transpose_B=True, clear_accum=(k == 0))
+            T.dual_copy(C_l0c, C_ub)
+            with T.SimtVF(threads=64):
+                for i, j in T.Parallel(block // 2, block):
+                    C_ub[i, j] = T.max(C_ub[i, j], 0)
+            T.dual_copy(C_ub, C[m : m + block, n : n + block])
+
+    return main
+
+
+ascend_warm_up()
+"""
+"""An Ascend kernel of Tilescope's own (Cube, Vector, a SimtVF region), analysed once in the zygote where the
+release has the Ascend backend: each child then starts with its modules imported and its passes warm."""
 
 
 def _channels() -> tuple[BinaryIO, int]:
@@ -137,6 +169,9 @@ class Worker:
         """A child's lowerings by request key, for ``pass_ir`` (it analyses first, then prints one pass)."""
         found = instantiations(WARM_UP_SOURCE, WARM_UP_PATH)
         analysis.analyze_file(WARM_UP_PATH, WARM_UP_SOURCE, found, hazards_s=0.2)
+        if importlib.util.find_spec("tilelang.ascend") is not None:
+            found = instantiations(ASCEND_WARM_UP_SOURCE, ASCEND_WARM_UP_PATH)
+            analysis.analyze_file(ASCEND_WARM_UP_PATH, ASCEND_WARM_UP_SOURCE, found, hazards_s=0)
 
     @staticmethod
     def key(request: AnalyzeRequest | PassIRRequest) -> str:
