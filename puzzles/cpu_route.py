@@ -32,7 +32,7 @@ compile error is still lowered for sm_90, whose diagnostic (at the learner's lin
 check gives."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class CpuRoute:
     analyzer: Analyzer | None = None
     """The analyzer that lowers for sm_90, used by this check only (it runs the file's factory): a
