@@ -69,6 +69,8 @@ def _check(
     seed: int | None,
     progress: ProgressFn,
 ) -> Report:
+    """``check`` with its helpers at hand: the content verified, the file read, the helpers taken, the cases
+    planned and the file loaded; each step's failure is its own report."""
     seed = fresh_seed() if seed is None else seed
     unknown: dict[str, Any] = {"puzzle": puzzle.id, "path": path, "device": "?", "seed": seed}
     try:
