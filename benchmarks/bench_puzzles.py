@@ -76,7 +76,8 @@ def verify(puzzles: list[catalog.Puzzle], log: Path | None = None, wrong: str = 
     """Grade each reference and (``wrong``: ``yes``, ``no`` or ``only``) each deliberately wrong solution."""
     from tilescope.core.model import to_json
     from tilescope.puzzles import judge
-    from tilescope.puzzles.session import Session
+    from tilescope.puzzles.gpu_route import GpuRoute
+    from tilescope.puzzles.session import DEFAULT_TIMEOUT_S, Session
 
     rows = []
     session = Session()
@@ -85,24 +86,23 @@ def verify(puzzles: list[catalog.Puzzle], log: Path | None = None, wrong: str = 
             row: dict[str, Any] = {"puzzle": p.id, "slug": p.slug, "title": p.title, "bound": p.perf.bound}
             start = time.perf_counter()
             if wrong != "only":
-                row["reference"] = to_json(judge.check(p, p.solution_path, session, device="cuda"))
+                row["reference"] = to_json(judge.check(p, p.solution_path, GpuRoute(), session=session))
             row["seconds"] = round(time.perf_counter() - start, 1)
             row["wrong"] = []
             for w in p.wrong if wrong != "no" else []:
-                timeout = w.timeout_s or judge.DEFAULT_TIMEOUT_S
+                timeout = w.timeout_s or DEFAULT_TIMEOUT_S
                 bad = judge.check(
                     p,
                     p.folder / w.file,
-                    session,
-                    device="cuda",
-                    perf=w.case == "timed",
+                    GpuRoute(perf=w.case == "timed"),
+                    session=session,
                     timeout_s=timeout,
                 )
                 failed_on = bad.first_failure().name if bad.first_failure() else None
                 found = {"failure": bad.failure, "passed": bad.passed, "summary": bad.summary, "case_failed": failed_on}
                 row["wrong"].append({"file": w.file, "expect": w.expect, "case": w.case, **found})
             if p.perf.baseline and wrong == "yes":
-                naive = judge.check(p, p.folder / p.perf.baseline, session, device="cuda")
+                naive = judge.check(p, p.folder / p.perf.baseline, GpuRoute(), session=session)
                 row["baseline_as_learner"] = {"passed": naive.passed, "stars": naive.stars, "summary": naive.summary}
             summary = row["reference"].get("summary") if "reference" in row else ""
             print(json.dumps({k: row[k] for k in ("puzzle", "seconds")}), summary, flush=True)
@@ -155,6 +155,7 @@ def sanitizer_runs(spec: str = SANITIZED) -> list[dict[str, Any]]:
     a read-modify-write race on shared memory."""
     from tilescope.core.model import to_json
     from tilescope.puzzles import judge
+    from tilescope.puzzles.gpu_route import GpuRoute
     from tilescope.puzzles.session import Session
 
     files = [tuple(item.split(":", 1)) for item in spec.split(",")]
@@ -164,7 +165,7 @@ def sanitizer_runs(spec: str = SANITIZED) -> list[dict[str, Any]]:
         for pid, rel in files:
             p = catalog.get(pid)
             start = time.perf_counter()
-            report = judge.check(p, p.folder / rel, with_session, device="cuda", perf=False, sanitize=True)
+            report = judge.check(p, p.folder / rel, GpuRoute(perf=False, sanitize=True), session=with_session)
             seconds = round(time.perf_counter() - start, 1)
             findings = [to_json(f) for f in report.sanitizer]
             rows.append(

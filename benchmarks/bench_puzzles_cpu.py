@@ -14,7 +14,8 @@ import sys
 import time
 
 from tilescope.core.compiler.service import Analyzer
-from tilescope.puzzles import catalog, grader
+from tilescope.puzzles import catalog, judge
+from tilescope.puzzles.cpu_route import CpuRoute
 from tilescope.puzzles.session import Session
 
 LIMIT_S = 30.0
@@ -32,9 +33,8 @@ def main(selected: list[str]) -> int:
             checks += [(w.file, p.folder / w.file, w.expect, w.timeout_s) for w in p.wrong if w.gpu_only is None]
             for label, path, expect, limit in checks:
                 start = time.perf_counter()
-                report = grader.grade_cpu(
-                    p, path, session=session, analyzer=analyzer, ptxas=False, seed=1, timeout_s=limit or 60.0
-                )
+                route = CpuRoute(analyzer, ptxas=False)
+                report = judge.check(p, path, route, session=session, seed=1, timeout_s=limit or 60.0)
                 seconds = time.perf_counter() - start
                 ok = report.passed if expect is None else not report.passed and expect in ("any", report.failure)
                 ok = ok and seconds <= LIMIT_S

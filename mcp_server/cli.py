@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from tilescope.core.sandbox.supervise import become_undumpable
     from tilescope.mcp.http_guard import TokenFileError
     from tilescope.mcp.server import serve_http, serve_stdio
-    from tilescope.mcp.tools import Session
+    from tilescope.mcp.session import Session
     from tilescope.mcp.workspace import Refused, Workspace
 
     become_undumpable()  # an agent's code run by a worker of this server cannot read its memory or environment

@@ -17,7 +17,9 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from pydantic import ValidationError
 from tilescope.mcp import resources
-from tilescope.mcp.tools import TOOLS, Failed, Session, find
+from tilescope.mcp.handlers import Failed
+from tilescope.mcp.session import Session
+from tilescope.mcp.tools import TOOLS, find
 from tilescope.mcp.workspace import Refused
 
 log = logging.getLogger("tilescope.mcp")

@@ -25,6 +25,11 @@ class PlannedCase(CaseId):
         return repr(sorted(self.args.items()))
 
 
+def args_text(args: dict[str, int]) -> str:
+    """``M=128 N=64``: a case's arguments as every report names them."""
+    return " ".join(f"{k}={v}" for k, v in args.items())
+
+
 def fresh_seed() -> int:
     return secrets.randbelow(1 << 31)
 

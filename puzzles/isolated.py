@@ -3,8 +3,9 @@
 It keeps the grader's helper processes (``session``) between checks: a warm kernel process and a
 spare loader, so a check pays for neither import; for checks without a GPU also a spare compiler
 worker (the core's ``Analyzer``, which lowers for sm_90), used by one check only, like the loader,
-since it runs the file's code too. The verdict is always made here, in this process (``judge``); a
-crash, hang or forged message in a helper only ever fails the check.
+since it runs the file's code too. Here the route is chosen (``gpu_route`` or ``cpu_route``); the
+verdict is always made in this process (``judge``); a crash, hang or forged message in a helper only
+ever fails the check.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class IsolatedGrader:
             self._spare_analyzer = None
 
     def _analyzer(self) -> SealedAnalyzer | None:
-        """A fresh analyzer for one check, already warming (None without spares: ``grade_cpu`` makes one)."""
+        """A fresh analyzer for one check, already warming (None without spares: the CPU route makes one)."""
         if not self.keep_spare:
             return None
         analyzer = self._spare_analyzer or _warming()
@@ -54,45 +55,34 @@ class IsolatedGrader:
         ``options.timeout_s`` bounds the file's own time: loading it, then each compile and each run (the
         helpers' start is not the file's time and has its own limit).
         """
-        device, timeout_s, seed = options.device, options.timeout_s, options.seed
-        from tilescope.puzzles import catalog, grader, judge
+        from tilescope.puzzles import catalog, judge
         from tilescope.puzzles.children import ChildGone
+        from tilescope.puzzles.cpu_route import CpuRoute
+        from tilescope.puzzles.failures import exit_report
+        from tilescope.puzzles.gpu_route import GpuRoute
 
         p = catalog.get(puzzle)
         with self._lock:
+            device = options.device
             if device is None:
                 try:
                     _, hello = self.session.executor()
                 except ChildGone as gone:
-                    return judge.exit_report({"puzzle": p.id, "path": str(path), "device": "?"}, gone, "starting", [])
+                    return exit_report({"puzzle": p.id, "path": str(path), "device": "?"}, gone, "starting", [])
                 device = "cuda" if hello.get("cuda") else "cpu"
-            if device == "cpu":
-                analyzer = self._analyzer()
+            if device == "cuda":
+                route = GpuRoute(perf=options.perf, sanitize=options.sanitize)
+                return judge.check(p, path, route, session=self.session, timeout_s=options.timeout_s, seed=options.seed)
+            analyzer = self._analyzer()
+            if analyzer is not None:
+                analyzer.timeout_s = options.timeout_s
+            try:
+                route = CpuRoute(analyzer=analyzer)
+                return judge.check(p, path, route, session=self.session, timeout_s=options.timeout_s, seed=options.seed)
+            finally:
                 if analyzer is not None:
-                    analyzer.timeout_s = timeout_s
-                try:
-                    return grader.grade_cpu(
-                        p,
-                        path,
-                        session=self.session,
-                        analyzer=analyzer,
-                        timeout_s=timeout_s,
-                        seed=seed,
-                    )
-                finally:
-                    if analyzer is not None:
-                        analyzer.close()
-                        self._spare_analyzer = _warming()
-            return judge.check(
-                p,
-                path,
-                self.session,
-                device="cuda",
-                perf=options.perf,
-                timeout_s=timeout_s,
-                seed=seed,
-                sanitize=options.sanitize,
-            )
+                    analyzer.close()
+                    self._spare_analyzer = _warming()
 
 
 def _warming() -> SealedAnalyzer:

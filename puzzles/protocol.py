@@ -1,11 +1,11 @@
 """The messages between the puzzle grader and its children, as typed JSON objects.
 
-``puzzles.judge`` asks; the loader (``puzzles.builder``) builds a learner's file for each argument
-set; the kernel process (``puzzles.executor``) compiles, runs and times it. One line of JSON a
-message each way; framing, secrets and limits are ``puzzles.children``'s. They are ``TypedDict`` s,
-so the wire format stays plain JSON while the type checker holds both ends to the same fields; a
-reply from a child is still checked at run time (the child runs learner code): these types say what
-an honest one looks like.
+The judge asks (``puzzles.loading``, ``case_run``, ``perf_run``, ``gpu_route``); the loader
+(``puzzles.builder``) builds a learner's file for each argument set; the kernel process
+(``puzzles.executor``) compiles, runs and times it. One line of JSON a message each way; framing,
+secrets and limits are ``puzzles.children``'s. They are ``TypedDict`` s, so the wire format stays
+plain JSON while the type checker holds both ends to the same fields; a reply from a child is still
+checked at run time (the child runs learner code): these types say what an honest one looks like.
 """
 
 from __future__ import annotations

@@ -63,8 +63,8 @@ def parse(tool: str, log: str) -> Finding:
 
 
 def run_tool(tool: str, exe: str, run_once: Callable[[Child, Workspace], None]) -> Finding:
-    """Run an executor child under ``tool``, in which ``run_once`` compiles and runs one case (the judge
-    passes it, so this module needs nothing of the judge's); raises ChildGone if the process does not finish."""
+    """Run an executor child under ``tool``, in which ``run_once`` compiles and runs one case (the GPU
+    route passes it, so this module needs nothing of the judge's); raises ChildGone if the process does not finish."""
     ws = Workspace()
     log = Path(ws.path) / f"{tool}.log"
     prefix = [exe, "--tool", tool, "--log-file", str(log), "--print-limit", "3"]

@@ -65,7 +65,7 @@ class Session:
             self._helper = Child("compiler", "tilescope.puzzles.executor", env=self.env, unset=KERNEL_UNSET)
 
     def helper(self) -> Child | None:
-        """A second kernel process that only compiles ahead (see ``judge``); None when not wanted."""
+        """A second kernel process that only compiles ahead (see ``gpu_route``); None when not wanted."""
         return self._helper if self._helper is not None and self._helper.alive() else None
 
     def take_builder(self) -> Child:

@@ -38,6 +38,8 @@ _MIGRATING = threading.Lock()
 """Alembic's ``context`` is one module-wide proxy: two migrations in one process must take turns."""
 
 QUEUED, GRADING, DONE = "queued", "grading", "done"
+MAX_ID = 2**31 - 1
+"""The largest id a submission can have (the column is a 32-bit integer on PostgreSQL)."""
 """A submission's states, in order: waiting, held by one grading slot, answered by its one verdict."""
 
 IMMEDIATE = "tilescope_immediate"

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from tilescope.puzzles import catalog
+from tilescope.puzzles.server.grading_queue import Graded, Job
 from tilescope.puzzles.server.lease import holder_name
-from tilescope.puzzles.server.store import Graded, Job, Store
+from tilescope.puzzles.server.store import Store
 from tilescope.puzzles.workspace import is_solution_text
 
 MAX_ATTEMPTS = 3

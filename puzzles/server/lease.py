@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from tilescope.puzzles.server.db import ServerLease
-from tilescope.puzzles.server.store import Store, rowcount
+from tilescope.puzzles.server.store import Store
+from tilescope.puzzles.server.transactions import rowcount
 
 TTL_S = 15.0
 RENEW_S = 3.0

@@ -68,7 +68,8 @@ def serve(
 ) -> int:
     from sqlalchemy.engine import make_url
     from tilescope.core.sandbox.supervise import become_undumpable
-    from tilescope.puzzles.server.store import LimitError, Store
+    from tilescope.puzzles.server.admission import LimitError
+    from tilescope.puzzles.server.store import Store
 
     become_undumpable()  # its memory and environment (the database's password) are its own
     url = db or default_db()

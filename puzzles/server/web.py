@@ -27,8 +27,9 @@ from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 from tilescope.puzzles import catalog
 from tilescope.puzzles.server import views
-from tilescope.puzzles.server.db import Learner
-from tilescope.puzzles.server.store import MAX_ID, LimitError, Store, checked_text
+from tilescope.puzzles.server.admission import LimitError, checked_text
+from tilescope.puzzles.server.db import MAX_ID, Learner
+from tilescope.puzzles.server.store import Store
 
 COOKIE = "tilescope_token"
 HEADERS = {

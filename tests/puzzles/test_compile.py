@@ -8,8 +8,9 @@ import dataclasses
 import pytest
 import torch
 from tilescope.core.compiler.service import Analyzer
-from tilescope.puzzles import catalog, grader
+from tilescope.puzzles import catalog, judge
 from tilescope.puzzles.catalog import KERNEL_NAME
+from tilescope.puzzles.cpu_route import CpuRoute
 
 PUZZLES = catalog.puzzles()
 
@@ -42,7 +43,7 @@ def _only(p: catalog.Puzzle, case: str) -> catalog.Puzzle:
 def test_compile_error_is_reported_at_the_learners_line(analyzer: Analyzer) -> None:
     p = catalog.get(12)
     path = p.folder / "wrong" / "b_tile_shape.py"
-    report = grader.grade_cpu(_only(p, "ragged"), path, analyzer=analyzer, ptxas=False)
+    report = judge.check(_only(p, "ragged"), path, CpuRoute(analyzer, ptxas=False))
     assert not report.passed and report.failure == "compile-error"
     d = report.diagnostics[0]
     assert "T.gemm(A_shared, B_shared, C_local)" in path.read_text().splitlines()[d.span.line - 1]
@@ -52,16 +53,14 @@ def test_compile_error_is_reported_at_the_learners_line(analyzer: Analyzer) -> N
 
 def test_wrong_dtype_is_a_signature_failure_in_plain_words(analyzer: Analyzer) -> None:
     p = catalog.get(3)
-    report = grader.grade_cpu(
-        _only(p, "tiny"), p.folder / "wrong" / "half_precision.py", analyzer=analyzer, ptxas=False
-    )
+    report = judge.check(_only(p, "tiny"), p.folder / "wrong" / "half_precision.py", CpuRoute(analyzer, ptxas=False))
     assert report.failure == "signature"
     assert report.summary == "Parameter A is declared float16; the puzzle passes float32."
 
 
 def test_cpu_mode_says_what_was_and_was_not_checked(analyzer: Analyzer) -> None:
     p = catalog.get(13)
-    report = grader.grade_cpu(_only(p, "tiny"), p.solution_path, analyzer=analyzer, ptxas=False)
+    report = judge.check(_only(p, "tiny"), p.solution_path, CpuRoute(analyzer, ptxas=False))
     assert report.passed, report.summary
     assert any("values on a GPU" in item for item in report.not_checked)
     assert any("performance" in item for item in report.not_checked)

@@ -1,4 +1,4 @@
-"""Without a GPU, every puzzle through ``grade_cpu`` (the tile interpreter): the reference passes,
+"""Without a GPU, every puzzle along the CPU route (``cpu_route``: the tile interpreter): the reference passes,
 each wrong solution not aimed at the timed shape (``gpu_only``) fails with its declared kind, the untouched starter
 fails, and each check takes at most 30 s (printed with ``-s``)."""
 
@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 from tilescope.core.compiler.service import Analyzer
-from tilescope.puzzles import catalog, grader
+from tilescope.puzzles import catalog, judge
+from tilescope.puzzles.cpu_route import CpuRoute
 from tilescope.puzzles.report import Report
 from tilescope.puzzles.session import Session
 
@@ -29,9 +30,8 @@ def _grade(
     p: catalog.Puzzle, path: Path, session: Session, analyzer: Analyzer, timeout_s: float | None = None
 ) -> Report:
     start = time.perf_counter()
-    report = grader.grade_cpu(
-        p, path, session=session, analyzer=analyzer, ptxas=False, seed=1, timeout_s=timeout_s or 60.0
-    )
+    route = CpuRoute(analyzer, ptxas=False)
+    report = judge.check(p, path, route, session=session, seed=1, timeout_s=timeout_s or 60.0)
     seconds = time.perf_counter() - start
     print(f"{p.id} {path.relative_to(p.folder)}: {report.failure or 'passed'} in {seconds:.1f} s")
     assert seconds <= LIMIT_S, report.summary

@@ -7,8 +7,10 @@ from __future__ import annotations
 import dataclasses
 
 from tilescope.core.compiler.service import Analyzer
-from tilescope.puzzles import catalog, grader, judge
-from tilescope.puzzles.session import Session
+from tilescope.puzzles import catalog, judge
+from tilescope.puzzles.cpu_route import CpuRoute
+from tilescope.puzzles.isolated import IsolatedGrader
+from tilescope.puzzles.session import CheckOptions
 
 
 def _only(p: catalog.Puzzle, case: str) -> catalog.Puzzle:
@@ -18,7 +20,7 @@ def _only(p: catalog.Puzzle, case: str) -> catalog.Puzzle:
 
 def test_a_reduction_reference_passes_through_the_interpreter(analyzer: Analyzer) -> None:
     p = _only(catalog.get(7), "ragged")
-    report = grader.grade_cpu(p, p.solution_path, analyzer=analyzer, ptxas=False)
+    report = judge.check(p, p.solution_path, CpuRoute(analyzer, ptxas=False))
     assert report.passed, report.summary
     assert report.cases and all(c.passed for c in report.cases)
     assert any("tile interpreter" in item for item in report.checked)
@@ -28,7 +30,7 @@ def test_a_reduction_reference_passes_through_the_interpreter(analyzer: Analyzer
 def test_unmasked_store_is_reported_by_the_interpreter_at_its_line(analyzer: Analyzer) -> None:
     p = _only(catalog.get(1), "odd")
     path = p.folder / "wrong" / "unmasked.py"
-    report = grader.grade_cpu(p, path, analyzer=analyzer, ptxas=False)
+    report = judge.check(p, path, CpuRoute(analyzer, ptxas=False))
     assert report.failure == "out-of-bounds"
     assert "line 12: out-of-bounds read of A[37] (shape 37), 219 elements" in report.summary
     line = int(report.summary.split("line ")[1].split(":")[0])
@@ -37,14 +39,14 @@ def test_unmasked_store_is_reported_by_the_interpreter_at_its_line(analyzer: Ana
 
 def test_a_read_past_a_shared_tile_is_a_runtime_error(analyzer: Analyzer) -> None:
     p = catalog.get(15)
-    report = grader.grade_cpu(_only(p, "short"), p.folder / "wrong" / "no_halo.py", analyzer=analyzer, ptxas=False)
+    report = judge.check(_only(p, "short"), p.folder / "wrong" / "no_halo.py", CpuRoute(analyzer, ptxas=False))
     assert report.failure == "runtime-error", report.summary
     assert "out-of-bounds read of" in report.summary
 
 
 def test_dropped_tail_names_the_first_unwritten_element(analyzer: Analyzer) -> None:
     p = _only(catalog.get(2), "ragged")
-    report = grader.grade_cpu(p, p.folder / "wrong" / "drop_tail.py", analyzer=analyzer, ptxas=False)
+    report = judge.check(p, p.folder / "wrong" / "drop_tail.py", CpuRoute(analyzer, ptxas=False))
     assert report.failure == "wrong-values"
     check = report.cases[0].outputs[0]
     assert check.comparison.first_wrong == [2048]
@@ -54,19 +56,18 @@ def test_dropped_tail_names_the_first_unwritten_element(analyzer: Analyzer) -> N
 
 def test_an_accumulator_never_cleared_gives_wrong_values(analyzer: Analyzer) -> None:
     p = _only(catalog.get(12), "tall")
-    report = grader.grade_cpu(p, p.folder / "wrong" / "no_clear.py", analyzer=analyzer, ptxas=False)
+    report = judge.check(p, p.folder / "wrong" / "no_clear.py", CpuRoute(analyzer, ptxas=False))
     assert report.failure == "wrong-values", report.summary
 
 
-def test_a_machine_without_a_gpu_interprets_by_default() -> None:
+def test_a_machine_without_a_gpu_interprets_by_default(monkeypatch) -> None:
     p = _only(catalog.get(4), "ragged")
-    session = Session(cpu_only=True, keep_spare=False)
-    try:
-        report = judge.check(p, p.solution_path, session, perf=False)
-    finally:
-        session.close()
+    monkeypatch.setattr(catalog, "get", lambda _: p)
+    with IsolatedGrader(keep_spare=False, cpu_only=True) as grader:
+        report = grader.check(p.id, p.solution_path, CheckOptions(perf=False))
     assert report.passed, report.summary
     assert any("tile interpreter" in item for item in report.checked)
+    assert report.checked[0] == "lowered for sm_90 for every test shape"
 
 
 def test_what_the_interpreter_cannot_run_is_a_diagnostic_at_its_line(analyzer: Analyzer, tmp_path) -> None:
@@ -87,6 +88,6 @@ def test_what_the_interpreter_cannot_run_is_a_diagnostic_at_its_line(analyzer: A
         "\n"
         "    return main\n"
     )
-    report = grader.grade_cpu(p, path, analyzer=analyzer, ptxas=False)
+    report = judge.check(p, path, CpuRoute(analyzer, ptxas=False))
     assert not report.passed
     assert [d.code for d in report.diagnostics] == ["not-interpretable"], report.summary

@@ -10,10 +10,15 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from tilescope.puzzles import catalog, judge
+from tilescope.puzzles import catalog, judge, replies
 from tilescope.puzzles.cases import TIMED, fresh_seed, plan
+from tilescope.puzzles.cpu_route import CpuRoute
+from tilescope.puzzles.perf_score import perf_result, perf_words
 from tilescope.puzzles.report import Report
-from tilescope.puzzles.session import Session
+from tilescope.puzzles.session import DEFAULT_TIMEOUT_S, Session
+
+INTERPRETER = CpuRoute(lower=False)
+"""The interpreter's run alone: these tests are about the exchange with the loader and the kernel process."""
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +34,7 @@ def _only(number: int, case: str) -> catalog.Puzzle:
 
 
 def _check(session: Session, p: catalog.Puzzle, wrong: str, **kw: object) -> Report:
-    return judge.check(p, p.folder / "wrong" / wrong, session, device="interpret", **kw)  # type: ignore[arg-type]
+    return judge.check(p, p.folder / "wrong" / wrong, INTERPRETER, session=session, **kw)  # type: ignore[arg-type]
 
 
 def test_a_forged_report_is_never_accepted(session: Session) -> None:
@@ -44,7 +49,7 @@ def test_a_file_that_never_loads_is_answered_within_the_limit(session: Session) 
     assert report.failure == "timeout" and report.exit is not None and report.exit.timed_out
     assert "within the 3 s limit" in report.summary
     assert 3 <= time.monotonic() - start < 3 + 60  # the file's own 3 s; the loader's start is not taken from them
-    assert judge.DEFAULT_TIMEOUT_S == 60
+    assert DEFAULT_TIMEOUT_S == 60
 
 
 def test_the_helpers_start_is_not_the_files_time() -> None:
@@ -53,7 +58,7 @@ def test_the_helpers_start_is_not_the_files_time() -> None:
     p = _only(1, "odd")
     fresh = Session(cpu_only=True, keep_spare=False)
     try:
-        report = judge.check(p, p.solution_path, fresh, device="interpret", timeout_s=4)
+        report = judge.check(p, p.solution_path, INTERPRETER, session=fresh, timeout_s=4)
     finally:
         fresh.close()
     assert report.passed, report.summary
@@ -94,7 +99,7 @@ def test_writes_ten_kilobytes_past_the_end_are_found(session: Session) -> None:
 
 def test_hidden_cases_run_and_their_seed_is_reported(session: Session) -> None:
     p = dataclasses.replace(catalog.get(1), seeds=1)
-    report = judge.check(p, p.solution_path, session, device="interpret", seed=1234)
+    report = judge.check(p, p.solution_path, INTERPRETER, session=session, seed=1234)
     assert report.passed, report.summary
     assert report.seed == 1234
     hidden = [c for c in report.cases if c.name.startswith("hidden")]
@@ -123,11 +128,11 @@ def test_the_timed_shape_is_checked_last_and_only_with_timing() -> None:
 def test_a_time_above_the_roofline_is_a_measurement_error() -> None:
     p = catalog.get(2)
     n_bytes = 2 * 4 * p.perf.args["N"]
-    bogus = judge.perf_result(p, p.perf.args, 6.0, n_bytes, "NVIDIA H200", None)
+    bogus = perf_result(p, p.perf.args, 6.0, n_bytes, "NVIDIA H200", None)
     assert bogus.error and "measurement error" in bogus.error and bogus.stars == 0 and bogus.percent > 100
     report = Report(puzzle="02", path="x", device="NVIDIA H200", passed=True, summary="", perf=bogus)
     assert report.stars == 0
-    honest = judge.perf_result(p, p.perf.args, 133.0, n_bytes, "NVIDIA H200", None)
+    honest = perf_result(p, p.perf.args, 133.0, n_bytes, "NVIDIA H200", None)
     assert honest.error is None and honest.stars == 3 and 70 < honest.percent < 100
 
 
@@ -135,12 +140,12 @@ def test_the_transpose_target_is_a_speedup_over_the_naive_version() -> None:
     p = catalog.get(10)
     args = p.perf.args
     n_bytes = 2 * 4 * args["M"] * args["N"]
-    as_fast = judge.perf_result(p, args, 300.0, n_bytes, "NVIDIA H200", baseline_us=300.0)
+    as_fast = perf_result(p, args, 300.0, n_bytes, "NVIDIA H200", baseline_us=300.0)
     assert as_fast.speedup == 1.0 and as_fast.stars < 3
     quick = 300.0 * (p.perf.speedup or 1.0)
-    faster = judge.perf_result(p, args, 200.0, n_bytes, "NVIDIA H200", quick, scopes=["local.fragment", "shared.dyn"])
+    faster = perf_result(p, args, 200.0, n_bytes, "NVIDIA H200", quick, scopes=["local.fragment", "shared.dyn"])
     assert faster.stars == 3 and faster.capped is None
-    no_lesson = judge.perf_result(p, args, 200.0, n_bytes, "NVIDIA H200", quick, scopes=["local.fragment"])
+    no_lesson = perf_result(p, args, 200.0, n_bytes, "NVIDIA H200", quick, scopes=["local.fragment"])
     assert no_lesson.stars == 2 and no_lesson.capped and "shared" in no_lesson.capped
 
 
@@ -156,11 +161,11 @@ def test_the_transpose_lesson_is_seen_in_the_kernels_allocations() -> None:
 
 
 def test_a_message_that_answers_nothing_is_a_violation() -> None:
-    with pytest.raises(judge.Violation):
-        judge._expect({"id": "someone-else", "op": "ran"}, "mine", {"ran"})
-    with pytest.raises(judge.Violation):
-        judge._expect('{"passed": true', "mine", {"ran"})
-    assert judge._expect({"id": "mine", "op": "ran"}, "mine", {"ran"})["op"] == "ran"
+    with pytest.raises(replies.Violation):
+        replies.expect({"id": "someone-else", "op": "ran"}, "mine", {"ran"})
+    with pytest.raises(replies.Violation):
+        replies.expect('{"passed": true', "mine", {"ran"})
+    assert replies.expect({"id": "mine", "op": "ran"}, "mine", {"ran"})["op"] == "ran"
 
 
 def test_stars_are_graded_against_torch_in_the_same_run() -> None:
@@ -169,14 +174,14 @@ def test_stars_are_graded_against_torch_in_the_same_run() -> None:
     n_bytes = 4 * args["M"] * args["N"] + 4 * args["M"]
     target = p.perf.torch_target or 0.0
     assert p.perf.torch and target > 1.0
-    level = judge.perf_result(p, args, 160.0, n_bytes, "NVIDIA H200", None, torch_us=160.0)
+    level = perf_result(p, args, 160.0, n_bytes, "NVIDIA H200", None, torch_us=160.0)
     assert level.torch_ratio == 1.0 and level.torch_us == 160.0 and level.stars == 3
     assert level.percent is not None and level.torch_target == target  # the roofline share is still shown
-    slow = judge.perf_result(p, args, 160.0 * target * 1.5, n_bytes, "NVIDIA H200", None, torch_us=160.0)
+    slow = perf_result(p, args, 160.0 * target * 1.5, n_bytes, "NVIDIA H200", None, torch_us=160.0)
     assert slow.stars == 2 and slow.torch_ratio is not None and slow.torch_ratio > target
-    crawl = judge.perf_result(p, args, 160.0 * target * 3, n_bytes, "NVIDIA H200", None, torch_us=160.0)
+    crawl = perf_result(p, args, 160.0 * target * 3, n_bytes, "NVIDIA H200", None, torch_us=160.0)
     assert crawl.stars == 1
-    words = judge.perf_words(level)
+    words = perf_words(level)
     assert "torch" in words and "1.00×" in words and "roofline" in words
 
 
@@ -186,7 +191,7 @@ def test_without_a_torch_time_the_roofline_grades() -> None:
     args = p.perf.args
     flops = 2 * args["M"] * args["N"] * args["K"]
     time_us = flops / (989e12 * p.perf.target / 100) * 1e6 * 0.99  # just over the target share
-    result = judge.perf_result(p, args, time_us, 0, "NVIDIA H200", None)
+    result = perf_result(p, args, time_us, 0, "NVIDIA H200", None)
     assert result.torch_ratio is None and result.stars == 3
 
 
@@ -196,9 +201,9 @@ def test_the_transpose_needs_both_torch_and_the_naive_speed_up() -> None:
     n_bytes = 2 * 4 * args["M"] * args["N"]
     quick = 300.0 * (p.perf.speedup or 1.0)
     scopes = ["shared.dyn"]
-    both = judge.perf_result(p, args, 300.0, n_bytes, "NVIDIA H200", quick, scopes, torch_us=450.0)
+    both = perf_result(p, args, 300.0, n_bytes, "NVIDIA H200", quick, scopes, torch_us=450.0)
     assert both.stars == 3
-    slower_than_torch = judge.perf_result(p, args, 300.0, n_bytes, "NVIDIA H200", quick, scopes, torch_us=150.0)
+    slower_than_torch = perf_result(p, args, 300.0, n_bytes, "NVIDIA H200", quick, scopes, torch_us=150.0)
     assert slower_than_torch.stars == 2
 
 
@@ -209,11 +214,11 @@ def test_the_untiled_gemm_is_graded_against_the_best_unpipelined_kernel() -> Non
     assert p.perf.baseline == "best_unpipelined.py" and p.perf.torch_target is None and p.perf.speedup
     args = p.perf.args
     best = 350.0
-    within = judge.perf_result(p, args, best * 1.2, 0, "NVIDIA H200", best, torch_us=180.0)
+    within = perf_result(p, args, best * 1.2, 0, "NVIDIA H200", best, torch_us=180.0)
     assert within.stars == 3 and within.torch_ratio is not None and within.torch_ratio > 2
-    slower = judge.perf_result(p, args, best * 1.5, 0, "NVIDIA H200", best, torch_us=180.0)
+    slower = perf_result(p, args, best * 1.5, 0, "NVIDIA H200", best, torch_us=180.0)
     assert slower.stars == 2
-    words = judge.perf_words(within)
+    words = perf_words(within)
     assert "the best unpipelined kernel's speed (three stars at ≤ 1.25× the best unpipelined kernel's time" in words
 
 

@@ -137,7 +137,7 @@ def test_poison_left_in_an_output_fails_even_where_the_reference_is_nan() -> Non
 
 def test_a_nan_in_the_reference_is_reported_as_the_references_bug() -> None:
     import torch
-    from tilescope.puzzles.judge import reference_bug
+    from tilescope.puzzles.case_run import reference_bug
 
     expected = torch.ones(4, 5)
     expected[2, 3] = float("nan")

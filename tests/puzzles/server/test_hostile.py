@@ -22,8 +22,10 @@ import pytest
 from sqlalchemy import select
 from tilescope.puzzles import catalog
 from tilescope.puzzles.server import views
+from tilescope.puzzles.server.admission import LimitError
 from tilescope.puzzles.server.db import Learner, Submission
-from tilescope.puzzles.server.store import Graded, LimitError, Store
+from tilescope.puzzles.server.grading_queue import Graded
+from tilescope.puzzles.server.store import Store
 from tilescope.puzzles.workspace import is_solution_text
 
 from tests.conftest import free_port
@@ -476,8 +478,8 @@ def test_a_database_of_the_first_schema_is_migrated_safely(db_url: str) -> None:
     from alembic import command
     from alembic.config import Config
     from sqlalchemy import insert
+    from tilescope.puzzles.server.admission import token_hash
     from tilescope.puzzles.server.db import MIGRATIONS, engine_for
-    from tilescope.puzzles.server.store import token_hash
 
     engine = engine_for(db_url)
     config = Config()

@@ -7,8 +7,10 @@ from typing import Any
 
 import pytest
 from sqlalchemy import select, text
+from tilescope.puzzles.server.admission import LimitError
 from tilescope.puzzles.server.db import Base, Learner, Verdict
-from tilescope.puzzles.server.store import Graded, LimitError, Store
+from tilescope.puzzles.server.grading_queue import Graded
+from tilescope.puzzles.server.store import Store
 
 SOURCE = "import tilelang\n# a file\n"
 
