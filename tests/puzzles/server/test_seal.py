@@ -94,9 +94,10 @@ def test_the_database_url_comes_from_the_environment_or_a_file_not_the_command_l
 
 
 @pytest.fixture
-def two_node_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def two_node_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, str]]:
     """A Ray cluster of two nodes on this machine, with token authentication (a head, and a second node
-    holding the resource ``second``), as a class's cluster of machines is; its address. Each node is a
+    holding the resource ``second``), as a class's cluster of machines is; its address, and a secret in the
+    environment of its nodes (so of the grading actors) and of the server. Each node is a
     ``ray start --block`` in a process group of its own, ended by the group (``ray stop`` would end every
     cluster of the machine, other tests' too)."""
     ray_bin = str(Path(sys.executable).with_name("ray"))
@@ -106,6 +107,8 @@ def two_node_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     # as a class's cluster of machines does.
     address = f"{get_node_ip_address()}:{free_port()}"
     monkeypatch.setenv("RAY_AUTH_MODE", "token")  # the server and the control driver join with the token
+    secret = f"s3cr3t-{uuid.uuid4().hex}"
+    monkeypatch.setenv(SECRET_VARIABLE, secret)
     session = tempfile.mkdtemp(prefix="r2n-", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
     env = {**os.environ, "RAY_TMPDIR": session}
     common = ["--block", "--num-cpus", "1", "--object-store-memory", str(200 << 20), "--disable-usage-stats"]
@@ -121,7 +124,7 @@ def two_node_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
             quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
             started.append(subprocess.Popen(command, env=env, start_new_session=True, **quiet))
             _until_nodes(ray_bin, address, len(started), env)
-        yield address
+        yield address, secret
     finally:
         for process in reversed(started):
             with contextlib.suppress(ProcessLookupError):
@@ -149,25 +152,33 @@ def _until_nodes(ray_bin: str, address: str, count: int, env: dict[str, str]) ->
 
 @pytest.mark.slow
 def test_a_submission_does_not_reach_a_two_node_clusters_ray(
-    tmp_path: Path, listener: Listener, two_node_cluster: str
+    tmp_path: Path, listener: Listener, two_node_cluster: tuple[str, str]
 ) -> None:
-    """The Ray escape against a cluster of two nodes: the submission's child knows the cluster's address and
-    aims its task at the other node. Outside the seal the same task does run there (the control), so what
-    stops it is the seal, not the test."""
+    """The Ray escape and the secret read against a cluster of two nodes: the submission's child knows the
+    cluster's address and aims its task at the other node, and looks for the secret in its environment, the
+    server's ``/proc`` entries, Ray's token and the database. Outside the seal the same task does run there
+    (the control), so what stops it is the seal, not the test."""
+    address, secret = two_node_cluster
     reference = str(CONTENT / "01_copy_one_block" / "reference.py")
     control = tmp_path / "control-escaped"
     from tests.puzzles.fixtures import steals_secrets  # the file's own attack, run here without a seal
 
-    said = steals_secrets._ray(reference, str(control), two_node_cluster, "second")
+    said = steals_secrets._ray(reference, str(control), address, "second")
     assert "RAY-ESCAPED" in said and control.exists(), "the control task did not run: the test would prove nothing"
 
-    db = f"sqlite:///{tmp_path / 'class.db'}"
+    db_file = tmp_path / "class.db"
+    db = f"sqlite:///{db_file}"
     token = add_learner(db, "mallory")
-    server = start_server(db, tmp_path, "--cpu-slots", "2", "--ray", two_node_cluster)
+    server = start_server(db, tmp_path, "--cpu-slots", "2", "--ray", address)
     mark = tmp_path / "ray-escaped"
     try:
-        target = {"ray": {"reference": reference, "mark": str(mark), "address": two_node_cluster, "resource": "second"}}
-        target["port"] = listener.port
+        target = {
+            "secret": secret,
+            "server_pid": server.process.pid,
+            "files": [str(Path.home() / ".ray" / "auth_token"), str(db_file)],
+            "ray": {"reference": reference, "mark": str(mark), "address": address, "resource": "second"},
+            "port": listener.port,
+        }
         done = tilescope(
             "puzzles",
             "submit",
@@ -184,5 +195,10 @@ def test_a_submission_does_not_reach_a_two_node_clusters_ray(
     finally:
         server.stop()
     text = json.dumps(verdict)
-    assert not mark.exists() and not listener.received, text[:1500]
+    reached = {
+        "a secret, into its report": "stolen" in text or secret in text,
+        "the cluster's Ray (its task wrote outside the seal)": mark.exists(),
+        "the listener on loopback": bool(listener.received),
+    }
+    assert [what for what, done in reached.items() if done] == [], text[:1500]
     assert verdict["verdict"]["passed"], text[:2000]  # it reached nothing, so it built
