@@ -21,10 +21,10 @@ from tilescope.core import errors
 from tilescope.core.compiler.discovery import instantiations
 from tilescope.core.interpret.kernel import Kernel, compile_kernel
 from tilescope.core.interpret.memory import NotInterpretable
-from tilescope.core.interpret.tuned import Chooser, configured
+from tilescope.core.interpret.tuned import Chooser, build
 from tilescope.core.model import Comparison, OutputStats, RunReport
 from tilescope.core.protocol import CONFIG_ARG
-from tilescope.core.worker.loader import build_prim_func, jit_options, load_module
+from tilescope.core.worker.loader import jit_options, load_module
 
 TORCH_DTYPES = {
     "float16": torch.float16,
@@ -144,12 +144,11 @@ def run_file(
         return replace(base, error=f"kernel '{name}' needs values for {', '.join(inst.missing)} (--arg K=V)", line=line)
     try:
         namespace = load_module(source, path)
-        tuned = configured(namespace, inst, choose)
-        if isinstance(tuned, str):
-            return replace(base, error=tuned, line=line)
-        namespace, inst, config = tuned
-        base = replace(base, args=dict(inst.args), config=config)
-        prim_func = build_prim_func(namespace, inst)
+        built = build(namespace, inst, choose)
+        if isinstance(built, str):
+            return replace(base, error=built, line=line)
+        namespace, inst, prim_func = built.namespace, built.inst, built.prim_func
+        base = replace(base, args=dict(inst.args), config=built.config)
     except Exception as err:
         d = errors.build_error(err, path, name, line)
         return replace(base, error=d.message, line=d.span.line)

@@ -10,9 +10,8 @@ first config that fits the target. Both of TileLang's styles: the ``@autotune`` 
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tilescope.core.compiler.discovery import Instantiation
@@ -32,22 +31,42 @@ Chooser = Callable[[Instantiation], Autotune | None]
 """The compiler tier's choice for an instantiation: its model's ``autotune`` (the worker's analysis)."""
 
 
-def configured(
-    namespace: dict[str, Any], inst: Instantiation, choose: Chooser
-) -> tuple[dict[str, Any], Instantiation, str | None] | str:
-    """The namespace and instantiation that build the config to run, and which config it is in words
-    (``None``: not autotuned); or why no config can be built (a ``config`` that does not exist).
-    ``choose`` is asked only for an autotuned kernel."""
+@dataclass(frozen=True)
+class Built:
+    """The kernel's PrimFunc, and the namespace and instantiation it was built from (an autotuned kernel's
+    factory and chosen config's values in them); ``config`` says which config in words (``None``: not
+    autotuned)."""
+
+    prim_func: Any
+    namespace: dict[str, Any]
+    inst: Instantiation
+    config: str | None
+
+
+def build(namespace: dict[str, Any], inst: Instantiation, choose: Chooser) -> Built | str:
+    """Build the kernel to run, an autotuned one with the config ``check`` analyses; or why no config can
+    be built (a ``config`` that does not exist). ``choose`` is asked only for an autotuned kernel. Each
+    kernel is built once: the API style shows itself by the build stopping at the tuner's construction."""
     name = inst.kernel.name
     choice = inst.args.get(CONFIG_ARG)
     args = {k: v for k, v in inst.args.items() if k != CONFIG_ARG}
     plain = replace(inst, args=args)
-    found = _tuner(namespace, plain)
-    if found is None:
-        if choice is not None:
-            return f"kernel '{name}' is not autotuned: it has no config {choice}"
-        return namespace, plain, None
-    factory, space = found
+    obj: Any = namespace.get(name)
+    if obj is not None and autotune.is_tuned(obj):
+        factory, space = obj.jit_impl, autotune.search_space(obj, args)
+    else:
+        autotune.requested().clear()
+        try:
+            prim_func = build_prim_func(namespace, plain)
+        except autotune.AutotunerBlocked:
+            if not autotune.requested():
+                raise
+            fn, configs = autotune.requested()[-1]
+            factory, space = autotune.config_only(fn), [dict(c) for c in configs]
+        else:
+            if choice is not None:
+                return f"kernel '{name}' is not autotuned: it has no config {choice}"
+            return Built(prim_func, namespace, plain, None)
     valid = isinstance(choice, int) and not isinstance(choice, bool) and 0 <= choice < len(space)
     if choice is not None and not valid:
         return f"kernel '{name}' has configs 0 to {len(space) - 1}, not {choice!r}"
@@ -61,24 +80,11 @@ def configured(
         index, by = (None, "call") if given else (0, "first")
     tuned_namespace = {**namespace, name: factory}
     if index is None:
-        return tuned_namespace, plain, f"the call passes {', '.join(given)}, so TileLang skips tuning"
+        text = f"the call passes {', '.join(given)}, so TileLang skips tuning"
+        return Built(build_prim_func(tuned_namespace, plain), tuned_namespace, plain, text)
     values = {k: v for k, v in space[index].items() if k != "pass_configs"}
     shown = ", ".join(f"{k}={v}" for k, v in values.items())
     text = f"config {index} of {len(space)} ({shown}): {_BY[by]}"
     missing = [m for m in inst.missing if m not in values]
-    return tuned_namespace, replace(inst, args={**args, **values}, missing=missing), text
-
-
-def _tuner(namespace: dict[str, Any], inst: Instantiation) -> tuple[Callable[..., Any], list[dict[str, Any]]] | None:
-    """The factory that builds one config and the search space, for either autotuner style; ``None``
-    when the kernel is not autotuned."""
-    obj: Any = namespace.get(inst.kernel.name)
-    if obj is not None and autotune.is_tuned(obj):
-        return obj.jit_impl, autotune.search_space(obj, inst.args)
-    autotune.requested().clear()
-    with contextlib.suppress(autotune.AutotunerBlocked):  # the API style stops at the tuner's construction
-        build_prim_func(namespace, inst)
-    if not autotune.requested():
-        return None
-    fn, configs = autotune.requested()[-1]
-    return autotune.config_only(fn), [dict(c) for c in configs]
+    chosen = replace(inst, args={**args, **values}, missing=missing)
+    return Built(build_prim_func(tuned_namespace, chosen), tuned_namespace, chosen, text)
