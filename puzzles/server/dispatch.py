@@ -10,7 +10,6 @@ process itself never grades.
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -18,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tilescope.core.sandbox.clean_env import PROTECT_VARIABLE
+from tilescope.core.sandbox.clean_env import named_protected
 from tilescope.puzzles import catalog
 from tilescope.puzzles.server.grading_queue import Graded, Job
 from tilescope.puzzles.server.lease import holder_name
@@ -142,8 +141,8 @@ class Dispatcher:
         remote = ray.remote(num_cpus=1, num_gpus=1 if gpu else 0, max_restarts=0, max_task_retries=0)(GradingSlot)
         # What the server protects (its database, data folder) goes with the actor: on a cluster the server did
         # not start, the actor's process has none of the server's environment.
-        protect = os.environ.get(PROTECT_VARIABLE, "")
-        return remote.options(scheduling_strategy="SPREAD").remote(cpu_only=not gpu, protect=protect)
+        protected = named_protected()
+        return remote.options(scheduling_strategy="SPREAD").remote(cpu_only=not gpu, protected=protected)
 
     def _slot(self, index: int) -> None:
         import ray

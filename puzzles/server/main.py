@@ -40,17 +40,16 @@ def database_url(given: str | None, file: str | None) -> str | None:
 
 def _protect(url: str) -> None:
     """Name a SQLite database's files (and any folder of them) among what no sandboxed process may read; the
-    Ray workers that grade inherit it (a server on PostgreSQL keeps its data elsewhere)."""
+    grading actors are given it (a server on PostgreSQL keeps its data elsewhere)."""
     from sqlalchemy.engine import make_url
-    from tilescope.core.sandbox.clean_env import PROTECT_VARIABLE
+    from tilescope.core.sandbox.clean_env import protect
 
     parsed = make_url(url)
     if not parsed.drivername.startswith("sqlite") or not parsed.database or parsed.database == ":memory:":
         return
     database = str(Path(parsed.database).resolve())
     files = [f"{database}{suffix}" for suffix in ("", "-wal", "-shm", "-journal")]
-    known = [p for p in os.environ.get(PROTECT_VARIABLE, "").split(os.pathsep) if p]
-    os.environ[PROTECT_VARIABLE] = os.pathsep.join(dict.fromkeys([*known, *files]))
+    protect(files)
 
 
 def serve(

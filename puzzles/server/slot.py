@@ -15,6 +15,7 @@ import shutil
 import socket
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,17 +30,15 @@ def safe_name(filename: str) -> str:
 
 
 class GradingSlot:
-    def __init__(self, cpu_only: bool, protect: str = "") -> None:
-        """``protect``: the server's protected paths (``TILESCOPE_PROTECT``), which every sealed child of this
-        slot is denied, also where the cluster was started without the server's environment."""
-        from tilescope.core.sandbox.clean_env import PROTECT_VARIABLE
+    def __init__(self, cpu_only: bool, protected: Sequence[str] = ()) -> None:
+        """``protected``: the server's protected paths (its database), which every sealed child of this slot
+        is denied, also where the cluster was started without the server's environment."""
+        from tilescope.core.sandbox.clean_env import protect
         from tilescope.core.sandbox.supervise import become_undumpable
         from tilescope.puzzles.isolated import IsolatedGrader
 
         become_undumpable()  # the Ray worker holds the cluster's credentials, and the grader the hidden seed
-        known = [p for p in os.environ.get(PROTECT_VARIABLE, "").split(os.pathsep) if p]
-        given = [p for p in protect.split(os.pathsep) if p]
-        os.environ[PROTECT_VARIABLE] = os.pathsep.join(dict.fromkeys([*known, *given]))
+        protect(protected)
         self.cpu_only = cpu_only
         self.grader = IsolatedGrader(cpu_only=cpu_only)
         self.folder = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX))  # mode 0700

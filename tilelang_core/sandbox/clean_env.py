@@ -53,6 +53,16 @@ PROTECT_VARIABLE = "TILESCOPE_PROTECT"
 """Paths (``os.pathsep``-separated) a server adds to what no sandboxed process may read: its database."""
 
 
+def named_protected() -> list[str]:
+    """The paths this process's server named in ``TILESCOPE_PROTECT``."""
+    return [p for p in os.environ.get(PROTECT_VARIABLE, "").split(os.pathsep) if p]
+
+
+def protect(paths: Iterable[str]) -> None:
+    """Add ``paths`` to what no sandboxed child of this process, or of the processes it starts, may read."""
+    os.environ[PROTECT_VARIABLE] = os.pathsep.join(dict.fromkeys([*named_protected(), *paths]))
+
+
 def allowed(name: str) -> bool:
     return (name in _ALLOWED or name.startswith(_ALLOWED_PREFIXES)) and not _NEVER.search(name)
 
@@ -88,7 +98,7 @@ def protected(keep: Iterable[str] = ()) -> list[str]:
     temp = tempfile.gettempdir()
     ray_roots = {"/tmp", temp, *(os.environ[v] for v in ("RAY_TMPDIR",) if os.environ.get(v))}
     paths = [str(Path.home() / ".ray"), *(os.path.join(root, "ray") for root in sorted(ray_roots))]
-    paths.extend(p for p in os.environ.get(PROTECT_VARIABLE, "").split(os.pathsep) if p)
+    paths.extend(named_protected())
     own = {os.path.realpath(k) for k in keep}
     paths.extend(p for p in glob.glob(os.path.join(temp, "tilescope-*")) if os.path.realpath(p) not in own)
     return paths
