@@ -17,14 +17,32 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.conftest import Listener, armed, free_port
 
-from .conftest import CONTENT, add_learner, start_server, tilescope, wait_verdict
+from .conftest import CONTENT, Server, add_learner, start_server, tilescope, wait_verdict
 
 SECRET_VARIABLE = "TILESCOPE_TEST_SERVER_SECRET"
+
+
+def _submit_armed(server: Server, token: str, target: dict[str, object], folder: Path) -> dict[str, Any]:
+    """The held-out steal file aimed at ``target``, submitted as a learner through the CLI; its graded record."""
+    done = tilescope(
+        "puzzles",
+        "submit",
+        "1",
+        str(armed(target, folder / "steals_secrets.py")),
+        "--server",
+        server.url,
+        "--json",
+        env={"TILESCOPE_TOKEN": token},
+        timeout=600,
+    )
+    answer = json.loads(done.stdout)
+    return answer if answer.get("verdict") is not None else wait_verdict(server, int(answer["id"]), token)
 
 
 @pytest.mark.slow
@@ -51,19 +69,7 @@ def test_a_submission_reaches_no_secret_no_network_and_not_the_clusters_ray(
         }
         assert target["folders"], "the server's grading slot made no private folder"
         assert (Path.home() / ".ray" / "auth_token").exists(), "the cluster runs without Ray's token"
-        done = tilescope(
-            "puzzles",
-            "submit",
-            "1",
-            str(armed(target, tmp_path / "steals_secrets.py")),
-            "--server",
-            server.url,
-            "--json",
-            env={"TILESCOPE_TOKEN": token},
-            timeout=600,
-        )
-        answer = json.loads(done.stdout)
-        verdict = answer if answer.get("verdict") is not None else wait_verdict(server, int(answer["id"]), token)
+        verdict = _submit_armed(server, token, target, tmp_path)
     finally:
         server.stop()
     text = json.dumps(verdict)
@@ -121,8 +127,10 @@ def two_node_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, str
     started: list[subprocess.Popen[bytes]] = []
     try:
         for command in nodes:
-            quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-            started.append(subprocess.Popen(command, env=env, start_new_session=True, **quiet))
+            node = subprocess.Popen(
+                command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+            )
+            started.append(node)
             _until_nodes(ray_bin, address, len(started), env)
         yield address, secret
     finally:
@@ -179,19 +187,7 @@ def test_a_submission_does_not_reach_a_two_node_clusters_ray(
             "ray": {"reference": reference, "mark": str(mark), "address": address, "resource": "second"},
             "port": listener.port,
         }
-        done = tilescope(
-            "puzzles",
-            "submit",
-            "1",
-            str(armed(target, tmp_path / "steals_secrets.py")),
-            "--server",
-            server.url,
-            "--json",
-            env={"TILESCOPE_TOKEN": token},
-            timeout=600,
-        )
-        answer = json.loads(done.stdout)
-        verdict = answer if answer.get("verdict") is not None else wait_verdict(server, int(answer["id"]), token)
+        verdict = _submit_armed(server, token, target, tmp_path)
     finally:
         server.stop()
     text = json.dumps(verdict)
