@@ -23,6 +23,7 @@ import os
 import re
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 _modules: dict[str, Any] = {}
@@ -158,8 +159,13 @@ def _buffer(buf: Any) -> list[Any]:
     return [str(buf.name), shape, str(buf.dtype), str(buf.scope())]
 
 
-def main() -> None:
-    """Lower every instance on stdin in this process; the user's prints go to stderr."""
+def serve(
+    lower_one: Callable[[dict[str, Any], str], dict[str, Any]],
+    failed: Callable[[BaseException, dict[str, Any], str], dict[str, Any]],
+    echoed: tuple[str, ...] = ("file", "kernel"),
+) -> None:
+    """Lower every instance on stdin in this process, one result line each (the entry's ``echoed`` keys,
+    then ``lower_one``'s facts or ``failed``'s account); the user's prints go to stderr."""
     root = sys.argv[1]
     out = sys.stdout
     sys.stdout = sys.stderr
@@ -169,11 +175,19 @@ def main() -> None:
         entry = json.loads(line)
         try:
             with contextlib.redirect_stderr(io.StringIO()):
-                result = {"ok": True, **lower(entry, root)}
+                result = {"ok": True, **lower_one(entry, root)}
         except BaseException as err:  # SystemExit from a top level counts as a failure too
-            result = {"ok": False, "error": f"{type(err).__name__}: {str(err).strip()[:300]}"}
-        out.write(json.dumps({"file": entry["file"], "kernel": entry["kernel"], **result}) + "\n")
+            result = {"ok": False, **failed(err, entry, root)}
+        out.write(json.dumps({**{k: entry[k] for k in echoed}, **result}) + "\n")
         out.flush()
+
+
+def _failed(err: BaseException, _entry: dict[str, Any], _root: str) -> dict[str, Any]:
+    return {"error": f"{type(err).__name__}: {str(err).strip()[:300]}"}
+
+
+def main() -> None:
+    serve(lower, _failed)
 
 
 if __name__ == "__main__":

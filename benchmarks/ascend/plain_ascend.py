@@ -23,9 +23,6 @@ line per instance, in this one process.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 import os
 import re
 import sys
@@ -176,30 +173,18 @@ def lower(entry: dict[str, Any], root: str) -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    """Lower every instance on stdin in this process; the user's prints go to stderr."""
-    root = sys.argv[1]
-    out = sys.stdout
-    sys.stdout = sys.stderr
-    import tilelang  # noqa: F401  (imported once, before the clock of the first kernel)
+def _failed(err: BaseException, entry: dict[str, Any], root: str) -> dict[str, Any]:
+    """The error's first line and the user's line it came from."""
+    message = str(err).strip()
+    first = next((x for x in message.splitlines() if x.strip()), "")
+    return {
+        "error": f"{type(err).__name__}: {first[:300]}",
+        "error_line": user_line(err, os.path.abspath(os.path.join(root, entry["file"]))),
+    }
 
-    for line in sys.stdin:
-        entry = json.loads(line)
-        try:
-            with contextlib.redirect_stderr(io.StringIO()):
-                result = {"ok": True, **lower(entry, root)}
-        except BaseException as err:  # SystemExit from a top level counts as a failure too
-            message = str(err).strip()
-            first = next((x for x in message.splitlines() if x.strip()), "")
-            result = {
-                "ok": False,
-                "error": f"{type(err).__name__}: {first[:300]}",
-                "error_line": user_line(err, os.path.abspath(os.path.join(root, entry["file"]))),
-            }
-        out.write(
-            json.dumps({"file": entry["file"], "kernel": entry["kernel"], "args": entry["args"], **result}) + "\n"
-        )
-        out.flush()
+
+def main() -> None:
+    plain_lowering.serve(lower, _failed, echoed=("file", "kernel", "args"))
 
 
 if __name__ == "__main__":
