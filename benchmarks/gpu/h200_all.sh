@@ -8,12 +8,9 @@ mkdir -p /tmp/site && tar xJf .carry/site.tar.xz -C /tmp/site && tar xJf .carry/
 echo "unpacked at $((SECONDS - t0)) s"
 OUT=${OUT:-/tmp/h200-all}
 export OUT
-sed -e 's/--budget 440/--budget 400/; s/--budget-s 440/--budget-s 400/; s/timeout 470/timeout 430/; s/timeout 480/timeout 440/' \
-  -e '/^mkdir -p \/tmp\/site/d' -e '/^tail /d' benchmarks/gpu/h200_a.sh > /tmp/a.sh
-sed -e '/^mkdir -p \/tmp\/site/d' -e '/^cat "\$LOG"/d' benchmarks/gpu/h200_b.sh > /tmp/b.sh
-bash /tmp/a.sh &
+QUIET=1 BUDGET=400 bash benchmarks/gpu/h200_a.sh &
 sleep 20  # the install shim of A first
-bash /tmp/b.sh
+QUIET=1 bash benchmarks/gpu/h200_b.sh
 wait
 echo "all done at $((SECONDS - t0)) s"
 tail -25 "$OUT/a-slow-log.txt"; tail -48 "$OUT/a-sanitizer-run.txt"; cut -c1-300 "$OUT/b-log.txt" | tail -60
