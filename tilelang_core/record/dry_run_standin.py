@@ -86,7 +86,7 @@ class StandIn:
                     shape.append(sizes.get(str(getattr(dim, "name", dim)), 1))
             # On the fake device an output is shape-only (``empty``): what a kernel would compute is not known,
             # and a size read back from it would be made up.
-            make = torch.zeros if str(device) == "cpu" else torch.empty
+            make = torch.zeros if device is None or str(device) == "cpu" else torch.empty
             made.append(make(shape, dtype=_torch_dtype(torch, str(buffer.dtype)), device=device))
         if not made:
             return None
