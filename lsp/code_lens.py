@@ -1,15 +1,25 @@
 """``textDocument/codeLens``: "Trace passes", "Plot layouts", "Show CUDA" and "Run on CPU" above each kernel, and
 above an autotuned kernel the core's summary of its configs ("24 configs: 18 fit, 6 exceed shared
-memory"), and the roofline bound and the last profile of each compiled kernel ("at best 41 µs on
-H200, memory-bound"), each bound to a command the server carries out itself (``lsp.commands``), so
-they work in any client. Shown only in a trusted workspace, since the commands run the compiler."""
+memory"), the roofline bound and the last profile of each compiled kernel ("at best 41 µs on
+H200, memory-bound"), and above an Ascend kernel its schedule ("Schedule · Cube + Vector · 17 flags"
+once compiled, "Schedule" before), each bound to a command the server carries out itself
+(``lsp.commands``), so they work in any client. Shown only in a trusted workspace, since the commands
+run the compiler."""
 
 from __future__ import annotations
 
 from lsprotocol import types
-from tilescope.core.ide import plot_order, speed_lenses
+from tilescope.core.ide import plot_order, schedule_lens, speed_lenses
 from tilescope.core.model import Span
-from tilescope.lsp.commands import RUN_ON_CPU, SHOW_AUTOTUNE, SHOW_CUDA, SHOW_LAYOUT, SHOW_PASSES, SHOW_SPEED
+from tilescope.lsp.commands import (
+    RUN_ON_CPU,
+    SHOW_AUTOTUNE,
+    SHOW_CUDA,
+    SHOW_LAYOUT,
+    SHOW_PASSES,
+    SHOW_SCHEDULE,
+    SHOW_SPEED,
+)
 from tilescope.lsp.convert import span_range
 from tilescope.lsp.server import TilescopeServer
 
@@ -31,6 +41,9 @@ def code_lens(ls: TilescopeServer, params: types.CodeLensParams) -> list[types.C
         lenses.append(_lens(where, "Show CUDA", SHOW_CUDA, [uri, name]))
         lenses.append(_lens(where, "Run on CPU", RUN_ON_CPU, [uri, name]))
         model = facts.model(kernel)
+        scheduled = schedule_lens(model) if model is not None else None
+        if scheduled is not None or (model is None and facts.static.dialect == "ascend"):
+            lenses.append(_lens(where, scheduled or "Schedule", SHOW_SCHEDULE, [uri, name]))
         if model is not None and model.autotune is not None:
             tuned = span_range(text, Span(model.autotune.line, 0, model.autotune.line))
             lenses.append(_lens(tuned, model.autotune.summary, SHOW_AUTOTUNE, [uri, name]))

@@ -9,13 +9,16 @@ draws them):
   buffers in plot order and the view of the chosen one, the first when none is named)
 - ``tilescope.showCuda`` ``[uri, kernel|null]`` → ``CudaSource``
 - ``tilescope.kernelModel`` ``[uri]`` → ``FileAnalysis`` (which kernels compiled, and everything known of them)
+- ``tilescope.schedule`` ``[uri, kernel|null]`` → ``ScheduleView`` (an Ascend kernel's Cube and Vector rows, the
+  flags between them as arrows, its memory plan)
 
 Code-lens commands, carried out by the server itself so that lenses work in any editor:
 ``tilescope.show.passes`` ``[uri, kernel]``, ``tilescope.show.layout`` ``[uri, kernel, buffer]``,
-``tilescope.show.cuda`` ``[uri, kernel]``, ``tilescope.show.autotune`` ``[uri, kernel]`` and
-``tilescope.show.speed`` ``[uri, kernel]`` write the Markdown of the same views (the pass table, the
-buffer's hover, the generated CUDA, every autotune config with its verdict, the bank conflicts,
-occupancy, roofline and last profile), and ``tilescope.run.cpu`` ``[uri, kernel]`` the report of
+``tilescope.show.cuda`` ``[uri, kernel]``, ``tilescope.show.autotune`` ``[uri, kernel]``,
+``tilescope.show.speed`` ``[uri, kernel]`` and ``tilescope.show.schedule`` ``[uri, kernel]`` write the
+Markdown or text of the same views (the pass table, the buffer's hover, the generated CUDA, every
+autotune config with its verdict, the bank conflicts, occupancy, roofline and last profile, the
+Ascend schedule as ``tilescope schedule`` draws it), and ``tilescope.run.cpu`` ``[uri, kernel]`` the report of
 ``tilescope run`` (the kernel interpreted on the CPU), to a file in a private folder
 (``private_files``) and ask the client to open it with ``window/showDocument``; the answer is
 ``{"uri": ...}`` for clients that would rather open it themselves. The VS Code extension maps these
@@ -33,7 +36,9 @@ from pygls.exceptions import JsonRpcException
 from tilescope.core.ide import (
     KernelLayout,
     NoLayout,
+    NoSchedule,
     PassDiff,
+    ScheduleView,
     TraceView,
     buffer_markdown,
     choose,
@@ -41,6 +46,8 @@ from tilescope.core.ide import (
     passes_markdown,
     run_failed,
     run_text,
+    schedule_text,
+    schedule_view,
     speed_markdown,
     trace_view,
     unified,
@@ -60,6 +67,8 @@ SHOW_CUDA = "tilescope.show.cuda"
 SHOW_AUTOTUNE = "tilescope.show.autotune"
 RUN_ON_CPU = "tilescope.run.cpu"
 SHOW_SPEED = "tilescope.show.speed"
+SCHEDULE = "tilescope.schedule"
+SHOW_SCHEDULE = "tilescope.show.schedule"
 FOLDER = PrivateFolder()
 
 
@@ -133,6 +142,14 @@ async def kernel_model(ls: TilescopeServer, uri: str) -> FileAnalysis:
     return await _analysis(ls, uri)
 
 
+async def schedule(ls: TilescopeServer, uri: str, kernel: str | None = None) -> ScheduleView:
+    model = await _kernel(ls, uri, kernel)
+    try:
+        return schedule_view(model)
+    except NoSchedule as error:
+        raise CommandError(f"Tilescope: {error}") from error
+
+
 async def _open(ls: TilescopeServer, name: str, text: str) -> dict[str, str]:
     uri = FOLDER.write(name, text).as_uri()
     window = ls.client_capabilities.window
@@ -184,3 +201,10 @@ async def run_on_cpu(ls: TilescopeServer, uri: str, kernel: str) -> dict[str, st
 async def show_speed(ls: TilescopeServer, uri: str, kernel: str | None = None) -> dict[str, str]:
     model = await _kernel(ls, uri, kernel)
     return await _open(ls, f"{model.kernel}.speed.md", speed_markdown(model, ls.documents.path(uri)))
+
+
+async def show_schedule(ls: TilescopeServer, uri: str, kernel: str | None = None) -> dict[str, str]:
+    model = await _kernel(ls, uri, kernel)
+    if model.ascend is None:
+        raise CommandError(f"Tilescope: kernel {model.kernel!r} has no Ascend schedule (target {model.target})")
+    return await _open(ls, f"{model.kernel}.schedule.txt", schedule_text(model) + "\n")

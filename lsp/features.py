@@ -94,6 +94,8 @@ COMMANDS: dict[str, Callable[..., Any]] = {
     commands.SHOW_AUTOTUNE: commands.show_autotune,
     commands.RUN_ON_CPU: commands.run_on_cpu,
     commands.SHOW_SPEED: commands.show_speed,
+    commands.SCHEDULE: commands.schedule,
+    commands.SHOW_SCHEDULE: commands.show_schedule,
 }
 
 
