@@ -19,7 +19,7 @@ const builds = [
   }),
   esbuild.build({
     ...common,
-    entryPoints: ["src/webview/trace.ts", "src/webview/layout.ts"],
+    entryPoints: ["src/webview/trace.ts", "src/webview/layout.ts", "src/webview/schedule.ts"],
     outdir: "dist/webview",
     platform: "browser",
     format: "iife",

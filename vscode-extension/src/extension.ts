@@ -1,6 +1,6 @@
 /**
  * Entry point: starts the Tilescope language server and registers the views that render its
- * JSON (pass trace, layout plot, generated CUDA, variants, puzzles). Every fact shown comes from the
+ * JSON (pass trace, layout plot, Ascend schedule, generated CUDA, variants, puzzles). Every fact shown comes from the
  * server or the `tilescope` command line; the extension holds no TileLang knowledge.
  */
 
@@ -11,6 +11,7 @@ import { SERVER_COMMANDS, VIEW_COMMANDS } from "./lensCommands";
 import { onInterpreterChange } from "./pythonExtension";
 import type { Puzzle } from "./puzzleModel";
 import { PuzzlesTree } from "./puzzlesTree";
+import { SchedulePanel } from "./schedulePanel";
 import { resolveInterpreter, TilescopeServer } from "./server";
 import { StatusBar } from "./statusBar";
 import { errorText, TracePanel } from "./tracePanel";
@@ -43,11 +44,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   running = server;
   const trace = new TracePanel(context.extensionUri, server);
   const layout = new LayoutPanel(context.extensionUri, server);
+  const schedule = new SchedulePanel(context.extensionUri, server);
   const cuda = new CudaDocuments(server);
   const tilescopePython = async (): Promise<string> => server.python ?? (await resolveInterpreter()).path;
   const puzzles = new PuzzlesTree(tilescopePython);
   const variants = new VariantsDocuments(tilescopePython);
-  context.subscriptions.push(output, status, server, trace, layout, cuda, puzzles, variants);
+  context.subscriptions.push(output, status, server, trace, layout, schedule, cuda, puzzles, variants);
 
   const needFile = (): undefined => {
     void vscode.window.showWarningMessage("Open a TileLang Python file first.");
@@ -75,6 +77,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(VIEW_COMMANDS.openLayout, async (uri?: unknown, kernel?: unknown, buffer?: unknown) => {
       const source = sourceUri(uri);
       return source ? layout.show(source, optionalString(kernel), optionalString(buffer)) : needFile();
+    }),
+    vscode.commands.registerCommand(VIEW_COMMANDS.openSchedule, async (uri?: unknown, kernel?: unknown) => {
+      const source = sourceUri(uri);
+      return source ? schedule.show(source, optionalString(kernel)) : needFile();
     }),
     vscode.commands.registerCommand(VIEW_COMMANDS.openCuda, async (uri?: unknown, kernel?: unknown) => {
       const source = sourceUri(uri);

@@ -11,6 +11,7 @@ export const SERVER_COMMANDS = {
   plotLayout: "tilescope.plotLayout",
   showCuda: "tilescope.showCuda",
   kernelModel: "tilescope.kernelModel",
+  schedule: "tilescope.schedule",
 } as const;
 
 export const VIEW_COMMANDS = {
@@ -18,6 +19,7 @@ export const VIEW_COMMANDS = {
   openLayout: "tilescope.openLayout",
   openCuda: "tilescope.openCuda",
   openVariants: "tilescope.openVariants",
+  openSchedule: "tilescope.openSchedule",
 } as const;
 
 export const LENS_COMMANDS = {
@@ -25,6 +27,7 @@ export const LENS_COMMANDS = {
   layout: "tilescope.show.layout",
   cuda: "tilescope.show.cuda",
   autotune: "tilescope.show.autotune",
+  schedule: "tilescope.show.schedule",
 } as const;
 
 const LENS_TO_VIEW: Record<string, string> = {
@@ -32,6 +35,7 @@ const LENS_TO_VIEW: Record<string, string> = {
   [LENS_COMMANDS.layout]: VIEW_COMMANDS.openLayout,
   [LENS_COMMANDS.cuda]: VIEW_COMMANDS.openCuda,
   [LENS_COMMANDS.autotune]: VIEW_COMMANDS.openVariants,
+  [LENS_COMMANDS.schedule]: VIEW_COMMANDS.openSchedule,
 };
 
 /** The view command for a server command, or the command unchanged when no view renders it. */

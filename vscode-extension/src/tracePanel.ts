@@ -4,7 +4,7 @@ import * as vscode from "vscode";
 import { SERVER_COMMANDS } from "./lensCommands";
 import type { TilescopeServer } from "./server";
 import { parsePassDiff, parseTrace, type PassTrace } from "./traceModel";
-import { BASE_STYLES, WebviewHost } from "./webviewPanel";
+import { BASE_STYLES, revealLine, WebviewHost } from "./webviewPanel";
 
 const STYLES =
   BASE_STYLES +
@@ -78,10 +78,7 @@ export class TracePanel implements vscode.Disposable {
         this.host.post({ type: "error", message: `The IR around pass ${index} is not available: ${errorText(error)}` });
       }
     } else if (message.type === "reveal" && typeof message.line === "number" && this.source) {
-      const line = Math.max(0, message.line - 1);
-      const editor = await vscode.window.showTextDocument(this.source, { viewColumn: vscode.ViewColumn.One, preserveFocus: false });
-      editor.selection = new vscode.Selection(line, 0, line, 0);
-      editor.revealRange(new vscode.Range(line, 0, line, 0), vscode.TextEditorRevealType.InCenter);
+      await revealLine(this.source, message.line);
     }
   }
 

@@ -72,6 +72,14 @@ export class WebviewHost implements vscode.Disposable {
   }
 }
 
+/** Shows `line` (1-based) of `uri` in the first editor column, selected: where a view's row came from. */
+export async function revealLine(uri: vscode.Uri, line: number): Promise<void> {
+  const at = Math.max(0, line - 1);
+  const editor = await vscode.window.showTextDocument(uri, { viewColumn: vscode.ViewColumn.One, preserveFocus: false });
+  editor.selection = new vscode.Selection(at, 0, at, 0);
+  editor.revealRange(new vscode.Range(at, 0, at, 0), vscode.TextEditorRevealType.InCenter);
+}
+
 export const BASE_STYLES = `
 body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); padding: 0 12px; }
 code, pre { font-family: var(--vscode-editor-font-family); font-size: var(--vscode-editor-font-size); }

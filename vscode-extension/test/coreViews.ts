@@ -10,6 +10,7 @@ export interface CoreViews {
   plotLayout: unknown[];
   tracePasses: unknown;
   passIR: unknown;
+  schedule: unknown;
 }
 
 /** Read at run time beside the bundled tests (`out/test/` → `test/fixtures/`). */

@@ -7,6 +7,7 @@ test("code lenses open views instead of discarding the server's JSON", () => {
   assert.equal(viewCommandFor("tilescope.show.layout"), "tilescope.openLayout");
   assert.equal(viewCommandFor("tilescope.show.cuda"), "tilescope.openCuda");
   assert.equal(viewCommandFor("tilescope.show.autotune"), "tilescope.openVariants");
+  assert.equal(viewCommandFor("tilescope.show.schedule"), "tilescope.openSchedule");
 });
 
 test("other commands pass through unchanged", () => {
