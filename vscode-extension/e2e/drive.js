@@ -251,6 +251,97 @@ async function trusted(page, shot) {
   }, 20000);
   check("signature help shows T.alloc_fragment's parameters", Boolean(signature), signature?.slice(0, 100));
   await shot("completion-signature");
+  await page.keyboard.press("Escape");
+
+  await ascendSchedule(page, shot);
+}
+
+/** The frame of the schedule webview once it has drawn both lanes and its flag arrows, with what it drew. */
+async function scheduleFrame(page) {
+  for (const frame of page.frames()) {
+    const drawn = await frame
+      .evaluate(() => {
+        const lanes = document.querySelector(".lanes");
+        if (!lanes) {
+          return null;
+        }
+        const rows = [...lanes.querySelectorAll(".row")];
+        return {
+          heads: [...lanes.querySelectorAll(".lanehead")].map((h) => h.textContent),
+          cube: rows.filter((r) => r.classList.contains("lane-cube")).length,
+          vector: rows.filter((r) => r.classList.contains("lane-vector")).length,
+          across: lanes.querySelectorAll("svg.gutter path.arrow").length,
+          along: lanes.querySelectorAll("svg.margin path.arrow").length,
+          listed: document.querySelectorAll(".flaglist li").length,
+          text: document.body.innerText,
+        };
+      })
+      .catch(() => null);
+    if (drawn) {
+      return { frame, drawn };
+    }
+  }
+  return null;
+}
+
+/** The corpus's mixed Cube+Vector GEMM (copied in by run.sh when the corpus is there): its schedule lens and view. */
+async function ascendSchedule(page, shot) {
+  const file = page.getByRole("treeitem", { name: "example_gemm.py", exact: true });
+  if (!(await file.count())) {
+    console.log("skip: example_gemm.py is not in the workspace (no Ascend corpus; see TILESCOPE_ASCEND_CORPUS in run.sh)");
+    return;
+  }
+  // Room for the two lanes beside the source: a larger window, no side bar, no panel.
+  await page.setViewportSize({ width: 1920, height: 1080 });
+  await openFile(page, "example_gemm.py");
+  await runCommand(page, "View: Close Primary Side Bar");
+  await runCommand(page, "View: Hide Panel");
+  const lens = await until(async () => {
+    const t = await page.locator(".editor-instance .codelens-decoration").allInnerTexts();
+    return t.find((x) => /Schedule · Cube \+ Vector · \d+ flags/.test(x)) ?? null;
+  }, 240000, 2000);
+  check("schedule lens on the Ascend GEMM says its cores and flags", Boolean(lens), lens?.trim());
+  if (!lens) {
+    return;
+  }
+  await clickLens(page, /Schedule · Cube/);
+  const found = await until(async () => {
+    const s = await scheduleFrame(page);
+    return s && s.drawn.cube > 0 && s.drawn.vector > 0 && s.drawn.across > 0 ? s : null;
+  }, 120000, 1000);
+  const drawn = found?.drawn;
+  check(
+    "schedule view draws the Cube and Vector lanes side by side",
+    Boolean(drawn) && drawn.heads.join(" | ") === "Cube (AIC) | Vector (AIV)",
+    drawn ? `${drawn.heads.join(" | ")}: ${drawn.cube} Cube rows, ${drawn.vector} Vector rows` : undefined,
+  );
+  check(
+    "schedule view draws the flags between them as arrows, each also listed as text",
+    Boolean(drawn) && drawn.across > 0 && drawn.listed === drawn.across + drawn.along && /arrive FIX flag \d+ → Vector \(AIV\) wait MTE3 flag \d+/.test(drawn.text),
+    drawn ? `${drawn.across} across, ${drawn.along} along a core, ${drawn.listed} listed` : undefined,
+  );
+  check("schedule view shows the memory plan per level", Boolean(drawn) && /L1 \d+ KB of 512 KB/.test(drawn.text) && /UB \d+ KB of/.test(drawn.text));
+  if (found) {
+    // The source beside the view then shows the kernel's body, the lines the rows come from.
+    await found.frame.locator(".row", { hasText: "gemm(x_l1, w_l1, res)" }).first().click();
+    const revealed = await until(async () => {
+      const t = await page.locator("[id='status.editor.selection']").first().innerText();
+      return /Ln 79\b/.test(t) ? t.trim() : null;
+    }, 15000, 500);
+    check("clicking a row reveals its source line", Boolean(revealed), revealed);
+  }
+  await page.mouse.move(0, 0);
+  await shot("ascend-schedule");
+}
+
+/** Runs a workbench command by its title from the command palette (focus must be outside a webview). */
+async function runCommand(page, title) {
+  await page.keyboard.press("F1");
+  await page.waitForSelector(".quick-input-widget input", { timeout: 10000 });
+  await page.keyboard.type(title, { delay: 20 });
+  // Enter only once the list has filtered down to the command, or it runs whatever was first.
+  const listed = await until(async () => (await page.locator(".quick-input-list .monaco-list-row").first().innerText()).includes(title.split(": ").pop()), 15000, 200);
+  await page.keyboard.press(listed ? "Enter" : "Escape");
 }
 
 /** A restricted workspace: the static tier alone, then trust granted without a reload. */

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # End-to-end test in a real VS Code (code-server + headless Chromium): installs the built .vsix
-# into a throwaway profile, opens examples/gemm.py and a broken GEMM, and checks in the editor's
-# DOM what a user would see. Exits non-zero if any check fails.
+# into a throwaway profile, opens examples/gemm.py, a broken GEMM and (when the corpus is there) the
+# Ascend corpus's mixed Cube+Vector GEMM, and checks in the editor's DOM what a user would see.
+# Exits non-zero if any check fails.
 # Usage: e2e/run.sh      env: E2E_PREFIX (install.sh's prefix), TILESCOPE_PYTHON (interpreter with
 #        tilescope installed; default: the repository's .venv), E2E_SHOTS (screenshot folder), PORT
-#        (default: a free one), E2E_ONLY (some of: trusted restricted missing).
+#        (default: a free one), E2E_ONLY (some of: trusted restricted missing),
+#        TILESCOPE_ASCEND_CORPUS (default: ../shared/corpus/tilelang-ascend-examples; its
+#        examples/ascend/example_gemm.py is copied into the trusted session's workspace, never committed).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 EXT=$(dirname "$HERE")
 REPO=$(dirname "$EXT")
 P=${E2E_PREFIX:-$EXT/.e2e}
 PY=${TILESCOPE_PYTHON:-$REPO/.venv/bin/python}
+ASCEND_GEMM=${TILESCOPE_ASCEND_CORPUS:-$REPO/../shared/corpus/tilelang-ascend-examples}/examples/ascend/example_gemm.py
 SHOTS=${E2E_SHOTS:-$EXT/screenshots}
 PORT=${PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
 
@@ -40,6 +44,7 @@ session() {
     PY=$S/bare/bin/python
   fi
   cp "$REPO/examples/gemm.py" "$HERE/workspace/broken_gemm.py" "$S/ws/"
+  if [ "$mode" = trusted ] && [ -f "$ASCEND_GEMM" ]; then cp "$ASCEND_GEMM" "$S/ws/"; fi
   cat > "$S/data/User/settings.json" <<JSON
 {"tilescope.pythonPath": "$PY", "editor.inlayHints.enabled": "on", "workbench.startupEditor": "none",
  "security.workspace.trust.enabled": $trust, "security.workspace.trust.startupPrompt": "never",

@@ -12,8 +12,8 @@ import { type FlagArrow, loopEnds, type ScheduleRow, type ScheduleView, tracks }
 
 /** Pixels: one row, the gutter between the lanes, each lane's outer margin. */
 export const ROW_HEIGHT = 24;
-export const GUTTER = 200;
-export const MARGIN = 48;
+export const GUTTER = 170;
+export const MARGIN = 40;
 const TRACK = 8;
 const WHEN_CLASS: Record<FlagArrow["when"], string> = { next: "next", "next iteration": "again", "after the loop": "after" };
 

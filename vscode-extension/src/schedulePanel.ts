@@ -21,19 +21,19 @@ header { display: flex; flex-direction: column; gap: 4px; padding: 8px 0; border
 .key.line.again::before { border-top-style: dashed; }
 .key.line.after::before { border-top-style: dotted; }
 h3 { margin: 10px 0 4px; font-size: 1em; }
-.levels { display: flex; gap: 22px; flex-wrap: wrap; }
-.level { min-width: 230px; }
+.levels { display: flex; gap: 18px; flex-wrap: wrap; }
+.level { flex: 1 1 0; min-width: 180px; max-width: 420px; }
 .bar { height: 6px; max-width: 260px; background: var(--vscode-editorWidget-background); border: 1px solid var(--vscode-panel-border); margin: 3px 0; }
 .bar span { display: block; height: 100%; background: var(--vscode-charts-green, #89d185); }
 .level.over .bar span { background: var(--vscode-errorForeground); }
-.level ul { margin: 2px 0; padding-left: 16px; }
-.lanes { display: grid; grid-template-columns: 48px minmax(240px, 42ch) 200px minmax(240px, 42ch) 48px; justify-content: start;
+.level ul { margin: 2px 0; padding-left: 16px; font-size: .92em; }
+.lanes { display: grid; grid-template-columns: 40px minmax(180px, 46ch) 170px minmax(180px, 46ch) 40px; justify-content: start;
   margin: 12px 0; font-family: var(--vscode-editor-font-family); font-size: var(--vscode-editor-font-size); }
 .lanehead { font-weight: bold; padding: 4px 6px; border-bottom: 2px solid var(--cube); }
 .lanehead.lane-vector { border-bottom-color: var(--vector); }
 .row { position: relative; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; line-height: 24px;
-  padding-left: calc(var(--depth) * 14px + 8px); background-image: repeating-linear-gradient(to right, var(--rule) 0 1px, transparent 1px 14px);
-  background-size: calc(var(--depth) * 14px) 100%; background-repeat: no-repeat; background-position: 8px 0; }
+  padding-left: calc(var(--depth) * 12px + 8px); background-image: repeating-linear-gradient(to right, var(--rule) 0 1px, transparent 1px 12px);
+  background-size: calc(var(--depth) * 12px) 100%; background-repeat: no-repeat; background-position: 8px 0; }
 .row.lane-cube { border-left: 3px solid var(--cube); }
 .row.lane-vector { border-left: 3px solid var(--vector); }
 .row.kind-loop { font-weight: bold; background-color: var(--vscode-editorWidget-background); }
