@@ -85,12 +85,19 @@ def build(entry: dict[str, Any], root: str) -> tuple[Any, Any]:
 
 
 def lower(entry: dict[str, Any], root: str) -> dict[str, Any]:
+    start = time.perf_counter()
+    func, obj = build(entry, root)
+    return facts(func, obj, start)
+
+
+def facts(func: Any, obj: Any, start: float) -> dict[str, Any]:
+    """Lower ``func`` (built from the kernel object ``obj``) as ``tilelang.compile`` would, and read the facts
+    compared with Tilescope's: buffers, one launch per device kernel, layouts after ``tl.LayoutInference``;
+    ``seconds`` counts from ``start`` (before the build)."""
     import tilelang
     import tvm
     from tvm import tirx
 
-    start = time.perf_counter()
-    func, obj = build(entry, root)
     configs: dict[str, Any] = {}
     if func.attrs is not None and "tilelang_pass_configs" in func.attrs:
         configs.update({str(k): v for k, v in dict(func.attrs["tilelang_pass_configs"]).items()})

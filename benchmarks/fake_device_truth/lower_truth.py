@@ -1,0 +1,192 @@
+"""Plain TileLang's lowering of every kernel instance read by hand from the examples: the truth of the fake device.
+
+``sizes/*.json`` say, file by file, which kernels ``python FILE`` builds and with which arguments; they
+were read from each file's source (its main, argparse defaults and the calls it makes, sizes computed
+by hand), nothing run, no Tilescope involved. This script builds each instance the way a user's
+program would (the file imported the ordinary way, each argument evaluated as written in the file's
+own namespace, ``@autotune`` kernels whose main tunes them at the decorator's first config, as
+Tilescope's analysis and ``run`` choose when nothing was recorded) and lowers it with plain TileLang
+(``benchmarks/plain_lowering.py``'s ``facts``: ``tilelang.compile``'s pass context, the kernel's own
+target and pass configs). Nothing of Tilescope is imported. One process per file, in parallel.
+
+    python benchmarks/fake_device_truth/lower_truth.py [--jobs 2] [--only SUBSTRING] [--out FILE]
+
+Writes ``truth.json`` beside this script: per instance the hand-read arguments and either the facts
+(``buffers``, ``launches``, ``layouts``, ``target``) or plain TileLang's error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+BENCHMARKS = HERE.parent
+CORPUS = Path(os.environ.get("TILESCOPE_CORPUS", BENCHMARKS.parent / ".." / "shared" / "corpus" / "tilelang-examples"))
+TRUTH = HERE / "truth.json"
+
+
+def instances() -> list[dict[str, Any]]:
+    """Every hand-read instance, in file order, each with its ``file`` and its place among the file's
+    instances of the same kernel (``nth``: 0 for the first call)."""
+    found: list[dict[str, Any]] = []
+    for part in sorted((HERE / "sizes").glob("*.json")):
+        for file, entry in json.loads(part.read_text())["files"].items():
+            seen: dict[str, int] = {}
+            for inst in entry["instances"]:
+                nth = seen.get(inst["kernel"], 0)
+                seen[inst["kernel"]] = nth + 1
+                found.append({"file": file, "nth": nth, **inst})
+    return found
+
+
+def files_without_kernels() -> dict[str, str]:
+    """The files read by hand that build no TileLang kernel, with why."""
+    found: dict[str, str] = {}
+    for part in sorted((HERE / "sizes").glob("*.json")):
+        for file, entry in json.loads(part.read_text())["files"].items():
+            if not entry["instances"]:
+                found[file] = entry.get("why_none", "")
+    return found
+
+
+def build(inst: dict[str, Any], root: str) -> tuple[Any, Any, dict[str, Any]]:
+    """The PrimFunc of one hand-read instance, the kernel object it came from, and the hand-read arguments'
+    values (as JSON: numbers, strings for dtypes)."""
+    sys.path.insert(0, str(BENCHMARKS))
+    from plain_lowering import _import  # the ordinary import, top-level launches that need a GPU tolerated
+
+    module = _import(os.path.join(root, inst["file"]))
+    namespace = vars(module)
+    obj = namespace.get(inst["kernel"])
+    if obj is None:  # defined in a sibling module the file imports under another name
+        obj = getattr(_import(os.path.join(root, inst["defined_in"])), inst["kernel"])
+    args = {name: eval(text, namespace) for name, text in inst.get("args", {}).items()}  # the file's own expressions
+    values = {name: _plain(value) for name, value in args.items()}
+    if hasattr(obj, "jit_impl"):  # @autotune over @tilelang.jit
+        if inst.get("tuned"):
+            configs = obj.configs(**args) if callable(obj.configs) else obj.configs
+            first = {k: v for k, v in dict(next(iter(configs))).items() if k != "pass_configs"}
+            args = {**args, **first}
+        obj = obj.jit_impl
+    make = getattr(obj, "get_tir", obj)
+    func = make(**args)
+    func = getattr(func, "prim_func", func)  # a factory that returns a compiled kernel
+    return func, obj, values
+
+
+def _plain(value: Any) -> Any:
+    """A built argument as JSON, as Tilescope's model writes it: numbers as they are, a dtype by its name."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return str(value).removeprefix("torch.")
+
+
+def serve(root: str) -> None:
+    """Lower the instances on stdin (JSON lines) in this process; one result line each on stdout."""
+    sys.path.insert(0, str(BENCHMARKS))
+    from plain_lowering import facts
+
+    out = sys.stdout
+    sys.stdout = sys.stderr
+    import tilelang  # noqa: F401
+
+    for line in sys.stdin:
+        inst = json.loads(line)
+        try:
+            with contextlib.redirect_stderr(io.StringIO()):
+                start = time.perf_counter()
+                func, obj, values = build(inst, root)
+                result = {"ok": True, "values": values, **facts(func, obj, start)}
+        except BaseException as err:  # a SystemExit from a top level is a failure too
+            result = {"ok": False, "error": f"{type(err).__name__}: {str(err).strip()[:400]}"}
+        out.write(json.dumps(result) + "\n")
+        out.flush()
+
+
+def lower_file(group: list[dict[str, Any]], corpus: Path, timeout: float) -> list[dict[str, Any]]:
+    """The results of one file's instances, lowered in one fresh process (in the file's folder)."""
+    lines = "".join(json.dumps(i) + "\n" for i in group)
+    try:
+        done = subprocess.run(
+            [sys.executable, __file__, "--serve", str(corpus)],
+            input=lines,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=corpus / Path(group[0]["file"]).parent,
+            check=False,
+        )
+        results = [json.loads(x) for x in done.stdout.splitlines() if x.startswith("{")]
+        tail = done.stderr.strip().splitlines()[-1:] if done.stderr.strip() else []
+    except subprocess.TimeoutExpired:
+        results, tail = [], [f"no answer within {timeout:.0f} s"]
+    results += [{"ok": False, "error": f"the process ended early: {' '.join(tail)}"}] * (len(group) - len(results))
+    return [{**inst, "truth": r} for inst, r in zip(group, results, strict=True)]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--serve", help=argparse.SUPPRESS)
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--only", help="only files whose path contains this")
+    parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--out", type=Path, default=TRUTH)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.serve)
+        return 0
+    corpus = args.corpus.resolve()
+    by_file: dict[str, list[dict[str, Any]]] = {}
+    for inst in instances():
+        if args.only is None or args.only in inst["file"]:
+            by_file.setdefault(inst["file"], []).append(inst)
+    start = time.perf_counter()
+    with ThreadPoolExecutor(args.jobs) as pool:
+        done = [r for rs in pool.map(lambda g: lower_file(g, corpus, args.timeout), by_file.values()) for r in rs]
+    wall = time.perf_counter() - start
+    lowered = sum(r["truth"]["ok"] for r in done)
+    print(f"{len(done)} instances of {len(by_file)} files: {lowered} lowered by plain TileLang ({wall:.0f} s)")
+    for r in done:
+        if not r["truth"]["ok"]:
+            print(f"  not lowered: {r['file']} {r['kernel']}: {r['truth']['error'][:160]}")
+    if args.only is not None and args.out.exists():  # a partial run keeps the other files' truth
+        kept = [i for i in json.loads(args.out.read_text())["instances"] if args.only not in i["file"]]
+        done = sorted(kept + done, key=lambda i: (i["file"], i["kernel"], i["nth"]))
+    without = files_without_kernels()
+    record = {
+        "how": (
+            "sizes read by hand from each file (benchmarks/fake_device_truth/sizes/*.json, nothing run); each "
+            "instance built as the file's main builds it and lowered by plain TileLang "
+            "(benchmarks/fake_device_truth/lower_truth.py, no Tilescope code); `kernels` are the first instance "
+            "of each kernel that plain TileLang lowers, in the form bench_corpus_compiler.py compares"
+        ),
+        "corpus_files": len({i["file"] for i in done}) + len(without),
+        "without_kernels": without,
+        "kernels": [
+            {"file": i["file"], "kernel": i["kernel"], "line": i["line"], "args": i["truth"]["values"], "order": 0}
+            | {"truth": i["truth"]}
+            for i in done
+            if i["nth"] == 0 and i["truth"]["ok"]
+        ],
+        "not_lowered": [i for i in done if not i["truth"]["ok"]],
+        "instances": done,
+    }
+    args.out.write_text(json.dumps(record, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
