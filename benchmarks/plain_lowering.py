@@ -127,10 +127,11 @@ def facts(func: Any, obj: Any, start: float) -> dict[str, Any]:
     for var, device in artifact.device_mod.functions.items():
         if device.attrs is None or "thread_extent" not in device.attrs:
             continue
-        extent = {k: int(v) for k, v in dict(device.attrs["thread_extent"]).items()}
+        extent = {k: _extent(v) for k, v in dict(device.attrs["thread_extent"]).items()}
         suffix = str(var.name_hint).rsplit("_", 1)[-1]
         grid = [extent.get(f"blockIdx.{a}", 1) for a in "xyz"]
-        threads = math.prod(v for k, v in extent.items() if k.startswith("threadIdx"))
+        counts = [v for k, v in extent.items() if k.startswith("threadIdx")]
+        threads = math.prod(counts) if all(isinstance(v, int) for v in counts) else " * ".join(map(str, counts))
         launches.append((int(suffix) if suffix.isdigit() else 0, grid, threads))
     layouts: dict[str, Any] = {}
 
@@ -157,6 +158,13 @@ def facts(func: Any, obj: Any, start: float) -> dict[str, Any]:
         "layouts": layouts,
         "seconds": round(seconds, 3),
     }
+
+
+def _extent(value: Any) -> int | str:
+    """A launch extent: a number, or the expression of a size known at run time (a dynamic grid)."""
+    from tvm import tirx
+
+    return int(value) if isinstance(value, int | tirx.IntImm) else str(value)
 
 
 def _buffer(buf: Any) -> list[Any]:

@@ -7,9 +7,15 @@ program would (the file imported the ordinary way, each argument evaluated as wr
 own namespace, ``@autotune`` kernels whose main tunes them at the decorator's first config, as
 Tilescope's analysis and ``run`` choose when nothing was recorded) and lowers it with plain TileLang
 (``benchmarks/plain_lowering.py``'s ``facts``: ``tilelang.compile``'s pass context, the kernel's own
-target and pass configs). Nothing of Tilescope is imported. One process per file, in parallel.
+target and pass configs). The device queries a build makes (the SM count, the capability) are answered
+as the H100 the sizes were read for. Nothing of Tilescope is imported. One process per file, two at a
+time, over a scratch copy of the corpus (some files write plots when imported).
 
-    python benchmarks/fake_device_truth/lower_truth.py [--jobs 2] [--only SUBSTRING] [--out FILE]
+The interpreter is the examples' own world: TileLang and torch, plus the packages the examples import
+(``pip install --no-deps einops triton flash-linear-attention fla-core scipy``); files that need what
+does not install here (bitblas, vLLM, CUDA-only extensions) keep the kernels defined before that import.
+
+    python benchmarks/fake_device_truth/lower_truth.py [--jobs 2] [--only SUBSTRING] [--retry] [--out FILE]
 
 Writes ``truth.json`` beside this script: per instance the hand-read arguments and either the facts
 (``buffers``, ``launches``, ``layouts``, ``target``) or plain TileLang's error.
@@ -22,8 +28,10 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -63,15 +71,23 @@ def build(inst: dict[str, Any], root: str) -> tuple[Any, Any, dict[str, Any]]:
     """The PrimFunc of one hand-read instance, the kernel object it came from, and the hand-read arguments'
     values (as JSON: numbers, strings for dtypes)."""
     sys.path.insert(0, str(BENCHMARKS))
+    import tilelang.language
+    import torch
     from plain_lowering import _import  # the ordinary import, top-level launches that need a GPU tolerated
 
     module = _import(os.path.join(root, inst["file"]))
-    namespace = vars(module)
-    obj = namespace.get(inst["kernel"])
+    # The file's names; T and torch for a value written as the file's helpers write it (a regression runner
+    # passes a sibling's dtype without importing its alias).
+    namespace = {"T": tilelang.language, "torch": torch, **vars(module)}
+    obj = vars(module).get(inst["kernel"])
     if obj is None:  # defined in a sibling module the file imports under another name
         obj = getattr(_import(os.path.join(root, inst["defined_in"])), inst["kernel"])
     args = {name: eval(text, namespace) for name, text in inst.get("args", {}).items()}  # the file's own expressions
     values = {name: _plain(value) for name, value in args.items()}
+    if inst.get("tuned") and not hasattr(obj, "jit_impl"):
+        # AutoTuner.from_kernel inside the function: calling it runs the tuner (compiles every config, then
+        # times them on the GPU); which config the program builds is known only after that.
+        raise LookupError("an autotuner runs inside this function: the config it builds is chosen on the GPU")
     if hasattr(obj, "jit_impl"):  # @autotune over @tilelang.jit
         if inst.get("tuned"):
             configs = obj.configs(**args) if callable(obj.configs) else obj.configs
@@ -93,6 +109,34 @@ def _plain(value: Any) -> Any:
     return str(value).removeprefix("torch.")
 
 
+class _H100Properties:
+    """What ``torch.cuda.get_device_properties`` says of the H100 the sizes were read for."""
+
+    name = "NVIDIA H100 80GB HBM3"
+    major, minor = 9, 0
+    multi_processor_count = 132
+    total_memory = 80 * 1024**3
+    max_threads_per_multi_processor = 2048
+    shared_memory_per_block_optin = 232448
+    regs_per_multiprocessor = 65536
+    L2_cache_size = 50 * 1024**2
+    warp_size = 32
+
+
+def _answer_as_h100() -> None:
+    """Device queries a kernel's build makes (the SM count, the capability) answered as the H100 the sizes
+    were read for: on the GPU the build asks the GPU. Tensors and launches are not involved in a build."""
+    import torch
+
+    cuda = torch.cuda
+    cuda.is_available = lambda: True
+    cuda.device_count = lambda: 1
+    cuda.current_device = lambda: 0
+    cuda.get_device_capability = lambda device=None: (9, 0)
+    cuda.get_device_name = lambda device=None: _H100Properties.name
+    cuda.get_device_properties = lambda device=None: _H100Properties()
+
+
 def serve(root: str) -> None:
     """Lower the instances on stdin (JSON lines) in this process; one result line each on stdout."""
     sys.path.insert(0, str(BENCHMARKS))
@@ -102,6 +146,7 @@ def serve(root: str) -> None:
     sys.stdout = sys.stderr
     import tilelang  # noqa: F401
 
+    _answer_as_h100()
     for line in sys.stdin:
         inst = json.loads(line)
         try:
@@ -124,7 +169,7 @@ def lower_file(group: list[dict[str, Any]], corpus: Path, timeout: float) -> lis
             input=lines,
             capture_output=True,
             text=True,
-            timeout=timeout,
+            timeout=timeout * len(group),
             cwd=corpus / Path(group[0]["file"]).parent,
             check=False,
         )
@@ -142,7 +187,8 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--only", help="only files whose path contains this")
-    parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--timeout", type=float, default=300, help="seconds per instance")
+    parser.add_argument("--retry", action="store_true", help="lower again only the files with an instance not lowered")
     parser.add_argument("--out", type=Path, default=TRUTH)
     args = parser.parse_args()
     if args.serve:
@@ -150,20 +196,26 @@ def main() -> int:
         return 0
     corpus = args.corpus.resolve()
     by_file: dict[str, list[dict[str, Any]]] = {}
+    failed = set()
+    if args.retry and args.out.exists():
+        failed = {i["file"] for i in json.loads(args.out.read_text())["instances"] if not i["truth"]["ok"]}
     for inst in instances():
-        if args.only is None or args.only in inst["file"]:
+        if (args.only is None or args.only in inst["file"]) and (not args.retry or inst["file"] in failed):
             by_file.setdefault(inst["file"], []).append(inst)
     start = time.perf_counter()
-    with ThreadPoolExecutor(args.jobs) as pool:
-        done = [r for rs in pool.map(lambda g: lower_file(g, corpus, args.timeout), by_file.values()) for r in rs]
+    with tempfile.TemporaryDirectory(prefix="tilescope-truth-") as scratch:  # some files write plots on import
+        copy = Path(scratch) / "corpus"
+        shutil.copytree(corpus, copy)
+        with ThreadPoolExecutor(args.jobs) as pool:
+            done = [r for rs in pool.map(lambda g: lower_file(g, copy, args.timeout), by_file.values()) for r in rs]
     wall = time.perf_counter() - start
     lowered = sum(r["truth"]["ok"] for r in done)
     print(f"{len(done)} instances of {len(by_file)} files: {lowered} lowered by plain TileLang ({wall:.0f} s)")
     for r in done:
         if not r["truth"]["ok"]:
             print(f"  not lowered: {r['file']} {r['kernel']}: {r['truth']['error'][:160]}")
-    if args.only is not None and args.out.exists():  # a partial run keeps the other files' truth
-        kept = [i for i in json.loads(args.out.read_text())["instances"] if args.only not in i["file"]]
+    if (args.only is not None or args.retry) and args.out.exists():  # a partial run keeps the other files' truth
+        kept = [i for i in json.loads(args.out.read_text())["instances"] if i["file"] not in by_file]
         done = sorted(kept + done, key=lambda i: (i["file"], i["kernel"], i["nth"]))
     without = files_without_kernels()
     record = {
