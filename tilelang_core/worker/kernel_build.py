@@ -19,8 +19,8 @@ from tilescope.core.compiler.discovery import Instantiation
 from tilescope.core.model import Diagnostic, Span
 from tilescope.core.targets import ASCEND_TARGET, decorator_target
 from tilescope.core.worker import ascend_dialect, compiler_warnings, device_profile
-from tilescope.core.worker.loader import build_prim_func, compile_options, jit_options
 from tilescope.core.worker.lowering import Lowered, lower
+from tilescope.core.worker.prim_func import build_prim_func, compile_options, jit_options
 from tvm import tirx
 
 
