@@ -318,8 +318,8 @@ def patch_torch(torch: Any) -> None:
 
 def _marked() -> None:
     """Tell the record that a value was made up here (``ZERO_VALUES``): later instances ran past it."""
-    hook = sys.modules.get("tilescope_record_hook")
-    write = getattr(hook, "_write", None)
+    hook = sys.modules.get("tilescope_hook_lines")
+    write = getattr(hook, "write", None)
     if callable(write):
         with contextlib.suppress(Exception):
             write({"event": "fake-value"})
