@@ -36,6 +36,8 @@ HOOK_MODULES = (
     "hook_patches",
     "record_values",
     "fake_device",
+    "fake_queries",
+    "fake_values",
     "dry_run_standin",
 )
 """The modules copied beside the private ``sitecustomize``, each as ``tilescope_<name>``: they run in the
