@@ -40,7 +40,6 @@ from tilescope.core.model import (
 from tilescope.core.protocol import AnalyzeRequest, PassIRRequest, ProfileRequest, RunRequest, WorkerRequest
 from tilescope.core.record.dry_run import (
     WALL_S,
-    DryRun,
     Planned,
     RunSettings,
     cached,
@@ -50,6 +49,7 @@ from tilescope.core.record.dry_run import (
     plan,
     store,
 )
+from tilescope.core.record.dry_run_result import DryRun
 from tilescope.core.sandbox.landlock import Sandbox
 from tilescope.core.sandbox.supervise import Supervised
 from tilescope.core.static import StaticFile
