@@ -96,7 +96,8 @@ WORK: dict[str, Callable[[int], int]] = {
 
 def _build(name: str, size: int, workdir: Path) -> tuple[Any, str]:
     from tilescope.core.interpret import compile_kernel
-    from tilescope.core.worker.loader import build_prim_func, load_module
+    from tilescope.core.worker.loader import load_module
+    from tilescope.core.worker.prim_func import build_prim_func
 
     if name == "flash_attention":
         path = str(ROOT / "examples" / "flash_attention.py")

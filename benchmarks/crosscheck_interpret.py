@@ -98,7 +98,8 @@ def _example_job(job: dict[str, Any]) -> dict[str, Any]:
     from tilescope.core.compiler.discovery import instantiations
     from tilescope.core.interpret import compile_kernel
     from tilescope.core.interpret.launch import TORCH_DTYPES, random_tensor
-    from tilescope.core.worker.loader import build_prim_func, load_module
+    from tilescope.core.worker.loader import load_module
+    from tilescope.core.worker.prim_func import build_prim_func
     from tilescope.puzzles.compare import default_tolerance
 
     path = job["example"]

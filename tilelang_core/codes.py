@@ -8,6 +8,10 @@ the SARIF rules of ``tilescope check --format sarif`` and ``tilescope explain`` 
 table, and ``tests/core/test_codes.py`` checks that every code the source emits is here, every code
 here is emitted (and expected by a test), no site passes words of its own, and every site gives
 exactly the fields its template names. A new diagnostic is one entry in ``CODES``.
+
+It is one module over 400 lines on purpose: ``CODES`` is one table, most of the file, and the few
+functions that read it (``diagnostic``, ``explain``, the SARIF rules, the ``SCHEMA.md`` list) stand
+beside it, so a code's words and every place they are shown are read in one file.
 """
 
 from __future__ import annotations

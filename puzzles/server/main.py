@@ -11,6 +11,10 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tilescope.puzzles.server.store import Store
 
 
 def default_db() -> str:
@@ -65,9 +69,9 @@ def serve(
     token_days: float = 120.0,
     budget_s: float = 600.0,
 ) -> int:
+    """The command's exit status: a learner's token issued or revoked, else the server run to its end."""
     from sqlalchemy.engine import make_url
     from tilescope.core.sandbox.supervise import become_undumpable
-    from tilescope.puzzles.server.admission import LimitError
     from tilescope.puzzles.server.store import Store
 
     become_undumpable()  # its memory and environment (the database's password) are its own
@@ -76,27 +80,42 @@ def serve(
     store = Store(url, max_bytes=max_bytes, per_minute=per_minute, budget_s=budget_s)
     shown = make_url(store.engine.url).render_as_string(hide_password=True)
     if revoke_learner is not None:
-        try:
-            revoked = store.revoke_learner(revoke_learner)
-        finally:
-            store.close()
-        if not revoked:
-            print(f"tilescope puzzles serve: no learner {revoke_learner.strip()!r} in {shown}", file=sys.stderr)
-            return 2
-        print(f"learner {revoke_learner.strip()}'s token no longer works in {shown}")
-        return 0
+        return _revoke(store, shown, revoke_learner)
     if add_learner is not None:
-        try:
-            token = store.add_learner(add_learner, token_days)
-        except (ValueError, LimitError) as err:
-            print(f"tilescope puzzles serve: {err}", file=sys.stderr)
-            return 2
-        finally:
-            store.close()
-        print(f"learner {add_learner.strip()} in {shown}, for {token_days:g} days; their token (shown once):")
-        print(token)
-        return 0
+        return _add(store, shown, add_learner, token_days)
+    return _run(store, shown, address, host, port, cpu_slots)
 
+
+def _revoke(store: Store, shown: str, name: str) -> int:
+    try:
+        revoked = store.revoke_learner(name)
+    finally:
+        store.close()
+    if not revoked:
+        print(f"tilescope puzzles serve: no learner {name.strip()!r} in {shown}", file=sys.stderr)
+        return 2
+    print(f"learner {name.strip()}'s token no longer works in {shown}")
+    return 0
+
+
+def _add(store: Store, shown: str, name: str, token_days: float) -> int:
+    from tilescope.puzzles.server.admission import LimitError
+
+    try:
+        token = store.add_learner(name, token_days)
+    except (ValueError, LimitError) as err:
+        print(f"tilescope puzzles serve: {err}", file=sys.stderr)
+        return 2
+    finally:
+        store.close()
+    print(f"learner {name.strip()} in {shown}, for {token_days:g} days; their token (shown once):")
+    print(token)
+    return 0
+
+
+def _run(store: Store, shown: str, address: str | None, host: str, port: int, cpu_slots: int | None) -> int:
+    """Take the database's lease, start grading on the cluster and serve HTTP until stopped (0) or until the
+    lease is lost (4); another live server holding the lease: 3."""
     import uvicorn
     from tilescope.puzzles.server.dispatch import Dispatcher
     from tilescope.puzzles.server.lease import Lease, LeaseHeld, holder_name

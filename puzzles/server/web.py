@@ -117,18 +117,22 @@ def _parse_submission(body: bytes) -> tuple[str, str, str, str | None]:
         raise ValueError(str(err)) from None
 
 
-def create_app(store: Store, grading: Callable[[], dict[str, Any]], wake: Any = None) -> Starlette:
-    """The app over ``store``; ``grading()`` says how the cluster grades now (shown on the page); ``wake`` (an
-    Event) is set on every new submission so an idle slot claims it at once."""
-    templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
+class _Api:
+    """The learners' API: a bearer token names the learner; answers are JSON."""
 
-    def api_learner(request: Request) -> Learner | None:
-        return store.learner(_bearer(request))
+    def __init__(self, store: Store, grading: Callable[[], dict[str, Any]], wake: Any) -> None:
+        self.store = store
+        self.grading = grading
+        self.wake = wake
 
-    async def submit(request: Request) -> Response:
+    def learner(self, request: Request) -> Learner | None:
+        return self.store.learner(_bearer(request))
+
+    async def submit(self, request: Request) -> Response:
+        store = self.store
         if "origin" in request.headers and not _same_origin(request):  # the shell sends none; a page must be ours
             return _error(403, "a submission from another site's page is refused")
-        learner = await run_in_threadpool(api_learner, request)
+        learner = await run_in_threadpool(self.learner, request)
         if learner is None:
             return _error(401, "a valid token is needed (--token or TILESCOPE_TOKEN)")
         limit = store.max_bytes * 6 + 4096  # the file's bytes as JSON, escaped at worst, and the other fields
@@ -153,59 +157,74 @@ def create_app(store: Store, grading: Callable[[], dict[str, Any]], wake: Any = 
             number = await run_in_threadpool(store.submit, learner, puzzle, filename, source, None, key)
         except LimitError as err:
             return _error(err.status, str(err))
-        if wake is not None:
-            wake.set()
+        if self.wake is not None:
+            self.wake.set()
         ahead = await run_in_threadpool(store.ahead_of, number)
         return JSONResponse({"id": number, "puzzle": puzzle, "state": "queued", "ahead": ahead}, status_code=201)
 
-    def api_submission(request: Request) -> Response:
-        learner = api_learner(request)
+    def submission(self, request: Request) -> Response:
+        learner = self.learner(request)
         if learner is None:
             return _error(401, "a valid token is needed")
         number = _number(request)
-        found = store.submission(learner, number) if number is not None else None
+        found = self.store.submission(learner, number) if number is not None else None
         if found is None:
             return _error(404, "no such submission of yours")
         sub, verdict = found
-        return ReportResponse(views.submission_json(sub, verdict, store.ahead_of(sub.id) if verdict is None else None))
+        ahead = self.store.ahead_of(sub.id) if verdict is None else None
+        return ReportResponse(views.submission_json(sub, verdict, ahead))
 
-    def api_submissions(request: Request) -> Response:
-        learner = api_learner(request)
+    def submissions(self, request: Request) -> Response:
+        learner = self.learner(request)
         if learner is None:
             return _error(401, "a valid token is needed")
-        return ReportResponse([views.submission_json(s, v) for s, v in store.own(learner)])
+        return ReportResponse([views.submission_json(s, v) for s, v in self.store.own(learner)])
 
-    def api_queue(request: Request) -> Response:
-        learner = api_learner(request)
+    def queue(self, request: Request) -> Response:
+        learner = self.learner(request)
         mine = learner.id if learner is not None else None
         rows = [
-            {"id": s.id, "puzzle": s.puzzle, "state": s.state, "yours": s.learner_id == mine} for s, _ in store.queue()
+            {"id": s.id, "puzzle": s.puzzle, "state": s.state, "yours": s.learner_id == mine}
+            for s, _ in self.store.queue()
         ]
-        return JSONResponse({"grading": grading(), "counts": store.counts(), "queue": rows})
+        return JSONResponse({"grading": self.grading(), "counts": self.store.counts(), "queue": rows})
 
-    def api_leaderboard(request: Request) -> Response:
+    def leaderboard(self, request: Request) -> Response:
         puzzle = _puzzle(str(request.path_params["puzzle"]))
         if puzzle is None:
             return _error(404, "no such puzzle")
-        return JSONResponse({"puzzle": puzzle, "entries": store.leaderboard(puzzle)})
+        return JSONResponse({"puzzle": puzzle, "entries": self.store.leaderboard(puzzle)})
 
-    def page_learner(request: Request) -> Learner | None:
-        return store.learner(request.cookies.get(COOKIE))
+    def health(self, request: Request) -> Response:
+        return JSONResponse({"ok": True, "grading": self.grading()})
 
-    def page(request: Request, template: str, status: int = 200, **context: Any) -> Response:
-        response = templates.TemplateResponse(
-            request, template, {"grading": grading(), "views": views, **context}, status_code=status
+
+class _Pages:
+    """The server-rendered page: the token cookie names the learner."""
+
+    def __init__(self, store: Store, grading: Callable[[], dict[str, Any]]) -> None:
+        self.store = store
+        self.grading = grading
+        self.templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
+
+    def learner(self, request: Request) -> Learner | None:
+        return self.store.learner(request.cookies.get(COOKIE))
+
+    def page(self, request: Request, template: str, status: int = 200, **context: Any) -> Response:
+        response = self.templates.TemplateResponse(
+            request, template, {"grading": self.grading(), "views": views, **context}, status_code=status
         )
         response.headers.update(HEADERS)
         return response
 
-    def index(request: Request) -> Response:
-        learner = page_learner(request)
+    def index(self, request: Request) -> Response:
+        store = self.store
+        learner = self.learner(request)
         boards = []
         for puzzle in store.puzzles_with_passes():
             p = catalog.get(puzzle)
             boards.append({"puzzle": p, "entries": store.leaderboard(puzzle)})
-        return page(
+        return self.page(
             request,
             "index.html",
             learner=learner,
@@ -217,22 +236,24 @@ def create_app(store: Store, grading: Callable[[], dict[str, Any]], wake: Any = 
             failed_login=request.query_params.get("login") == "failed",
         )
 
-    def submission_page(request: Request) -> Response:
-        learner = page_learner(request)
+    def submission(self, request: Request) -> Response:
+        learner = self.learner(request)
         number = _number(request)
-        found = store.submission(learner, number) if learner and number is not None else None
+        found = self.store.submission(learner, number) if learner and number is not None else None
         if found is None:
-            return page(request, "missing.html", status=404, learner=learner)
+            return self.page(request, "missing.html", status=404, learner=learner)
         sub, verdict = found
         title = f"{sub.puzzle} {catalog.get(sub.puzzle).title}"
         lines = views.report_lines(verdict, title) if verdict else []
-        ahead = store.ahead_of(sub.id) if verdict is None else None
-        return page(request, "submission.html", learner=learner, sub=sub, verdict=verdict, lines=lines, ahead=ahead)
+        ahead = self.store.ahead_of(sub.id) if verdict is None else None
+        return self.page(
+            request, "submission.html", learner=learner, sub=sub, verdict=verdict, lines=lines, ahead=ahead
+        )
 
-    async def login(request: Request) -> Response:
+    async def login(self, request: Request) -> Response:
         form = await request.form()
         token = str(form.get("token") or "").strip()
-        learner = await run_in_threadpool(store.learner, token)
+        learner = await run_in_threadpool(self.store.learner, token)
         if learner is None:
             return RedirectResponse("/?login=failed", status_code=303)
         response = RedirectResponse("/", status_code=303)
@@ -240,36 +261,39 @@ def create_app(store: Store, grading: Callable[[], dict[str, Any]], wake: Any = 
         response.set_cookie(COOKIE, token, max_age=age, **_cookie_flags(request))
         return response
 
-    def logout(request: Request) -> Response:
+    def logout(self, request: Request) -> Response:
         response = RedirectResponse("/", status_code=303)
         response.delete_cookie(COOKIE, **_cookie_flags(request))
         return response
 
-    def same_origin_only(handler: Callable[[Request], Awaitable[Response] | Response]) -> Callable[..., Any]:
-        """``handler`` for a POST that acts on the learner's cookie: refused (403) from another site's page, so that
-        no page elsewhere can sign a learner in as someone else (login CSRF) or out."""
 
-        async def checked(request: Request) -> Response:
-            if not _same_origin(request):
-                return _error(403, "this form must be sent from this server's own page")
-            answer = handler(request)
-            return await answer if isinstance(answer, Awaitable) else answer
+def _same_origin_only(handler: Callable[[Request], Awaitable[Response] | Response]) -> Callable[..., Any]:
+    """``handler`` for a POST that acts on the learner's cookie: refused (403) from another site's page, so that
+    no page elsewhere can sign a learner in as someone else (login CSRF) or out."""
 
-        return checked
+    async def checked(request: Request) -> Response:
+        if not _same_origin(request):
+            return _error(403, "this form must be sent from this server's own page")
+        answer = handler(request)
+        return await answer if isinstance(answer, Awaitable) else answer
 
-    def health(request: Request) -> Response:
-        return JSONResponse({"ok": True, "grading": grading()})
+    return checked
 
+
+def create_app(store: Store, grading: Callable[[], dict[str, Any]], wake: Any = None) -> Starlette:
+    """The app over ``store``; ``grading()`` says how the cluster grades now (shown on the page); ``wake`` (an
+    Event) is set on every new submission so an idle slot claims it at once."""
+    api, pages = _Api(store, grading, wake), _Pages(store, grading)
     routes = [
-        Route("/", index),
-        Route("/submissions/{id:int}", submission_page),
-        Route("/login", same_origin_only(login), methods=["POST"]),
-        Route("/logout", same_origin_only(logout), methods=["POST"]),
-        Route("/api/health", health),
-        Route("/api/submissions", submit, methods=["POST"]),
-        Route("/api/submissions", api_submissions),
-        Route("/api/submissions/{id:int}", api_submission),
-        Route("/api/queue", api_queue),
-        Route("/api/leaderboard/{puzzle}", api_leaderboard),
+        Route("/", pages.index),
+        Route("/submissions/{id:int}", pages.submission),
+        Route("/login", _same_origin_only(pages.login), methods=["POST"]),
+        Route("/logout", _same_origin_only(pages.logout), methods=["POST"]),
+        Route("/api/health", api.health),
+        Route("/api/submissions", api.submit, methods=["POST"]),
+        Route("/api/submissions", api.submissions),
+        Route("/api/submissions/{id:int}", api.submission),
+        Route("/api/queue", api.queue),
+        Route("/api/leaderboard/{puzzle}", api.leaderboard),
     ]
     return Starlette(routes=routes)

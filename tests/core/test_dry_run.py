@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from tilescope.core.compiler.service import Analyzer
 from tilescope.core.record import dry_run as dry_run_module
-from tilescope.core.record.dry_run import cache_dir, dry_run
+from tilescope.core.record.dry_run import dry_run
+from tilescope.core.record.dry_run_result import cache_dir
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "dry_run"
 SIZES = FIXTURES / "sizes_from_run.py"

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tilescope.core.worker.loader import MODULE_NAME, module_name
+from tilescope.core.worker.import_path import MODULE_NAME, module_name
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SRC = FIXTURES / "kernel_lib" / "src"

@@ -63,12 +63,12 @@ def test_what_tilelang_puts_on_the_path_stays_there(tmp_path: Path) -> None:
     first, second = (str(tmp_path / folder / "kernel.py") for folder in ("first", "second"))
     program = (
         "import json, sys\n"
-        "from tilescope.core.worker import loader\n"
+        "from tilescope.core.worker import import_path, loader\n"
         "assert 'tilelang' not in sys.modules\n"
         f"loader.load_module(open({first!r}).read(), {first!r})\n"
         "before = [p for p in sys.path if 'tvm' in p]\n"
         f"loader.load_module(open({second!r}).read(), {second!r})\n"
-        "print(json.dumps([before, [p for p in sys.path if 'tvm' in p], sorted(loader._user_roots)]))\n"
+        "print(json.dumps([before, [p for p in sys.path if 'tvm' in p], sorted(import_path._user_roots)]))\n"
     )
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

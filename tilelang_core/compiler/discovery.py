@@ -20,7 +20,7 @@ from typing import Any
 
 from tilescope.core.errors import surrogate_error, syntax_error
 from tilescope.core.model import Diagnostic, KernelRef
-from tilescope.core.record.dry_run import DryRun
+from tilescope.core.record.dry_run_result import DryRun
 from tilescope.core.record.record_values import is_encoded
 from tilescope.core.record.recorder import recorded_instance
 from tilescope.core.static import StaticFile, analyze_source

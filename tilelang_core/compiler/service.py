@@ -16,14 +16,15 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tilescope.core.codes import diagnostic
 from tilescope.core.compiler.discovery import Instantiation, discover, instantiations, syntax_diagnostic
+from tilescope.core.compiler.dry_runs import DryRuns
+from tilescope.core.compiler.failures import failed, file_only, internal_failure, run_failure, worker_diagnostic
 from tilescope.core.compiler.worker_link import WorkerError, WorkerLink
-from tilescope.core.environment import gpu_message
 from tilescope.core.lines import SourceError, read_source
 from tilescope.core.model import (
     Diagnostic,
@@ -38,20 +39,7 @@ from tilescope.core.model import (
     to_json,
 )
 from tilescope.core.protocol import AnalyzeRequest, PassIRRequest, ProfileRequest, RunRequest, WorkerRequest
-from tilescope.core.record.dry_run import (
-    WALL_S,
-    DryRun,
-    Planned,
-    RunSettings,
-    cached,
-    dry_run,
-    execute,
-    pending,
-    plan,
-    store,
-)
 from tilescope.core.sandbox.landlock import Sandbox
-from tilescope.core.sandbox.supervise import Supervised
 from tilescope.core.static import StaticFile
 from tilescope.core.targets import target_error
 
@@ -102,12 +90,9 @@ class Analyzer:
         self.sealed = sealed
         self.timeout_s = timeout_s
         self.dry_run = dry_run
-        self._on_dry_run = on_dry_run
-        self._dry_runs: set[str] = set()
-        """Cache files of the runs going on in the background."""
-        self._dry_children: set[Supervised] = set()
         self.memory_mb = memory_mb
         self.python = python or sys.executable
+        self._dry_runs = DryRuns(self.python, memory_mb, on_dry_run)
         self._lock = threading.Lock()
         self._worker: WorkerLink | None = None
         self._cache: OrderedDict[str, KernelModel] = OrderedDict()
@@ -134,13 +119,12 @@ class Analyzer:
     def stop(self) -> None:
         """End the worker and every process it started now, even while a request is running (that
         request then ends as a crash diagnostic); later requests start a new worker."""
+        self._dry_runs.stop()
         with self._state_lock:
             self._stopped = True
             worker = self._worker
         if worker is not None:
             worker.process.kill()
-        for child in list(self._dry_children):
-            child.kill()
         self.close()
 
     def warm(self) -> None:
@@ -239,24 +223,24 @@ class Analyzer:
             try:
                 source = read_source(path)
             except SourceError as err:
-                return _file_only(path, target, [], diagnostic("io-error", Span(err.line), problem=str(err)))
+                return file_only(path, target, [], diagnostic("io-error", Span(err.line), problem=str(err)))
         syntax = syntax_diagnostic(source, path)
         if syntax is not None:
-            return _file_only(path, target, [], syntax)
+            return file_only(path, target, [], syntax)
         problem = target_error(target)
         if problem:
-            return _file_only(path, target, discover(source, path), diagnostic("bad-target", Span(1), problem=problem))
+            return file_only(path, target, discover(source, path), diagnostic("bad-target", Span(1), problem=problem))
         found = self._instantiations(
             source, path, target, started + timeout, static
         )  # once: the worker builds what it is sent
         discovered = [i.kernel for i in found]
         if not discovered:
-            return _file_only(path, target, [], NO_KERNELS)
+            return file_only(path, target, [], NO_KERNELS)
         if kernel is not None:
             found = [i for i in found if i.kernel.name == kernel]
             if not found:
                 missing = diagnostic("no-kernel", Span(line=1), name=kernel)
-                return _file_only(path, target, discovered, missing)
+                return file_only(path, target, discovered, missing)
         kernels: list[KernelModel] = []
         file_diagnostics: list[Diagnostic] = []
         deadline = started + timeout
@@ -276,8 +260,8 @@ class Analyzer:
                 "hazards_s": hazards_s,
             }
             if unloaded is not None:
-                failure = _worker_diagnostic(unloaded, inst.kernel, timeout)
-                partial = _failed(payload, inst.kernel, discovered, failure)
+                failure = worker_diagnostic(unloaded, inst.kernel, timeout)
+                partial = failed(payload, inst.kernel, discovered, failure)
             elif load_failed:  # the file's diagnostic says why; its top level is not executed again
                 model = KernelModel.unanalysed(inst.kernel.name, dict(inst.args), inst.target or target, [])
                 partial = FileAnalysis(path, target, [model], discovered, [])
@@ -298,42 +282,7 @@ class Analyzer:
         run in the foreground ends by ``deadline`` (the first kernel's), leaving the kernels their sizes' gaps."""
         if not self.dry_run or path.startswith("<"):
             return instantiations(source, path, static=static)
-        if self._on_dry_run is None:
-
-            def run_now() -> DryRun | None:
-                wall = WALL_S if deadline is None else min(WALL_S, max(deadline - time.monotonic(), 1.0))
-                return dry_run(path, python=self.python, memory_mb=self.memory_mb, target=target, wall_s=wall)
-
-            return instantiations(source, path, run_now, static)
-        return instantiations(source, path, lambda: self._background_dry_run(path, target), static)
-
-    def _background_dry_run(self, path: str, target: str) -> DryRun | None:
-        planned = plan(path, self.python)
-        if planned is None:
-            return None
-        found = cached(planned)
-        if found is not None:
-            return found
-        with self._state_lock:
-            if self._stopped:
-                return None
-            started = str(planned.cached) not in self._dry_runs
-            self._dry_runs.add(str(planned.cached))
-        if started:
-            threading.Thread(target=self._dry_run_then_tell, args=(planned, target), daemon=True).start()
-        return pending(planned)
-
-    def _dry_run_then_tell(self, planned: Planned, target: str) -> None:
-        try:
-            result = execute(planned, RunSettings(self.python, self.memory_mb, target), self._dry_children)
-        finally:
-            with self._state_lock:
-                self._dry_runs.discard(str(planned.cached))
-                stopped = self._stopped
-        if stopped or self._on_dry_run is None:
-            return  # ended by stop(): not a result to keep
-        store(planned, result)
-        self._on_dry_run(str(planned.file))
+        return instantiations(source, path, self._dry_runs.source(path, target, deadline), static)
 
     def _analyze_one(
         self,
@@ -354,13 +303,9 @@ class Analyzer:
             data, notes = self._call(payload, deadline)
         except WorkerError as err:
             unloaded = err if err.code == "timeout" and err.phase in (None, "started", "worker-start") else None
-            return _failed(payload, ref, discovered, _worker_diagnostic(err, ref, timeout)), unloaded
+            return failed(payload, ref, discovered, worker_diagnostic(err, ref, timeout)), unloaded
         except RuntimeError as err:
-            line = ref.span.line if ref else 1
-            failure = diagnostic(
-                "internal-error", Span(line), form="worker", kernel=ref.name if ref else None, error=str(err)
-            )
-            return _failed(payload, ref, discovered, failure), None
+            return failed(payload, ref, discovered, internal_failure(err, ref)), None
         result = from_json(FileAnalysis, data)
         line, column = (ref.span.line, ref.span.column) if ref else (1, 0)
         for note in notes:
@@ -406,7 +351,7 @@ class Analyzer:
             data, _ = self._call(payload, time.monotonic() + timeout)
             return from_json(RunReport, data)
         except (WorkerError, RuntimeError) as err:
-            return _run_failure(err, kernel, args, timeout)
+            return run_failure(err, kernel, args, timeout)
 
     def profile(self, payload: dict[str, Any], timeout_s: float | None = None) -> Timing:
         """Time one kernel on this machine's GPU in the worker (``tilescope.core.worker.gpu_run``)."""
@@ -453,52 +398,7 @@ class Analyzer:
         return IRText(text=data["text"], source_lines=data["source_lines"])
 
 
-def _run_failure(err: Exception, kernel: str | None, args: dict[str, Any] | None, timeout: float) -> RunReport:
-    if isinstance(err, WorkerError) and err.code == "timeout":
-        message = f"the run did not finish within {timeout:g} s (it was stopped)"
-    else:
-        message = f"the worker died while running the kernel ({err}); it was restarted"
-    return RunReport(kernel or "", dict(args or {}), [], [], 0.0, error=message)
-
-
 def _file(path: str, source: str | None) -> tuple[str, str]:
     """The absolute path (a ``<name>`` as given) and the text: ``source``, or the file's."""
     path = str(Path(path).resolve()) if not path.startswith("<") else path
     return path, read_source(path) if source is None else source
-
-
-def _file_only(path: str, target: str, discovered: list[KernelRef], failure: Diagnostic) -> FileAnalysis:
-    return FileAnalysis(path=path, target=target, kernels=[], discovered=discovered, diagnostics=[failure])
-
-
-def _failed(
-    payload: Mapping[str, Any], ref: KernelRef | None, discovered: list[KernelRef], failure: Diagnostic
-) -> FileAnalysis:
-    """The worker could not answer for a kernel: the kernel still appears in ``kernels``, with why."""
-    path, target = payload["path"], payload["target"]
-    if ref is None:
-        return _file_only(path, target, discovered, failure)
-    kernel = KernelModel.unanalysed(ref.name, {}, target, [failure])
-    return FileAnalysis(path=path, target=target, kernels=[kernel], discovered=discovered, diagnostics=[])
-
-
-def _worker_diagnostic(err: WorkerError, ref: KernelRef | None, timeout: float) -> Diagnostic:
-    name = ref.name if ref else "the file"
-    kernel = ref.name if ref else None
-    span = Span(ref.span.line, ref.span.column) if ref else Span(1, 0)
-    if err.code == "worker-crash" and gpu_message(str(err)):
-        return diagnostic("needs-gpu", span, form="worker", kernel=kernel, name=name, error=str(err))
-    if err.code not in ("timeout", "worker-crash", "worker-channel", "supervisor-lost", "worker-leftovers"):
-        return diagnostic(err.code, span, form=err.form, kernel=kernel, fields=err.fields)
-    after = (
-        "the process that built it was ended; the warm worker goes on"
-        if err.kept
-        else "the worker and every process it started were ended and a fresh worker started"
-    )
-    if err.code == "timeout":
-        if err.phase == "worker-start":
-            return diagnostic("timeout", span, form="start", kernel=kernel, name=name, seconds=timeout)
-        if err.phase in (None, "started"):
-            return diagnostic("timeout", span, form="loading", kernel=kernel, name=name, seconds=timeout, after=after)
-        return diagnostic("timeout", span, kernel=kernel, name=name, seconds=timeout, phase=err.phase, after=after)
-    return diagnostic(err.code, span, kernel=kernel, name=name, error=str(err), after=after)

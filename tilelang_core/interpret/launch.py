@@ -24,7 +24,8 @@ from tilescope.core.interpret.memory import NotInterpretable
 from tilescope.core.interpret.tuned import Chooser, build
 from tilescope.core.model import Comparison, OutputStats, RunReport
 from tilescope.core.protocol import CONFIG_ARG
-from tilescope.core.worker.loader import jit_options, load_module
+from tilescope.core.worker.loader import load_module
+from tilescope.core.worker.prim_func import jit_options
 
 TORCH_DTYPES = {
     "float16": torch.float16,

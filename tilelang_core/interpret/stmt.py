@@ -8,9 +8,10 @@ every thread is a lane, numbered as CUDA forms warps, all in lockstep (so ``T.sy
 by construction), ``local`` buffers get one copy per thread, warp shuffles exchange lanes, and a
 tile operation runs once for the block where every thread reaches it alike. What that cannot
 express exactly (``T.Parallel`` or fragment elements in per-thread code, a tile operation under a
-thread-dependent branch) is refused with its line. ``T.Parallel`` and vectorised loops become lane axes (all iterations
-at once, which is what their independence allows); serial, unrolled and pipelined loops run in
-order (pipelining reorders only asynchronous copies, whose results it must not change).
+thread-dependent branch) is refused with its line. ``T.Parallel`` and vectorised loops become lane
+axes (all iterations at once, which is what their independence allows); serial, unrolled and
+pipelined loops run in order (pipelining reorders only asynchronous copies, whose results it must
+not change): ``loops``. Stores, atomics and allocations are ``stores``.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ import numpy as np
 from tilelang import tvm
 from tilelang.ir import get_stmt_span
 from tilescope.core.interpret.context import Context, Frame, Run, key
-from tilescope.core.interpret.expr import compile_expr, thread_index
-from tilescope.core.interpret.memory import Memory, NotInterpretable, np_dtype
+from tilescope.core.interpret.expr import compile_expr
+from tilescope.core.interpret.loops import parallel_loop, serial_loop
+from tilescope.core.interpret.memory import NotInterpretable, np_dtype
+from tilescope.core.interpret.stores import ATOMICS, allocate, compile_atomic, compile_store
 from tilescope.core.interpret.tileops import compile_tileop
 
 tirx = tvm.tirx
@@ -218,58 +221,8 @@ def _for(ctx: Context, node: Any) -> Run:
     if kind in (tirx.ForKind.PARALLEL, tirx.ForKind.VECTORIZED):
         if ctx.thread_slot is not None:
             raise ctx.fail("a T.Parallel or vectorised loop in per-thread code (code that names threadIdx.x)")
-        return _lanes(k, lo, extent, body, np_dtype(node.loop_var.dtype), str(node.loop_var.name), ctx.line)
-    return _serial(k, lo, extent, body)
-
-
-def _serial(k: int, lo: Callable[[Frame], Any], extent: Callable[[Frame], Any], body: Run) -> Run:
-    def serial(f: Frame) -> None:
-        start, count = lo(f), extent(f)
-        if isinstance(start, np.ndarray) or isinstance(count, np.ndarray):
-            return _serial_lanes(f, k, start, count, body)
-        plan = f.plan
-        for i in range(int(start), int(start) + int(count)):
-            f.values[k] = i
-            if plan is not None:
-                plan.tick()
-            body(f)
-        return None
-
-    return serial
-
-
-def _serial_lanes(f: Frame, k: int, start: Any, count: Any, body: Run) -> None:
-    """A serial loop whose bounds differ across lanes: run to the longest, masking finished lanes."""
-    saved = f.mask
-    for step in range(int(np.max(count)) if np.size(count) else 0):
-        live = step < count
-        f.mask = live if saved is None else saved & live
-        f.values[k] = start + step
-        body(f)
-    f.mask = saved
-
-
-def _lanes(
-    k: int, lo: Callable[[Frame], Any], extent: Callable[[Frame], Any], body: Run, dtype: np.dtype, name: str, line: int
-) -> Run:
-    def parallel(f: Frame) -> None:
-        start, count = lo(f), extent(f)
-        if isinstance(count, np.ndarray):
-            raise NotInterpretable("not interpretable: a T.Parallel extent that differs across lanes")
-        count = int(count)
-        if count <= 0:
-            return
-        saved = f.lanes
-        f.values[k] = (np.arange(count, dtype=dtype) + start).reshape((count,) + (1,) * saved)
-        f.lanes = saved + 1
-        f.loops.append((name, start, count, line))
-        try:
-            body(f)
-        finally:
-            f.lanes = saved
-            f.loops.pop()
-
-    return parallel
+        return parallel_loop(k, lo, extent, body, np_dtype(node.loop_var.dtype), str(node.loop_var.name), ctx.line)
+    return serial_loop(k, lo, extent, body)
 
 
 def _if(ctx: Context, node: Any) -> Run:
@@ -300,28 +253,6 @@ def _if(ctx: Context, node: Any) -> Run:
     return branch
 
 
-def _store(ctx: Context, node: Any) -> Run:
-    b = ctx.buffer_slot(node.buffer)
-    index = thread_index(ctx, node.buffer) + [compile_expr(ctx, i) for i in node.indices]
-    value = compile_expr(ctx, node.value)
-    guard = ctx.guard(node.buffer, list(node.indices))
-    guard = (False, *guard) if guard is not None and ctx.per_thread(node.buffer) else guard
-    line = ctx.line
-
-    def store(f: Frame) -> None:
-        tracker = f.findings.tracker
-        if tracker is None:
-            f.values[b].store(tuple(i(f) for i in index), value(f), f.mask, line, guard)
-            return
-        tracker.begin_statement()
-        try:
-            f.values[b].store(tuple(i(f) for i in index), value(f), f.mask, line, guard)
-        finally:
-            tracker.end_statement()
-
-    return store
-
-
 def _evaluate(ctx: Context, node: Any) -> Run:
     call = node.value
     if isinstance(call, tirx.Call):
@@ -335,62 +266,10 @@ def _evaluate(ctx: Context, node: Any) -> Run:
                 ctx.line = outer
         if name in _NO_OPS:
             return lambda f: None
-        if name in _ATOMICS:
-            return _atomic(ctx, call, _ATOMICS[name])
+        if name in ATOMICS:
+            return compile_atomic(ctx, call, ATOMICS[name])
     value = compile_expr(ctx, call)
     return lambda f: value(f) and None
-
-
-_ATOMICS = {"tl.atomic_add_elem_op": np.add, "tl.atomic_max_elem_op": np.fmax, "tl.atomic_min_elem_op": np.fmin}
-
-
-def _atomic(ctx: Context, call: Any, op: Any) -> Run:
-    """An element atomic: ``T.atomic_add(dst[i], v)`` is ``atomic_add_elem_op(access_ptr(dst[i]), v)``;
-    TileLang's safe-memory pass guards it like a store."""
-    pointer = call.args[0]
-    if not (isinstance(pointer, tirx.Call) and str(pointer.op.name) == "tl.access_ptr"):
-        raise ctx.fail(f"an atomic on {pointer}")
-    load = pointer.args[0]
-    b = ctx.buffer_slot(load.buffer)
-    index = thread_index(ctx, load.buffer) + [compile_expr(ctx, i) for i in load.indices]
-    guard = ctx.guard(load.buffer, list(load.indices))
-    guard = (False, *guard) if guard is not None and ctx.per_thread(load.buffer) else guard
-    value = compile_expr(ctx, call.args[1])
-    line = ctx.line
-
-    def atomic(f: Frame) -> None:
-        f.values[b].atomic(tuple(i(f) for i in index), value(f), f.mask, line, guard, op)
-
-    return atomic
-
-
-def allocate(ctx: Context, buffer: Any) -> Run:
-    """A fresh buffer on every execution: block-local memory starts unwritten in each block."""
-    k = ctx.buffer_slot(buffer)
-    name, scope = str(buffer.name), str(buffer.scope())
-    dtype = np_dtype(buffer.dtype)
-    shape = [compile_expr(ctx, s) for s in buffer.shape]
-    if ctx.per_thread(buffer):
-        count = ctx.thread_count
-        shape = [lambda f: count, *shape]
-    seed = sum(name.encode())
-
-    def alloc(f: Frame) -> None:
-        dims = tuple(int(s(f)) for s in shape)
-        f.values[k] = Memory(name, garbage(dims, dtype, seed), f.findings, scope=scope, initialised=False)
-
-    return alloc
-
-
-def garbage(shape: tuple[int, ...], dtype: np.dtype, seed: int) -> np.ndarray:
-    """What uninitialised memory holds here: finite, fixed junk (the GPU's is finite junk too, and
-    ``uninitialised-read`` findings say where it was read)."""
-    rng = np.random.default_rng(seed)
-    if dtype.kind == "b":
-        return rng.integers(0, 2, shape).astype(bool)
-    if dtype.kind in "iu":
-        return rng.integers(0, 100, shape).astype(dtype)
-    return rng.uniform(-100.0, 100.0, shape).astype(np.float32).astype(dtype)
 
 
 def _block_realize(ctx: Context, node: Any) -> Run:
@@ -456,7 +335,7 @@ _HANDLERS: dict[type, Callable[[Context, Any], Run]] = {
     tirx.AttrStmt: _attr,
     tirx.For: _for,
     tirx.IfThenElse: _if,
-    tirx.BufferStore: _store,
+    tirx.BufferStore: compile_store,
     tirx.Evaluate: _evaluate,
     tirx.SBlockRealize: _block_realize,
     tirx.AllocBuffer: _alloc_buffer,

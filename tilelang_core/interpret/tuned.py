@@ -18,7 +18,7 @@ from tilescope.core.compiler.discovery import Instantiation
 from tilescope.core.model import Autotune
 from tilescope.core.protocol import CONFIG_ARG
 from tilescope.core.worker import autotune
-from tilescope.core.worker.loader import build_prim_func
+from tilescope.core.worker.prim_func import build_prim_func
 
 _BY = {
     "directive": "as asked",

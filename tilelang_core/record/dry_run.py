@@ -33,12 +33,13 @@ import re
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tilescope.core.record.dry_run_program import Runner, import_root, runner
+from tilescope.core.record.dry_run_result import DRY_RUN_VERSION, DryRun, cache_dir, load, manifest, save
 from tilescope.core.record.recorder import (
-    INSTANCES_VERSION,
     factory_of_inner_jit,
     fake_profile,
     hook_env,
@@ -49,8 +50,6 @@ from tilescope.core.record.recorder import (
 from tilescope.core.sandbox.spawn import NO_GPU, worker_env
 from tilescope.core.sandbox.supervise import Limits, Supervised, SupervisorLost
 
-DRY_RUN_VERSION = 3
-"""Bumped when what a dry run records changes, so older cached runs are not used."""
 WALL_S = 90.0
 TESTS_WALL_S = 180.0
 """A project's tests teach every module of its package at once, so they may run longer than one main."""
@@ -58,166 +57,10 @@ IDLE_S = 25.0
 """A run that built a kernel and then nothing new for this long is stopped (it is timing or training)."""
 _STAND_IN = {"TILESCOPE_RECORD_STAND_IN": "1", "OMP_NUM_THREADS": "1"}
 _NPU = re.compile(r"\btorch_npu\b|\.npu\(|[\"']npu[\"':]")
-_TEST_NAME = re.compile(r"^(test_.*|.*_test)\.py$")
-_MAX_FILES = 5000
-
-
-@dataclass(frozen=True)
-class DryRun:
-    """What one dry run of a file saw: per kernel of the file, its first instance (instances.json schema)."""
-
-    file: str
-    source_sha256: str
-    command: str
-    """What ran: ``python -O FILE`` or ``python -O -m pytest TESTS``."""
-    instances: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """The first instance of each kernel of ``file``."""
-    stop: str | None = None
-    """Why the run ended early: an exception's first line and the program's line it was raised at,
-    ``timeout`` or ``idle``; ``None`` at its end."""
-    seconds: float = 0.0
-    pending: bool = False
-    """Started in the background and not finished yet (the editor analyses again when it ends)."""
-    failed: list[str] = field(default_factory=list)
-    """Tests that failed, each with why and where (a run of tests goes on past them)."""
-    built: list[dict[str, Any]] = field(default_factory=list)
-    """The first instance of each kernel of every file the run built (what ``store`` keeps for them all)."""
-    imported: dict[str, str] = field(default_factory=dict)
-    """The hash of each of the program's files the run imported: the cache holds while they are unchanged."""
-
-    def source(self, kernel: str) -> str | None:
-        """Where a kernel's values came from, for ``arg_sources`` and hover: ``dry run of main(), line 212,
-        fake H100`` or ``dry run of test_gemm.py::test_gemm[256-128], line 30, fake H100``."""
-        entry = self.instances.get(kernel)
-        if entry is None:
-            return None
-        called = entry.get("called_at") or {}
-        function = called.get("function")
-        where = "the module" if function in (None, "<module>") else f"{function}()"
-        other = called.get("file") and os.path.abspath(called["file"]) != self.file
-        place = f" in {Path(called['file']).name}" if other else ""
-        line = f", line {called['line']}" if called.get("line") else ""
-        if entry.get("test"):  # the test's node id says where; a line would be in the library's code
-            where, place, line = Path(entry["test"]).name, "", ""
-        device = f", fake {entry['fake_device']}" if entry.get("fake_device") else ""
-        return f"dry run of {where}{place}{line}{device}"
-
-    def instance(self, kernel: str) -> dict[str, Any] | None:
-        """The first instance the run built of ``kernel``, as ``instances.json`` holds one: its arguments
-        (``record_values``'s form), the ``T.const`` sizes its tensors bound, what could not be recorded."""
-        return self.instances.get(kernel)
-
-    def why_not(self, kernel: str) -> str:
-        """Why the run gave no values for ``kernel``, for the missing-arguments diagnostic."""
-        if self.pending:
-            return f"a dry run ({self.command}) is under way to learn them"
-        how = f"a dry run ({self.command}) did not build it"
-        if self.failed:
-            tests = "a test" if len(self.failed) == 1 else f"{len(self.failed)} tests"
-            how += f" ({tests} failed: {self.failed[0]})"
-        return f"{how}: it stopped early ({self.stop})" if self.stop else how
-
-
-def cache_dir() -> Path:
-    """``$TILESCOPE_CACHE_DIR``, else ``$XDG_CACHE_HOME/tilescope``, else ``~/.cache/tilescope``."""
-    explicit = os.environ.get("TILESCOPE_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "tilescope"
 
 
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def has_main(source: str) -> bool:
-    """Whether the file has an ``if __name__ == "__main__":`` block."""
-    return bool(re.search(r"""^if\s+__name__\s*==\s*["']__main__["']\s*:""", source, re.MULTILINE))
-
-
-@dataclass(frozen=True)
-class Runner:
-    """The program a dry run runs to reach a file's kernels."""
-
-    path: Path
-    argv: list[str]
-    """After ``python -O``."""
-    command: str
-    root: Path | None = None
-    """The project's root, for a run of its tests (their ``conftest.py`` and ``rootdir``)."""
-
-
-def import_root(file: Path) -> Path:
-    """The folder ``import pkg.mod`` works from: above the outermost package holding ``file`` (a folder
-    without ``__init__.py`` inside a package is a namespace portion of it)."""
-    folder = file.parent
-    while folder.parent != folder and ((folder / "__init__.py").exists() or (folder.parent / "__init__.py").exists()):
-        folder = folder.parent
-    return folder
-
-
-def module_name(file: Path) -> str:
-    """``mylib.ops.gemm`` for ``src/mylib/ops/gemm.py``."""
-    return ".".join(file.resolve().relative_to(import_root(file)).with_suffix("").parts)
-
-
-def _main_runner(file: Path) -> Runner:
-    """``python -O FILE``, or ``python -O -m pkg.mod`` for a module of a package (its relative imports then
-    work); a script in a plain folder runs as a script, its folder first on ``sys.path``."""
-    name = module_name(file)
-    if (file.parent / "__init__.py").exists() and "." in name:
-        return Runner(file, ["-m", name], f"python -O -m {name}")
-    return Runner(file, [str(file)], f"python -O {file.name}")
-
-
-def _project_files(file: Path) -> tuple[Path, list[Path]]:
-    """The root of the project holding ``file`` (its ``pyproject.toml``, ``setup.py`` or ``.git``, at most
-    four folders up) and its Python files, virtual environments and hidden folders left out."""
-    folder = root = file.parent
-    for _ in range(4):
-        if any((folder / marker).exists() for marker in ("pyproject.toml", "setup.py", ".git")):
-            root = folder
-            break
-        folder = folder.parent
-    found = []
-    for candidate in sorted(root.rglob("*.py"))[:_MAX_FILES]:
-        parts = candidate.relative_to(root).parts[:-1]
-        if not any(p.startswith(".") or "venv" in p or p in ("site-packages", "node_modules") for p in parts):
-            found.append(candidate)
-    return root, found
-
-
-def runner(file: Path, source: str) -> Runner | None:
-    """The file's own ``__main__``; else the project's test files importing it or a package holding it, under
-    pytest from the project's root; else the first program with a ``__main__`` that imports it or its package
-    (``from mylib import matmul``)."""
-    if has_main(source):
-        return _main_runner(file)
-    dotted = module_name(file).split(".")
-    names = {".".join(dotted[: i + 1]) for i in range(len(dotted))} | {file.stem}
-    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    imports = re.compile(rf"^\s*(from|import)\s+([\w.]*\.)?({alternatives})(?![\w.])", re.M)
-    programs, tests = [], []
-    root, files = _project_files(file)
-    for candidate in files:
-        if candidate == file:
-            continue
-        try:
-            text = candidate.read_text(errors="replace")
-        except OSError:
-            continue
-        if not imports.search(text):
-            continue
-        if _TEST_NAME.match(candidate.name):
-            tests.append(candidate)
-        elif has_main(text):
-            programs.append(candidate)
-    if tests:
-        argv = ["-m", "pytest", "-q", "-p", "no:cacheprovider", f"--rootdir={root}", *map(str, tests)]
-        names = " ".join(t.name for t in tests[:3]) + (f" (+{len(tests) - 3})" if len(tests) > 3 else "")
-        return Runner(tests[0], argv, f"python -O -m pytest {names}", root)
-    return _main_runner(programs[0]) if programs else None
 
 
 @dataclass(frozen=True)
@@ -255,7 +98,7 @@ def plan(path: str, python: str) -> Planned | None:
 
 def cached(planned: Planned) -> DryRun | None:
     """The stored result of this very run, if every file of the program it imported is unchanged."""
-    return _load(planned.cached, planned.file, planned.digest)
+    return load(planned.cached, planned.file, planned.digest)
 
 
 def pending(planned: Planned) -> DryRun:
@@ -303,29 +146,17 @@ def dry_run(
 
 def _run(planned: Planned, settings: RunSettings, children: set[Supervised]) -> DryRun:
     start = time.monotonic()
-    file, how, digest = planned.file, planned.runner, planned.digest
-    argv, command = [settings.python, "-O", *how.argv], how.command
+    how = planned.runner
     wall_s = settings.wall_s or (TESTS_WALL_S if how.root is not None else WALL_S)
-    device = fake_profile(settings.target, recorded_device(str(file)), npu=planned.npu)
     with tempfile.TemporaryDirectory(prefix="tilescope-dry-run-") as folder:
         hooks, scratch = Path(folder) / "hook", Path(folder) / "cwd"
         hooks.mkdir()
         scratch.mkdir()
         out = hooks / "instances.jsonl"
-        env = {**worker_env(os.environ), **_STAND_IN, **NO_GPU, "TILESCOPE_FAKE_DEVICE": json.dumps(device)}
-        if device["target"].startswith(
-            "sm_"
-        ):  # what TileLang detects on such a GPU, for kernels that ask at build time
-            env["TILELANG_DEFAULT_TARGET"] = json.dumps({"kind": "cuda", "arch": device["target"]})
-        env = hook_env(hooks, out, env)
-        roots = dict.fromkeys(str(import_root(f)) for f in (file, how.path))
-        if how.root is not None:  # a src/ layout's package, importable as the project's tests expect
-            roots.update(dict.fromkeys(str(p) for p in (how.root, how.root / "src") if p.is_dir()))
-        env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], *roots])
-        stop: str | None = None
+        env = _environment(planned, settings, hooks, out)
         try:
             child = Supervised(
-                argv,
+                [settings.python, "-O", *how.argv],
                 limits=Limits(memory_mb=settings.memory_mb, cpu_s=int(wall_s) + 1),
                 env=env,
                 cwd=str(scratch),
@@ -334,19 +165,48 @@ def _run(planned: Planned, settings: RunSettings, children: set[Supervised]) -> 
                 stderr=subprocess.DEVNULL,
             )
         except (OSError, SupervisorLost) as err:
-            return DryRun(str(file), digest, command, stop=f"could not start ({err})")
+            return DryRun(str(planned.file), planned.digest, how.command, stop=f"could not start ({err})")
         children.add(child)
         try:
-            code = wait_for_hook(child.process, out, wall_s, settings.idle_s)
-            stop = f"exit status {code}" if code else None
-            if code == 1 and how.root is not None:  # pytest's "some tests failed": each is said in ``failed``
-                stop = None
-        except subprocess.TimeoutExpired as stopped:
-            stop = "idle" if stopped.timeout == settings.idle_s else "timeout"
+            stop = _wait(child, out, wall_s, settings.idle_s, tests=how.root is not None)
         finally:
             child.kill()
             children.discard(child)
         lines = read_lines(out)
+    return _outcome(planned, lines, stop, start)
+
+
+def _environment(planned: Planned, settings: RunSettings, hooks: Path, out: Path) -> dict[str, str]:
+    """The worker's clean environment with the record hook, stand-in compiles, no GPU and the fake device
+    in its place, and the program's packages importable (a ``src/`` layout's as its tests expect)."""
+    file, how = planned.file, planned.runner
+    device = fake_profile(settings.target, recorded_device(str(file)), npu=planned.npu)
+    env = {**worker_env(os.environ), **_STAND_IN, **NO_GPU, "TILESCOPE_FAKE_DEVICE": json.dumps(device)}
+    if device["target"].startswith("sm_"):  # what TileLang detects on such a GPU, for kernels that ask at build time
+        env["TILELANG_DEFAULT_TARGET"] = json.dumps({"kind": "cuda", "arch": device["target"]})
+    env = hook_env(hooks, out, env)
+    roots = dict.fromkeys(str(import_root(f)) for f in (file, how.path))
+    if how.root is not None:  # a src/ layout's package, importable as the project's tests expect
+        roots.update(dict.fromkeys(str(p) for p in (how.root, how.root / "src") if p.is_dir()))
+    env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], *roots])
+    return env
+
+
+def _wait(child: Supervised, out: Path, wall_s: float, idle_s: float, tests: bool) -> str | None:
+    """Why the run ended early (an exit status, ``timeout`` or ``idle``), ``None`` at its end."""
+    try:
+        code = wait_for_hook(child.process, out, wall_s, idle_s)
+    except subprocess.TimeoutExpired as stopped:
+        return "idle" if stopped.timeout == idle_s else "timeout"
+    if code == 1 and tests:  # pytest's "some tests failed": each is said in ``failed``
+        return None
+    return f"exit status {code}" if code else None
+
+
+def _outcome(planned: Planned, lines: list[dict[str, Any]], stop: str | None, start: float) -> DryRun:
+    """The run from the hook's lines: the first instance of each kernel of every file it built (an autotuned
+    kernel's left out: its tuner timed stand-ins), why it stopped, the tests that failed, what it imported."""
+    file, how = planned.file, planned.runner
     exit_line = next((x for x in lines if x.get("event") == "exit" and x.get("error")), None)
     error = _stopped(exit_line) if exit_line is not None else None
     failed = [_stopped(x) for x in lines if x.get("event") == "test-failed"]
@@ -360,8 +220,10 @@ def _run(planned: Planned, settings: RunSettings, children: set[Supervised]) -> 
     imported = {os.path.realpath(f) for x in lines for f in x.get("imports") or ()} | {str(file), str(how.path)}
     instances = {kernel: entry for (where, kernel), entry in every.items() if where == str(file)}
     seconds = round(time.monotonic() - start, 1)
-    built, hashes = list(every.values()), _manifest(imported)
-    return DryRun(str(file), digest, command, instances, error or stop, seconds, False, failed, built, hashes)
+    built, hashes = list(every.values()), manifest(imported)
+    return DryRun(
+        str(file), planned.digest, how.command, instances, error or stop, seconds, False, failed, built, hashes
+    )
 
 
 _NOT_KEPT = ("pid", "event", "imports", "outer", "seq")
@@ -376,62 +238,6 @@ def _stopped(line: dict[str, Any]) -> str:
     return f"{test}{line.get('error')}{where}"
 
 
-def _manifest(files: set[str]) -> dict[str, str]:
-    """Each file's hash; a file that cannot be read has none (it cannot be checked, so nothing is cached)."""
-    hashes = {}
-    for name in sorted(files):
-        try:
-            hashes[name] = hashlib.sha256(Path(name).read_bytes()).hexdigest()
-        except OSError:
-            hashes[name] = ""
-    return hashes
-
-
-def _unchanged(manifest: dict[str, str]) -> bool:
-    return bool(manifest) and all(digest and _manifest({name}).get(name) == digest for name, digest in manifest.items())
-
-
-def _load(cached: Path, file: Path, digest: str) -> DryRun | None:
-    try:
-        data = json.loads(cached.read_text())
-    except (OSError, json.JSONDecodeError):
-        return None
-    if not isinstance(data, dict) or data.get("version") != INSTANCES_VERSION:
-        return None
-    run = data.get("dry_run") or {}
-    if run.get("version") != DRY_RUN_VERSION or not _unchanged(run.get("imported") or {}):
-        return None
-    if str(file) not in run["imported"] and run.get("source_sha256", {}).get(str(file)) != digest:
-        return None  # a file the run never imported: valid for the very text it saw
-    entries = [e for e in data.get("instances", []) if isinstance(e, dict) and "kernel" in e and "file" in e]
-    instances: dict[str, dict[str, Any]] = {}
-    for entry in entries:
-        if os.path.realpath(entry["file"]) == str(file):
-            instances.setdefault(entry["kernel"], entry)
-    stop, failed = run.get("stop"), run.get("failed") or []
-    return DryRun(str(file), digest, run["command"], instances, stop, run.get("seconds", 0.0), failed=failed)
-
-
 def store(planned: Planned, run: DryRun) -> None:
-    """Written as ``.tilescope/instances.json`` is (every file's instances), with the run's outcome and the
-    hashes of the program's files it imported beside them."""
-    cached = planned.cached
-    entries = [{**entry, "command": f"dry run: {run.command}"} for entry in run.built]
-    outcome = {
-        "version": DRY_RUN_VERSION,
-        "file": run.file,
-        "source_sha256": {run.file: run.source_sha256},
-        "imported": run.imported,
-        "command": run.command,
-        "stop": run.stop,
-        "failed": run.failed,
-        "seconds": run.seconds,
-        "ran_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"version": INSTANCES_VERSION, "instances": entries, "dry_run": outcome}, indent=1))
-        os.replace(tmp, cached)
-    except OSError:
-        return
+    """Keep ``run`` where ``planned`` is cached (``dry_run_result.save``)."""
+    save(planned.cached, run)

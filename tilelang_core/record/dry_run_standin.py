@@ -99,7 +99,7 @@ def patch_compile(module: Any) -> None:
         return
 
     def compile(func: Any = None, out_idx: Any = None, *args: Any, **kwargs: Any) -> StandIn:
-        hook = sys.modules.get("tilescope_record_hook")
+        hook = sys.modules.get("tilescope_hook_lines")
         if hook is not None and func is not None:  # the target and pass_configs belong to the instance
             with contextlib.suppress(Exception):
                 hook.compiled(func, kwargs.get("target", "auto"), kwargs.get("pass_configs"))

@@ -11,8 +11,9 @@ compute version) answer likewise. Where the program needs a value such a tensor 
 (``.item()``, a branch on a tensor, ``.cpu()``, ``.numpy()``) it raises ``ShapeOnly``, which the
 hook reports with the program's line. Nothing here ever touches a real device.
 
-Copied next to the record hook (``tilescope_fake_device``); it must import nothing of Tilescope, and
-torch and TileLang only as the modules the hook hands it.
+The device queries' answers are ``fake_queries``; which calls carry values the program knows (made
+for real on the CPU) is ``fake_values``. Copied next to the record hook (``tilescope_fake_device``);
+it must import nothing of Tilescope, and torch and TileLang only as the modules the hook hands it.
 """
 
 from __future__ import annotations
@@ -27,10 +28,17 @@ import threading
 import types
 from typing import Any
 
+try:
+    # Written beside the record hook at run time, so the checker cannot resolve them.
+    import tilescope_fake_queries as queries  # pyright: ignore[reportMissingImports]
+    import tilescope_fake_values as values  # pyright: ignore[reportMissingImports]
+except ImportError:  # imported from the package rather than beside the hook
+    from tilescope.core.record import fake_queries as queries
+    from tilescope.core.record import fake_values as values
+
 PROFILE: dict[str, Any] = json.loads(os.environ.get("TILESCOPE_FAKE_DEVICE") or "{}")
 """The device faked: ``kind`` (``cuda`` or ``npu``), ``target`` (``sm_90``) and the properties
 ``torch.cuda.get_device_properties`` has (``name``, ``major``, ``multi_processor_count``...)."""
-_GIB = 1 << 30
 _inside = threading.local()
 ZERO_VALUES = os.environ.get("TILESCOPE_FAKE_VALUES") == "zero"
 """The Ascend ground truth's runs only (``benchmarks/ascend/truth.py``): a value read of a shape-only tensor
@@ -51,184 +59,6 @@ def short_name() -> str:
     return name.split()[0] if name.split() else name
 
 
-class _Properties:
-    """What ``torch.cuda.get_device_properties`` returns, from the profile."""
-
-    def __init__(self, values: dict[str, Any]) -> None:
-        self.name = str(values.get("name") or "NVIDIA GPU")
-        self.multi_processor_count = int(values.get("multi_processor_count") or 132)
-        self.shared_memory_per_block = int(values.get("shared_memory_per_block") or 49152)
-        self.max_threads_per_block = 1024
-        self.is_integrated = 0
-        self.is_multi_gpu_board = 0
-        self.__dict__.update({k: v for k, v in values.items() if k not in ("kind", "target")})
-        self.total_memory = int(values.get("total_memory") or 80 * _GIB)
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{k}={v!r}" for k, v in self.__dict__.items())
-        return f"_CudaDeviceProperties({fields})"
-
-
-class _Event:
-    """``torch.cuda.Event``: records nothing; every interval is a millisecond (the dry run times nothing)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-    def record(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-    def wait(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-    def synchronize(self) -> None:
-        return None
-
-    def query(self) -> bool:
-        return True
-
-    def elapsed_time(self, other: Any) -> float:
-        return 1.0
-
-
-class _Stream:
-    """``torch.cuda.Stream``: a context that changes nothing."""
-
-    cuda_stream = 0
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.device = "cuda:0"
-
-    def __enter__(self) -> _Stream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def wait_stream(self, *args: Any) -> None:
-        return None
-
-    def wait_event(self, *args: Any) -> None:
-        return None
-
-    def record_event(self, event: Any = None) -> Any:
-        return event if event is not None else _Event()
-
-    def synchronize(self) -> None:
-        return None
-
-    def query(self) -> bool:
-        return True
-
-
-def _returns(value: Any) -> Any:
-    """A new function answering ``value`` (each its own object: ``torch._dynamo`` refuses one function
-    standing for two of torch's)."""
-
-    def answer(*args: Any, **kwargs: Any) -> Any:
-        return value
-
-    return answer
-
-
-def _device_namespace(kind: str) -> dict[str, Any]:
-    """The functions of ``torch.cuda`` (or ``torch.npu``) a program asks, answered from the profile."""
-    props = _Properties(PROFILE)
-    capability = (int(PROFILE.get("major", 9)), int(PROFILE.get("minor", 0)))
-    total = props.total_memory
-    stream = _Stream()
-    answers = {
-        "is_available": True,
-        "is_initialized": True,
-        "device_count": 1,
-        "current_device": 0,
-        "get_device_properties": props,
-        "get_device_capability": capability,
-        "get_device_name": props.name,
-        "get_arch_list": [f"sm_{capability[0]}{capability[1]}"] if kind == "cuda" else [],
-        "is_bf16_supported": True,
-        "current_stream": stream,
-        "default_stream": stream,
-        "stream": stream,
-        "device": contextlib.nullcontext(),
-        "mem_get_info": (total, total),
-    }
-    nothing = ("_lazy_init", "init", "set_device", "synchronize", "reset_peak_memory_stats", "empty_cache")
-    answers.update(dict.fromkeys(("memory_allocated", "max_memory_allocated", "memory_reserved"), 0))
-    answers.update(dict.fromkeys((*nothing, "manual_seed", "manual_seed_all", "seed"), None))
-    return {"Event": _Event, "Stream": _Stream, **{name: _returns(value) for name, value in answers.items()}}
-
-
-_NEEDS_VALUES = ("item", "tolist", "numpy", "cpu", "__bool__", "__int__", "__float__", "__index__")
-
-
-def _on_device(value: Any) -> bool:
-    """Whether ``value`` names the faked device (``"cuda"``, ``"cuda:0"``, ``torch.device("npu")``, an index)."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return True
-    text = str(value)
-    return text.startswith(("cuda", "npu")) and type(value).__name__ in ("str", "device")
-
-
-_SMALL = 1 << 20
-"""Elements up to which a tensor whose values the program gave (``torch.tensor([0, 128, 384])``, a CPU
-tensor moved with ``.cuda()``) keeps them: offsets and lengths that size kernels are read back."""
-_GIVEN = ("tensor", "as_tensor", "arange")
-
-
-_MADE = ("zeros", "ones", "full", "rand", "randn", "randint", "eye")
-"""Factories whose small results are made for real on the CPU: a ``cu_seqlens`` made with ``zeros``, filled
-by the program and read back with ``.item()`` to size a kernel, holds what the program wrote. Not
-``empty``: it holds no value the program knows (a kernel's outputs are made with it, shape-only)."""
-
-
-def _carries_values(name: str, args: Any, kwargs: dict[str, Any], tensor_type: Any) -> bool:
-    """Whether the call puts values the program knows on the device (small enough to keep on the CPU)."""
-    if name in _GIVEN:
-        return "device" in kwargs and _on_device(kwargs["device"]) and _small(args)
-    if name in _MADE:
-        count = _made_count(name, args, kwargs)
-        return "device" in kwargs and _on_device(kwargs["device"]) and count is not None and count <= _SMALL
-    if name in ("cuda", "npu", "to") and args and isinstance(args[0], tensor_type) and not args[0].is_meta:
-        moved = name != "to" or any(_on_device(a) for a in (*args[1:], kwargs.get("device")) if a is not None)
-        return moved and args[0].numel() <= _SMALL
-    return False
-
-
-def _made_count(name: str, args: Any, kwargs: dict[str, Any]) -> int | None:
-    """The number of elements a factory call makes (``None``: not plain sizes)."""
-    if name == "eye":
-        n = args[0] if args else kwargs.get("n")
-        m = args[1] if len(args) > 1 else kwargs.get("m", n)
-        return n * m if isinstance(n, int) and isinstance(m, int) else None
-    if name == "full":
-        sizes: Any = args[0] if args else kwargs.get("size")
-    elif name == "randint":  # randint(high, size) or randint(low, high, size)
-        sizes = next((a for a in args if isinstance(a, list | tuple)), kwargs.get("size"))
-    elif "size" in kwargs:
-        sizes = kwargs["size"]
-    else:
-        sizes = args[0] if len(args) == 1 and isinstance(args[0], list | tuple) else args
-    if not isinstance(sizes, list | tuple) or not all(isinstance(d, int) and not isinstance(d, bool) for d in sizes):
-        return None
-    count = 1
-    for d in sizes:
-        count *= d
-    return count
-
-
-def _small(args: Any) -> bool:
-    """A ``torch.tensor`` / ``arange`` call's result is small: its data, or its range, has few elements."""
-    first = args[0] if args else None
-    if isinstance(first, list | tuple):
-        return len(first) <= _SMALL
-    return all(isinstance(a, int | float) for a in args) and (abs(float(args[-1] if args else 0)) <= _SMALL)
-
-
-def _meta_if_device(value: Any, meta: Any) -> Any:
-    return meta if value is not None and _on_device(value) else value
-
-
 def patch_torch(torch: Any) -> None:
     """The fake device in torch: ``torch.cuda`` (and ``torch.npu``) answered from the profile, and
     every tensor asked for on the device made on ``meta`` (a ``TorchFunctionMode`` sees every call)."""
@@ -238,11 +68,21 @@ def patch_torch(torch: Any) -> None:
     meta = torch.device("meta")
     kind = str(PROFILE.get("kind") or "cuda")
     shown = torch.device("cuda", 0) if kind == "cuda" else None
-    for name, answer in _device_namespace(kind).items():
+    for name, answer in queries.device_namespace(kind, PROFILE).items():
         with contextlib.suppress(Exception):
             setattr(torch.cuda, name, answer)
     if kind == "npu":
         shown = _fake_npu(torch)
+    mode = _function_mode(torch, meta)
+    _shown_device(torch, kind, shown)
+    set_default_device = torch.set_default_device
+    torch.set_default_device = lambda device: set_default_device(values.meta_if_device(device, meta))
+    mode().__enter__()
+
+
+def _function_mode(torch: Any, meta: Any) -> Any:
+    """The ``TorchFunctionMode`` that sees every torch call: device tensors on ``meta``, values the program
+    gave kept on the CPU, a value read of a shape-only tensor stopped (or answered zero)."""
     tensor_type = torch.Tensor
 
     def needs_values(what: str) -> ShapeOnly:
@@ -256,7 +96,7 @@ def patch_torch(torch: Any) -> None:
     def keep_values(func: Any, name: str, args: Any, kwargs: dict[str, Any]) -> Any:
         """The call made on the CPU, its result reporting the device (a copy: the CPU original stays as it was)."""
         kwargs.pop("device", None)
-        rest = [a for a in args if not (isinstance(a, str | torch.device) and _on_device(a))]
+        rest = [a for a in args if not (isinstance(a, str | torch.device) and values.on_device(a))]
         made = rest[0] if name in ("cuda", "npu") else func(*rest, **kwargs)
         if isinstance(made, tensor_type):
             made = made.clone() if name in ("cuda", "npu", "to") and made is args[0] else made
@@ -269,17 +109,17 @@ def patch_torch(torch: Any) -> None:
         def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
             kwargs = dict(kwargs or {})
             name = getattr(func, "__name__", "")
-            if _carries_values(name, args, kwargs, tensor_type):  # its values are known: kept, on the CPU
+            if values.carries_values(name, args, kwargs, tensor_type):  # its values are known: kept, on the CPU
                 return keep_values(func, name, args, kwargs)
             if "device" in kwargs:
-                kwargs["device"] = _meta_if_device(kwargs["device"], meta)
+                kwargs["device"] = values.meta_if_device(kwargs["device"], meta)
             if name in ("cuda", "npu") and args and isinstance(args[0], tensor_type):
                 return args[0].to(meta)
             if name == "pin_memory":
                 return args[0]
             if name in ("to", "_to_copy", "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"):
-                args = tuple(_meta_if_device(a, meta) if isinstance(a, str | torch.device) else a for a in args)
-            if name in _NEEDS_VALUES and args and isinstance(args[0], tensor_type) and args[0].is_meta:
+                args = tuple(values.meta_if_device(a, meta) if isinstance(a, str | torch.device) else a for a in args)
+            if name in values.NEEDS_VALUES and args and isinstance(args[0], tensor_type) and args[0].is_meta:
                 if ZERO_VALUES and args[0].numel() <= _ZERO_LIMIT:
                     return _zero(torch, name, args[0])
                 raise needs_values(f"`.{name.strip('_')}()`" if not name.startswith("__") else "a branch on a tensor")
@@ -300,6 +140,12 @@ def patch_torch(torch: Any) -> None:
             finally:
                 _inside.depth -= 1
 
+    return FakeDevice
+
+
+def _shown_device(torch: Any, kind: str, shown: Any) -> None:
+    """A shape-only tensor reports itself on the faked device (``cuda:0``), outside torch's own code."""
+    tensor_type = torch.Tensor
     real_device = torch._C.TensorBase.device
 
     def device(self: Any) -> Any:
@@ -311,15 +157,12 @@ def patch_torch(torch: Any) -> None:
 
     tensor_type.device = property(device)
     tensor_type.is_cuda = property(lambda self: kind == "cuda" and self.device.type == "cuda")
-    set_default_device = torch.set_default_device
-    torch.set_default_device = lambda device: set_default_device(_meta_if_device(device, meta))
-    FakeDevice().__enter__()
 
 
 def _marked() -> None:
     """Tell the record that a value was made up here (``ZERO_VALUES``): later instances ran past it."""
-    hook = sys.modules.get("tilescope_record_hook")
-    write = getattr(hook, "_write", None)
+    hook = sys.modules.get("tilescope_hook_lines")
+    write = getattr(hook, "write", None)
     if callable(write):
         with contextlib.suppress(Exception):
             write({"event": "fake-value"})
@@ -346,7 +189,7 @@ def _fake_npu(torch: Any) -> Any:
     with contextlib.suppress(Exception):
         torch.utils.rename_privateuse1_backend("npu")
     npu = types.ModuleType("torch.npu")
-    for name, answer in _device_namespace("npu").items():
+    for name, answer in queries.device_namespace("npu", PROFILE).items():
         setattr(npu, name, answer)
     torch.npu = npu
     sys.modules["torch.npu"] = npu
@@ -363,7 +206,7 @@ def _fake_npu(torch: Any) -> Any:
 
 def patch_driver(module: Any) -> None:
     """TileLang's ``carver.arch.driver`` (and its ``cuda_driver``): the queries that read ``libcudart``."""
-    props = _Properties(PROFILE)
+    props = queries.Properties(PROFILE)
     answers = {
         "get_cuda_device_properties": lambda *a, **k: props,
         "get_device_name": lambda *a, **k: props.name,

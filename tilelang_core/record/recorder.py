@@ -28,6 +28,20 @@ from typing import Any
 from tilescope.core.record.record_values import is_encoded, source_value
 from tilescope.core.targets import ASCEND, part
 
+HOOK_MODULES = (
+    "record_hook",
+    "hook_program",
+    "hook_arguments",
+    "hook_lines",
+    "hook_patches",
+    "record_values",
+    "fake_device",
+    "fake_queries",
+    "fake_values",
+    "dry_run_standin",
+)
+"""The modules copied beside the private ``sitecustomize``, each as ``tilescope_<name>``: they run in the
+user's program, which may have no Tilescope."""
 INSTANCES_VERSION = 1
 INSTANCES = Path(".tilescope") / "instances.json"
 _SITECUSTOMIZE = """\
@@ -117,10 +131,8 @@ def fake_env(profile: dict[str, Any]) -> dict[str, str]:
 def hook_env(hook_dir: Path, out: Path, env: dict[str, str]) -> dict[str, str]:
     """Put the hook beside a private ``sitecustomize`` in ``hook_dir``; ``env`` with it loaded, writing to ``out``,
     and with it as a pytest plugin (``PYTEST_PLUGINS``), which reports each failed test."""
-    shutil.copy(Path(__file__).with_name("record_hook.py"), hook_dir / "tilescope_record_hook.py")
-    shutil.copy(Path(__file__).with_name("dry_run_standin.py"), hook_dir / "tilescope_dry_run_standin.py")
-    shutil.copy(Path(__file__).with_name("record_values.py"), hook_dir / "tilescope_record_values.py")
-    shutil.copy(Path(__file__).with_name("fake_device.py"), hook_dir / "tilescope_fake_device.py")
+    for name in HOOK_MODULES:
+        shutil.copy(Path(__file__).with_name(f"{name}.py"), hook_dir / f"tilescope_{name}.py")
     (hook_dir / "sitecustomize.py").write_text(_SITECUSTOMIZE)
     path = os.pathsep.join(p for p in [str(hook_dir), env.get("PYTHONPATH", "")] if p)
     plugins = ",".join(p for p in [env.get("PYTEST_PLUGINS", ""), "tilescope_record_hook"] if p)

@@ -1,5 +1,6 @@
 """One kernel body read once: its buffers, launch, pipelines and tile-op accesses, with the checks
-of each tile op's operands. Lines are the block's own (``recover.ParsedBlock``)."""
+of each tile op's operands. Lines are the block's own (``recover.ParsedBlock``). What a declaration
+says is ``declarations``; the Ascend regions and their rules are ``ascend_regions``."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from tilescope.core.codes import diagnostic
-from tilescope.core.dtypes import dtype_bits
-from tilescope.core.model import Access, Buffer, Diagnostic, Dim, KernelRef, Span
-from tilescope.core.static import checks
+from tilescope.core.model import Access, Diagnostic, KernelRef, Span
+from tilescope.core.static import checks, declarations
+from tilescope.core.static.ascend_regions import REGIONS, VECTOR_REGIONS, copy_rules, region
 from tilescope.core.static.context import bind_assignment
 from tilescope.core.static.discover import LAUNCHES, within
 from tilescope.core.static.evaluate import evaluate
-from tilescope.core.static.operand import Operand, operand_of
+from tilescope.core.static.operand import operand_of
 from tilescope.core.static.records import (
     Binding,
     BufferDecl,
@@ -28,27 +29,9 @@ from tilescope.core.static.records import (
 )
 from tilescope.core.static.shared_plan import planned_shared_bytes
 from tilescope.core.static.shift import Placed
-from tilescope.core.static.symbolic import Sym, Value, as_dim, dtype_name, is_known_int
-from tilescope.core.static.syntax import arg_span, arguments, keyword, primitive_name, source_text, span_of
+from tilescope.core.static.symbolic import Sym, Value, as_dim, is_known_int
+from tilescope.core.static.syntax import arg_span, arguments, keyword, primitive_name, span_of
 
-_SCOPES = {
-    "alloc_shared": "shared.dyn",
-    "alloc_fragment": "local.fragment",
-    "alloc_local": "local",
-    "alloc_global": "global",
-    "alloc_tmem": "shared.tmem",
-    "alloc_reducer": "local.fragment",
-}
-_TENSOR_ANNOTATIONS = {"Tensor", "Buffer", "StridedTensor", "FragmentBuffer", "SharedBuffer", "LocalBuffer"}
-_ANNOTATION_SCOPES = {
-    "SharedBuffer": "shared.dyn",
-    "FragmentBuffer": "local.fragment",
-    "LocalBuffer": "local",
-}
-VECTOR_REGIONS = frozenset({"SimtVF", "SimdVF"})
-"""The Ascend dialect's vector regions: SIMT threads, or SIMD vector registers."""
-REGIONS = VECTOR_REGIONS | {"Cube", "Vector"}
-"""With the sections of a mixed kernel written by hand: the Cube core's (AIC) and the Vector cores' (AIV)."""
 _WRITE_FIRST = {"fill", "clear"}
 _READ_WRITE = {"copy": (0, 1), "atomic_add": (1, 0), "atomic_max": (1, 0), "atomic_min": (1, 0)}
 
@@ -66,7 +49,7 @@ class KernelReader:
         dialect: str | None = None,
     ) -> None:
         self.ref = ref
-        self.scopes = _SCOPES | (scopes or {})
+        self.scopes = declarations.SCOPES | (scopes or {})
         """Allocators and their scopes: TileLang's common ones, and the file's dialect's (``alloc_l1``)."""
         self.dialect = dialect
         self.regions: list[RegionDecl] = []
@@ -126,7 +109,7 @@ class KernelReader:
                 if name in LAUNCHES:
                     self._kernel(item.context_expr, item.optional_vars)
                 elif name in REGIONS and self.dialect == "ascend" and isinstance(item.context_expr, ast.Call):
-                    self._region(name, item.context_expr)
+                    self._region(region(name, item.context_expr, self.env, self.aliases))
             self.read_body(stmt.body, pipeline)
             del self.vector[opened:]
         elif isinstance(stmt, ast.For):
@@ -156,10 +139,10 @@ class KernelReader:
         target = stmt.targets[0] if len(stmt.targets) == 1 else None
         if isinstance(value, ast.Call) and isinstance(target, ast.Name) and name is not None:
             if name in self.scopes or name == "alloc_var":
-                self._allocate(target, value, name)
+                self._add(declarations.allocation(target, value, name, self.scopes, self.env, self.aliases))
                 return
             if name == "empty":
-                self._declare_empty(target, value)
+                self._add(declarations.empty_tensor(target, value, self.env, self.aliases))
                 return
         if isinstance(value, ast.Call) and name == "const":
             self._const(stmt)
@@ -179,76 +162,14 @@ class KernelReader:
             if name not in self.env or isinstance(self.env[name], Sym):
                 self.env[name] = Sym(name)
 
-    def _shape(self, node: ast.expr | None) -> list[Value]:
-        value = evaluate(node, self.env, self.aliases)
-        if isinstance(value, tuple):
-            return list(value)
-        return [value]
-
-    def _dtype(self, node: ast.expr | None, fallback: str) -> str:
-        if node is None:
-            return fallback
-        value = evaluate(node, self.env, self.aliases)
-        return dtype_name(value) or str(value)
-
     def _add(self, decl: BufferDecl) -> None:
         self.buffers[decl.buffer.name] = decl
 
-    def _make(self, name: str, shape: list[Value], dtype: str, scope: str, line: int, is_param: bool) -> Buffer:
-        dims: list[Dim] = [as_dim(v) for v in shape]
-        return Buffer(name, dims, dtype, scope, _bytes(shape, dtype), line, is_param)
-
-    def _allocate(self, target: ast.Name, call: ast.Call, allocator: str) -> None:
-        args = arguments(call, ["dtype", "init"] if allocator == "alloc_var" else ["shape", "dtype", "scope"])
-        if allocator == "alloc_var":
-            shape: list[Value] = [1]
-            dtype = self._dtype(args.get("dtype"), "int32")
-            scope_node = args.get("scope")
-            scope = "local.var"
-        else:
-            shape = self._shape(args.get("shape"))
-            dtype = self._dtype(args.get("dtype"), "float32")
-            scope_node = args.get("scope")
-            scope = self.scopes[allocator]
-        if scope_node is not None:
-            scope_value = evaluate(scope_node, self.env, self.aliases)
-            scope = scope_value if isinstance(scope_value, str) else scope
-        buffer = self._make(target.id, shape, dtype, scope, target.lineno, False)
-        written = source_text(args.get("shape")) if allocator != "alloc_var" else None
-        self._add(BufferDecl(buffer, span_of(target), span_of(call), allocator, written=written))
-
-    def _declare_empty(self, target: ast.Name, call: ast.Call) -> None:
-        shape_nodes = list(call.args)
-        keywords = {k.arg: k.value for k in call.keywords}
-        dtype_node = keywords.get("dtype")
-        first = evaluate(shape_nodes[0], self.env, self.aliases) if shape_nodes else None
-        if shape_nodes and (isinstance(shape_nodes[0], ast.Tuple | ast.List) or isinstance(first, tuple)):
-            shape = list(first) if isinstance(first, tuple) else self._shape(shape_nodes[0])
-            dtype_node = shape_nodes[1] if len(shape_nodes) > 1 else dtype_node
-        else:
-            shape = [evaluate(n, self.env, self.aliases) for n in shape_nodes]
-        dtype = self._dtype(dtype_node, "float32")
-        buffer = self._make(target.id, shape, dtype, "global", target.lineno, True)
-        written = ", ".join(source_text(n) or "?" for n in shape_nodes[:1] if isinstance(n, ast.Tuple | ast.List))
-        self._add(BufferDecl(buffer, span_of(target), span_of(call), "empty", written=written or None))
-
     def _declare_annotated(self, name: str, annotation: ast.expr, name_span: Span) -> bool:
-        kind = primitive_name(annotation.value if isinstance(annotation, ast.Subscript) else annotation, self.aliases)
-        if kind not in _TENSOR_ANNOTATIONS:
-            return False
-        if isinstance(annotation, ast.Subscript):
-            parts = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
-            shape_node, dtype_node = parts[0], parts[1] if len(parts) > 1 else None
-        elif isinstance(annotation, ast.Call):
-            args = arguments(annotation, ["shape", "dtype"])
-            shape_node, dtype_node = args.get("shape"), args.get("dtype")
-        else:
-            return False
-        scope = _ANNOTATION_SCOPES.get(kind, "global")
-        shape = self._shape(shape_node)
-        buffer = self._make(name, shape, self._dtype(dtype_node, "float32"), scope, name_span.line, scope == "global")
-        self._add(BufferDecl(buffer, name_span, span_of(annotation), kind, written=source_text(shape_node)))
-        return True
+        decl = declarations.annotated(name, annotation, name_span, self.env, self.aliases)
+        if decl is not None:
+            self._add(decl)
+        return decl is not None
 
     def _kernel(self, call: ast.expr, names: ast.expr | None) -> None:
         assert isinstance(call, ast.Call)
@@ -284,22 +205,10 @@ class KernelReader:
                 return True  # n = T.dynamic("num_tokens")
         return False
 
-    def _region(self, name: str, call: ast.Call) -> None:
-        """``with T.SimtVF(threads=...)`` (its thread count, ``[x, y, z]`` as their product) or ``with T.SimdVF()``."""
-        threads: Dim | None = None
-        if name == "SimtVF":
-            given = arguments(call, ["threads", "latency"]).get("threads")
-            value = evaluate(given, self.env, self.aliases) if given is not None else 128  # SimtVF's default
-            if isinstance(value, tuple | list):
-                product: Value = 1
-                for item in value:
-                    product = product * item if is_known_int(item) and is_known_int(product) else Sym(str(value))
-                value = product
-            threads = as_dim(value)
-        region = RegionDecl(name, threads, span_of(call))
-        self.regions.append(region)
-        if name in VECTOR_REGIONS:
-            self.vector.append(region)
+    def _region(self, entered: RegionDecl) -> None:
+        self.regions.append(entered)
+        if entered.kind in VECTOR_REGIONS:
+            self.vector.append(entered)
 
     def _ascend_rule(self, found: Diagnostic) -> None:
         """One of the checks TileLang's Ascend ``vf_checker`` makes before lowering, where this code is surely built."""
@@ -354,7 +263,8 @@ class KernelReader:
         if not found:
             return
         if name == "copy" and len(operands) >= 2:
-            self._ascend_copy(call, operands[0], operands[1])
+            for rule in copy_rules(call, operands[0], operands[1], self.vector, self.ref.name):
+                self._ascend_rule(rule)
         reads: list[str] = []
         writes: list[str] = []
         if name in _READ_WRITE or name.startswith("reduce") or name.startswith("cum"):
@@ -385,24 +295,6 @@ class KernelReader:
             depth = self.kernel_depth if self.kernel_depth is not None else len(self.stack) - 1
             anchor = self.stack[min(depth, len(self.stack) - 1)]
             self.accumulations.append((accumulator.buffer.buffer.name, accumulator.node, call, anchor))
-
-    def _ascend_copy(self, call: ast.Call, source: Operand | None, dest: Operand | None) -> None:
-        """An Ascend ``T.copy`` outside a vector region is a DMA, which casts nothing (L0C's fixpipe aside);
-        inside ``T.SimdVF`` no copy may touch global memory."""
-        if source is None or dest is None:
-            return
-        src, dst = source.buffer.buffer, dest.buffer.buffer
-        known = dtype_bits(src.dtype) is not None and dtype_bits(dst.dtype) is not None
-        if not self.vector and known and src.dtype != dst.dtype and src.scope != "shared.l0c":
-            words = {"src": src.name, "dst": dst.name, "src_dtype": src.dtype, "dst_dtype": dst.dtype}
-            cast = diagnostic("ascend-vector-region", span_of(call), form="cast", kernel=self.ref.name, fields=words)
-            self._ascend_rule(cast)
-        simd = bool(self.vector) and self.vector[-1].kind == "SimdVF"
-        if simd and "global" in (src.scope, dst.scope):
-            reach = diagnostic(
-                "ascend-vector-region", span_of(call), form="global", kernel=self.ref.name, src=src.name, dst=dst.name
-            )
-            self._ascend_rule(reach)
 
     def finish(self, span: Span, body_def: ast.FunctionDef, bound: list[Binding], nodes: list[ast.AST]) -> StaticKernel:
         buffers = []
@@ -467,13 +359,3 @@ class KernelReader:
                 found.append(Occurrence(node.id, span_of(node), role))
         found.sort(key=lambda o: (o.span.line, o.span.column))
         return found
-
-
-def _bytes(shape: list[Value], dtype: str) -> int | None:
-    bits = dtype_bits(dtype)
-    if bits is None or not all(is_known_int(d) for d in shape):
-        return None
-    count = 1
-    for dim in shape:
-        count *= dim
-    return count * bits // 8

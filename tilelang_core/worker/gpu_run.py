@@ -38,7 +38,8 @@ def build(request: Mapping[str, Any]) -> tuple[Any, list[Any]]:
     """The compiled kernel and its argument tensors, on the GPU."""
     import tilelang
     import torch
-    from tilescope.core.worker.loader import build_prim_func, jit_options, load_module
+    from tilescope.core.worker.loader import load_module
+    from tilescope.core.worker.prim_func import build_prim_func, jit_options
 
     inst = instantiate(from_json(Instantiation, request["instantiation"]), request.get("args"))
     if inst.missing:
