@@ -248,7 +248,10 @@ CODES: dict[str, Code] = {c.code: c for c in (
        "came from {profile}. A record of a run on the GPU ('tilescope record') gives the answers of the device it "
        "ran on",
        "Nothing to do; record a run on the GPU (tilescope record) to use its own answers.",
-       "def matmul(M, N, K):\n    sms = tilelang.carver.arch.driver.get_num_sms()\n    ..."),
+       "def matmul(M, N, K):\n    sms = tilelang.carver.arch.driver.get_num_sms()\n    ...",
+       {"load": "Loading the file asked for the GPU ({queries}), in its own code or a module it imports; analysis "
+                "runs without one, so the answers came from {profile}. A record of a run on the GPU "
+                "('tilescope record') gives the answers of the device it ran on"}),
     _c("build-error", "error", "compiler", "Building the kernel's T.prim_func raised.",
        "Building kernel '{kernel}' failed: {error}",
        "Fix the kernel at the line shown (TileLang's own checks fail here).",

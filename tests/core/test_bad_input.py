@@ -205,6 +205,18 @@ def test_gpu_query_while_building_is_answered_from_the_targets_device_profile(an
     assert model is not None and model.launch is not None and model.launch.grid == [132]
 
 
+def test_gpu_query_of_an_imported_library_is_answered_from_the_targets_device_profile(analyzer: Analyzer) -> None:
+    """A sibling library that asks the device's name and SMs when imported: the load is answered as the target's
+    part (an H100 for sm_90), as the dry run's fake device answers it, and the kernel is analysed."""
+    result = analyzer.analyze(str(FIXTURES / "load_gpu_query" / "kernel.py"))
+    (note,) = result.all_diagnostics()
+    assert (note.code, note.severity, note.span.line) == ("device-profile", "information", 1)
+    assert note.message.startswith("Loading the file asked for the GPU (torch.cuda.get_device_name()")
+    assert "get_device_properties()" in note.message and "H100" in note.message
+    model = result.kernel("copy")
+    assert model is not None and model.launch is not None and model.launch.grid == [132]
+
+
 def test_gpu_query_a_profile_cannot_answer_says_it_needs_a_gpu(analyzer: Analyzer) -> None:
     result = analyzer.analyze(str(FIXTURES / "gpu_query.py"), target="metal")
     (problem,) = result.all_diagnostics()

@@ -16,7 +16,7 @@ from tilescope.core import environment, errors
 from tilescope.core.codes import diagnostic
 from tilescope.core.compat import spans
 from tilescope.core.compiler.discovery import Instantiation
-from tilescope.core.model import Diagnostic, FileAnalysis, KernelModel
+from tilescope.core.model import Diagnostic, FileAnalysis, KernelModel, Span
 from tilescope.core.protocol import CONFIG_ARG
 from tilescope.core.static import StaticKernel, analyze_source
 from tilescope.core.targets import is_ascend
@@ -26,6 +26,7 @@ from tilescope.core.worker import (
     autotune,
     compiler_warnings,
     cuda_kernel,
+    device_profile,
     kernel_build,
     record_rebuild,
 )
@@ -60,13 +61,13 @@ def analyze_file(
     the caller can say where an analysis stopped at its deadline, and time each step.
     """
     phase = on_phase or _no_phase
-    loaded = _load(source, path)
-    phase("loaded" if loaded[0] is not None else "load-failed")
-    if loaded[0] is None:
+    namespace, said = _load(source, path, target)
+    phase("loaded" if namespace is not None else "load-failed")
+    notes = [said] if said is not None else []
+    if namespace is None:
         # Each kernel still appears (not lowered); why is the file's diagnostic.
         kernels = [_empty(i.kernel.name, dict(i.args), i.target or target, []) for i in found]
-        return FileAnalysis(path=path, target=target, kernels=kernels, discovered=[], diagnostics=[loaded[1]]), {}
-    namespace = loaded[0]
+        return FileAnalysis(path=path, target=target, kernels=kernels, discovered=[], diagnostics=notes), {}
 
     runs: dict[str, KernelRun] = {}
     static = {} if spans.STAMPED else {k.ref.name: k for k in analyze_source(source, path, target=target).kernels}
@@ -92,7 +93,7 @@ def analyze_file(
                 _empty(inst.kernel.name, {}, kernel_target, [_internal(inst, err)]), None
             )
     analysis = FileAnalysis(
-        path=path, target=target, kernels=[r.model for r in runs.values()], discovered=[], diagnostics=[]
+        path=path, target=target, kernels=[r.model for r in runs.values()], discovered=[], diagnostics=notes
     )
     return analysis, runs
 
@@ -104,8 +105,9 @@ def _no_phase(_name: str) -> None:
 _failed: dict[tuple[str, str], Diagnostic] = {}
 
 
-def _load(source: str, path: str) -> tuple[dict[str, Any], None] | tuple[None, Diagnostic]:
-    """The file's namespace, or why it could not load; a ``sys.exit()`` at import ends the load, not the worker.
+def _load(source: str, path: str, target: str) -> tuple[dict[str, Any] | None, Diagnostic | None]:
+    """The file's namespace (with a note when the load's device queries were answered from a profile), or
+    why it could not load; a ``sys.exit()`` at import ends the load, not the worker.
 
     Kernels of a file arrive one request each; like a successful load (``loader``), a failed one
     is kept for the last file, so the file's other kernels report it without executing it again.
@@ -122,10 +124,30 @@ def _load(source: str, path: str) -> tuple[dict[str, Any], None] | tuple[None, D
             exited = err
         except Exception as err:
             failure = ascend_dialect.dialect_error(err, path) or errors.load_error(err, path)
+            if failure.code == "needs-gpu":
+                answered = _load_for_profile(source, path, target)
+                if answered is not None:
+                    return answered
     if exited is not None:
         failure = environment.exited(exited, printed[0], path, None, 1)
     _failed[key] = failure
     return None, failure
+
+
+def _load_for_profile(source: str, path: str, target: str) -> tuple[dict[str, Any], Diagnostic] | None:
+    """The load again with its device queries answered from the target's part (a library that asks the
+    device's name when imported, as the dry run's fake device answers it); nothing if that fails too."""
+    profile = device_profile.profile(target)
+    if profile is None:
+        return None
+    try:
+        with device_profile.answering(profile):
+            namespace = load_module(source, path)
+    except Exception:
+        return None
+    queries = ", ".join(profile.asked) or "the device"
+    note = diagnostic("device-profile", Span(line=1), form="load", queries=queries, profile=profile.describe())
+    return namespace, note
 
 
 def _empty(name: str, args: dict[str, Any], target: str, diagnostics: list[Diagnostic]) -> KernelModel:
