@@ -61,7 +61,8 @@ def analyze_file(
     the caller can say where an analysis stopped at its deadline, and time each step.
     """
     phase = on_phase or _no_phase
-    namespace, said = _load(source, path, target)
+    recorded = next((i.device for i in found if i.device), None)  # the device a record saw, if any
+    namespace, said = _load(source, path, target, recorded)
     phase("loaded" if namespace is not None else "load-failed")
     notes = [said] if said is not None else []
     if namespace is None:
@@ -105,7 +106,9 @@ def _no_phase(_name: str) -> None:
 _failed: dict[tuple[str, str], Diagnostic] = {}
 
 
-def _load(source: str, path: str, target: str) -> tuple[dict[str, Any] | None, Diagnostic | None]:
+def _load(
+    source: str, path: str, target: str, recorded: dict[str, Any] | None
+) -> tuple[dict[str, Any] | None, Diagnostic | None]:
     """The file's namespace (with a note when the load's device queries were answered from a profile), or
     why it could not load; a ``sys.exit()`` at import ends the load, not the worker.
 
@@ -125,29 +128,19 @@ def _load(source: str, path: str, target: str) -> tuple[dict[str, Any] | None, D
         except Exception as err:
             failure = ascend_dialect.dialect_error(err, path) or errors.load_error(err, path)
             if failure.code == "needs-gpu":
-                answered = _load_for_profile(source, path, target)
+                # A library that asks the device's name when imported: answered as the dry run's fake device
+                # answers it, from the recorded device or the target's part.
+                answered = device_profile.retried(target, recorded, lambda: load_module(source, path))
                 if answered is not None:
-                    return answered
+                    namespace, profile = answered
+                    queries, described = profile.queries(), profile.describe()
+                    return namespace, diagnostic(
+                        "device-profile", Span(line=1), form="load", queries=queries, profile=described
+                    )
     if exited is not None:
         failure = environment.exited(exited, printed[0], path, None, 1)
     _failed[key] = failure
     return None, failure
-
-
-def _load_for_profile(source: str, path: str, target: str) -> tuple[dict[str, Any], Diagnostic] | None:
-    """The load again with its device queries answered from the target's part (a library that asks the
-    device's name when imported, as the dry run's fake device answers it); nothing if that fails too."""
-    profile = device_profile.profile(target)
-    if profile is None:
-        return None
-    try:
-        with device_profile.answering(profile):
-            namespace = load_module(source, path)
-    except Exception:
-        return None
-    queries = ", ".join(profile.asked) or "the device"
-    note = diagnostic("device-profile", Span(line=1), form="load", queries=queries, profile=profile.describe())
-    return namespace, note
 
 
 def _empty(name: str, args: dict[str, Any], target: str, diagnostics: list[Diagnostic]) -> KernelModel:

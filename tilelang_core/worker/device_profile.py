@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, TypeVar
 
 import tilelang  # noqa: F401  (puts the TVM it bundles on the path)
 import tvm
@@ -32,6 +32,10 @@ class Profile:
     source: str
     asked: list[str] = field(default_factory=list)
 
+    def queries(self) -> str:
+        """The queries answered so far, for a note."""
+        return ", ".join(self.asked) or "the device"
+
     def describe(self) -> str:
         where = "the device 'tilescope record' saw" if self.source == "recorded" else "the known properties of"
         sms = self.values.get("multi_processor_count")
@@ -45,6 +49,22 @@ def profile(target: str, recorded: dict[str, Any] | None = None) -> Profile | No
         return Profile(target, dict(recorded), "recorded")
     known = part(target)
     return Profile(target, known, "known") if known is not None else None
+
+
+_T = TypeVar("_T")
+
+
+def retried(target: str, recorded: dict[str, Any] | None, call: Callable[[], _T]) -> tuple[_T, Profile] | None:
+    """``call`` again (a load or a build that asked for the GPU) with its device queries answered from the
+    recorded device, else the target's part; nothing where the target has no part or the call fails again."""
+    found = profile(target, recorded)
+    if found is None:
+        return None
+    try:
+        with answering(found):
+            return call(), found
+    except Exception:
+        return None
 
 
 def _note(profile: Profile, query: str) -> None:

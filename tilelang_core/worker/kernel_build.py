@@ -138,19 +138,12 @@ def _build_for_profile(
     namespace: dict[str, Any], inst: Instantiation, target: str
 ) -> tuple[Any, device_profile.Profile | None]:
     """The build again with its device queries answered from a profile; nothing if that fails too."""
-    profile = device_profile.profile(target, inst.device)
-    if profile is None:
-        return None, None
-    try:
-        with device_profile.answering(profile):
-            return build_prim_func(namespace, inst), profile
-    except Exception:
-        return None, None
+    answered = device_profile.retried(target, inst.device, lambda: build_prim_func(namespace, inst))
+    return answered if answered is not None else (None, None)
 
 
 def _profile_note(name: str, profile: device_profile.Profile, span: Span) -> Diagnostic:
-    asked = ", ".join(profile.asked) or "the device"
-    return diagnostic("device-profile", span, kernel=name, queries=asked, profile=profile.describe())
+    return diagnostic("device-profile", span, kernel=name, queries=profile.queries(), profile=profile.describe())
 
 
 def json_value(value: Any) -> Any:
