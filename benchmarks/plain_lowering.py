@@ -178,10 +178,12 @@ def serve(
     lower_one: Callable[[dict[str, Any], str], dict[str, Any]],
     failed: Callable[[BaseException, dict[str, Any], str], dict[str, Any]],
     echoed: tuple[str, ...] = ("file", "kernel"),
+    root: str | None = None,
 ) -> None:
     """Lower every instance on stdin in this process, one result line each (the entry's ``echoed`` keys,
-    then ``lower_one``'s facts or ``failed``'s account); the user's prints go to stderr."""
-    root = sys.argv[1]
+    then ``lower_one``'s facts or ``failed``'s account); the user's prints go to stderr. ``root``: the
+    corpus the entries' paths are under (default: the first command-line argument)."""
+    root = root if root is not None else sys.argv[1]
     out = sys.stdout
     sys.stdout = sys.stderr
     import tilelang  # noqa: F401  (imported once, before the clock of the first kernel)

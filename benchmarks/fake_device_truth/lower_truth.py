@@ -24,8 +24,6 @@ Writes ``truth.json`` beside this script: per instance the hand-read arguments a
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import os
 import shutil
@@ -43,27 +41,25 @@ CORPUS = Path(os.environ.get("TILESCOPE_CORPUS", BENCHMARKS.parent / ".." / "sha
 TRUTH = HERE / "truth.json"
 
 
-def instances() -> list[dict[str, Any]]:
+def _files() -> dict[str, dict[str, Any]]:
+    """Every hand-read file's entry, from all the parts."""
+    return {
+        f: e
+        for part in sorted((HERE / "sizes").glob("*.json"))
+        for f, e in json.loads(part.read_text())["files"].items()
+    }
+
+
+def instances(files: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Every hand-read instance, in file order, each with its ``file`` and its place among the file's
     instances of the same kernel (``nth``: 0 for the first call)."""
     found: list[dict[str, Any]] = []
-    for part in sorted((HERE / "sizes").glob("*.json")):
-        for file, entry in json.loads(part.read_text())["files"].items():
-            seen: dict[str, int] = {}
-            for inst in entry["instances"]:
-                nth = seen.get(inst["kernel"], 0)
-                seen[inst["kernel"]] = nth + 1
-                found.append({"file": file, "nth": nth, **inst})
-    return found
-
-
-def files_without_kernels() -> dict[str, str]:
-    """The files read by hand that build no TileLang kernel, with why."""
-    found: dict[str, str] = {}
-    for part in sorted((HERE / "sizes").glob("*.json")):
-        for file, entry in json.loads(part.read_text())["files"].items():
-            if not entry["instances"]:
-                found[file] = entry.get("why_none", "")
+    for file, entry in files.items():
+        seen: dict[str, int] = {}
+        for inst in entry["instances"]:
+            nth = seen.get(inst["kernel"], 0)
+            seen[inst["kernel"]] = nth + 1
+            found.append({"file": file, "nth": nth, **inst})
     return found
 
 
@@ -90,7 +86,6 @@ def kernels_of(done: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def build(inst: dict[str, Any], root: str) -> tuple[Any, Any, dict[str, Any]]:
     """The PrimFunc of one hand-read instance, the kernel object it came from, and the hand-read arguments'
     values (as JSON: numbers, strings for dtypes)."""
-    sys.path.insert(0, str(BENCHMARKS))
     import tilelang.language
     import torch
     from plain_lowering import _import  # the ordinary import, top-level launches that need a GPU tolerated
@@ -157,27 +152,26 @@ def _answer_as_h100() -> None:
     cuda.get_device_properties = lambda device=None: _H100Properties()
 
 
-def serve(root: str) -> None:
-    """Lower the instances on stdin (JSON lines) in this process; one result line each on stdout."""
-    sys.path.insert(0, str(BENCHMARKS))
+def _lower_one(inst: dict[str, Any], root: str) -> dict[str, Any]:
     from plain_lowering import facts
 
-    out = sys.stdout
-    sys.stdout = sys.stderr
-    import tilelang  # noqa: F401
+    start = time.perf_counter()
+    func, obj, values = build(inst, root)
+    return {"values": values, **facts(func, obj, start)}
+
+
+def _failed(err: BaseException, _inst: dict[str, Any], _root: str) -> dict[str, Any]:
+    return {"error": f"{type(err).__name__}: {str(err).strip()[:400]}"}
+
+
+def serve(root: str) -> None:
+    """Lower the instances on stdin (JSON lines) in this process, one result line each on stdout, through
+    ``plain_lowering.serve`` (results in the order of the input)."""
+    sys.path.insert(0, str(BENCHMARKS))
+    import plain_lowering
 
     _answer_as_h100()
-    for line in sys.stdin:
-        inst = json.loads(line)
-        try:
-            with contextlib.redirect_stderr(io.StringIO()):
-                start = time.perf_counter()
-                func, obj, values = build(inst, root)
-                result = {"ok": True, "values": values, **facts(func, obj, start)}
-        except BaseException as err:  # a SystemExit from a top level is a failure too
-            result = {"ok": False, "error": f"{type(err).__name__}: {str(err).strip()[:400]}"}
-        out.write(json.dumps(result) + "\n")
-        out.flush()
+    plain_lowering.serve(_lower_one, _failed, echoed=(), root=root)
 
 
 def lower_file(group: list[dict[str, Any]], corpus: Path, timeout: float) -> list[dict[str, Any]]:
@@ -219,7 +213,8 @@ def main() -> int:
     failed = set()
     if args.retry and args.out.exists():
         failed = {i["file"] for i in json.loads(args.out.read_text())["instances"] if not i["truth"]["ok"]}
-    for inst in instances():
+    files = _files()
+    for inst in instances(files):
         if (args.only is None or args.only in inst["file"]) and (not args.retry or inst["file"] in failed):
             by_file.setdefault(inst["file"], []).append(inst)
     start = time.perf_counter()
@@ -237,13 +232,14 @@ def main() -> int:
     if (args.only is not None or args.retry) and args.out.exists():  # a partial run keeps the other files' truth
         kept = [i for i in json.loads(args.out.read_text())["instances"] if i["file"] not in by_file]
         done = sorted(kept + done, key=lambda i: (i["file"], i["kernel"], i["nth"]))
-    without = files_without_kernels()
+    without = {f: e.get("why_none", "") for f, e in files.items() if not e["instances"]}
     record = {
         "how": (
             "sizes read by hand from each file (benchmarks/fake_device_truth/sizes/*.json, nothing run); each "
             "instance built as the file's main builds it and lowered by plain TileLang "
-            "(benchmarks/fake_device_truth/lower_truth.py, no Tilescope code); `kernels` are the first instance "
-            "of each kernel that plain TileLang lowers, in the form bench_corpus_compiler.py compares"
+            "(benchmarks/fake_device_truth/lower_truth.py, no Tilescope code); `kernels` are, per kernel under the "
+            "file that defines it, the first instance its own main builds (else the first any file builds) when plain "
+            "TileLang lowers it, in the form bench_corpus_compiler.py compares"
         ),
         "corpus_files": len({i["file"] for i in done}) + len(without),
         "without_kernels": without,
