@@ -4,11 +4,11 @@ when a level does not fit."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Any
 
 from tilescope.core.codes import diagnostic
+from tilescope.core.dtypes import dtype_bits
 from tilescope.core.model import AscendBuffer, Buffer, Diagnostic, MemoryLevel, Span
 from tilescope.core.targets import ASCEND_LEVELS, ASCEND_UB_WITH_SIMT, ascend_level
 from tilescope.core.worker.ascend_ir import as_int, base_name, funcs
@@ -40,10 +40,8 @@ def merged_allocations(device_mod: Any) -> dict[str, tuple[str, int]]:
 
 
 def _dtype_bytes(dtype: str) -> int:
-    bits = re.search(r"(\d+)", dtype)
-    if dtype == "bool":
-        return 1
-    return max(1, int(bits.group(1)) // 8) if bits else 4
+    """Bytes per element as ``dtypes`` reads the width (a sub-byte type counts a byte, no width four)."""
+    return max(1, (dtype_bits(dtype) or 32) // 8)
 
 
 def level_buffers(buffers: list[Buffer], versions: dict[str, int]) -> list[AscendBuffer]:
