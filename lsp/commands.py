@@ -46,8 +46,8 @@ from tilescope.core.ide import (
     passes_markdown,
     run_failed,
     run_text,
-    schedule_text,
     schedule_view,
+    schedule_view_text,
     speed_markdown,
     trace_view,
     unified,
@@ -143,7 +143,10 @@ async def kernel_model(ls: TilescopeServer, uri: str) -> FileAnalysis:
 
 
 async def schedule(ls: TilescopeServer, uri: str, kernel: str | None = None) -> ScheduleView:
-    model = await _kernel(ls, uri, kernel)
+    return _schedule_of(await _kernel(ls, uri, kernel))
+
+
+def _schedule_of(model: KernelModel) -> ScheduleView:
     try:
         return schedule_view(model)
     except NoSchedule as error:
@@ -204,7 +207,5 @@ async def show_speed(ls: TilescopeServer, uri: str, kernel: str | None = None) -
 
 
 async def show_schedule(ls: TilescopeServer, uri: str, kernel: str | None = None) -> dict[str, str]:
-    model = await _kernel(ls, uri, kernel)
-    if model.ascend is None:
-        raise CommandError(f"Tilescope: kernel {model.kernel!r} has no Ascend schedule (target {model.target})")
-    return await _open(ls, f"{model.kernel}.schedule.txt", schedule_text(model) + "\n")
+    view = _schedule_of(await _kernel(ls, uri, kernel))
+    return await _open(ls, f"{view.kernel}.schedule.txt", schedule_view_text(view) + "\n")

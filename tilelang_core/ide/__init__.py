@@ -19,7 +19,14 @@ from tilescope.core.ide.layout_view import KernelLayout, LayoutView, NoLayout, P
 from tilescope.core.ide.merge import CompiledSnapshot, Facts, facts, fingerprints, merged_diagnostics
 from tilescope.core.ide.navigate import OutlineKind, OutlineNode, definition, outline, references
 from tilescope.core.ide.run_view import run_failed, run_text
-from tilescope.core.ide.schedule_view import NoSchedule, ScheduleView, schedule_lens, schedule_text, schedule_view
+from tilescope.core.ide.schedule_view import (
+    NoSchedule,
+    ScheduleView,
+    schedule_lens,
+    schedule_text,
+    schedule_view,
+    schedule_view_text,
+)
 from tilescope.core.ide.speed import speed_lenses, speed_markdown
 from tilescope.core.ide.summary import FileSummary, VariantsSummary, file_summary, variants_summary
 from tilescope.core.ide.trace_view import PassDiff, PassView, TraceView, passes_markdown, trace_view
@@ -81,6 +88,7 @@ __all__ = [
     "schedule_lens",
     "schedule_text",
     "schedule_view",
+    "schedule_view_text",
     "shape_text",
     "side_by_side",
     "signature_at",

@@ -353,7 +353,11 @@ def schedule_text(model: KernelModel, scalars: bool = False) -> str:
     """The side-by-side schedule of one Ascend kernel, its memory plan and its flag totals, as text."""
     if model.ascend is None:
         return f"kernel {model.kernel}: no Ascend schedule (target {model.target})"
-    view = schedule_view(model, scalars)
+    return schedule_view_text(schedule_view(model, scalars))
+
+
+def schedule_view_text(view: ScheduleView) -> str:
+    """``schedule_text`` of a view already made."""
     lines = [f"kernel {view.kernel}  target ascend  {view.kind} kernel"]
     for level in view.levels:
         mark = "" if level.fits else "  OVER CAPACITY"
