@@ -4,13 +4,14 @@
 # racecheck, initcheck, synccheck) runs every hazard fixture beside it. Results under $OUT (6 files).
 set -u
 t0=$SECONDS
-[ -d /tmp/site/tilelang ] || { mkdir -p /tmp/site && tar xJf .carry/site.tar.xz -C /tmp/site \
-  && tar xJf .carry/extra.tar.xz -C /tmp/site; }
+BASE=${BASE:-/tmp}  # the folder holding the unpacked site and the install shim (h200_all.sh picks it)
+[ -d $BASE/site/tilelang ] || { mkdir -p $BASE/site && tar xJf .carry/site.tar.xz -C $BASE/site \
+  && tar xJf .carry/extra.tar.xz -C $BASE/site; }
 BUDGET=${BUDGET:-440}  # seconds each of the two steps may start work in (h200_all.sh gives less)
 OUT=${OUT:-/tmp/h200-a}
 mkdir -p "$OUT"
-python3 benchmarks/gpu/install_shim.py /tmp/ts > "$OUT/a-env.txt" 2>&1 || true
-export PYTHONPATH=/tmp/ts:/tmp/site:$PWD TILESCOPE_CACHE=/tmp/tilescope-cache PYTHONUNBUFFERED=1
+python3 benchmarks/gpu/install_shim.py $BASE/ts > "$OUT/a-env.txt" 2>&1 || true
+export PYTHONPATH=$BASE/ts:$BASE/site:$PWD TILESCOPE_CACHE=/tmp/tilescope-cache PYTHONUNBUFFERED=1
 export TILELANG_CACHE_DIR=/tmp/tlcache
 {
   date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; ncu --version | tail -1

@@ -5,13 +5,14 @@
 # (median of 10), and the MCP `profile` tool against `tilescope profile --json`. Results under $OUT.
 set -u
 t0=$SECONDS
-[ -d /tmp/site/tilelang ] || { mkdir -p /tmp/site && tar xJf .carry/site.tar.xz -C /tmp/site \
-  && tar xJf .carry/extra.tar.xz -C /tmp/site; }
+BASE=${BASE:-/tmp}  # the folder holding the unpacked site and the install shim (h200_all.sh picks it)
+[ -d $BASE/site/tilelang ] || { mkdir -p $BASE/site && tar xJf .carry/site.tar.xz -C $BASE/site \
+  && tar xJf .carry/extra.tar.xz -C $BASE/site; }
 OUT=${OUT:-/tmp/h200-b}
 mkdir -p "$OUT"
 LOG="$OUT/b-log.txt"
-python3 benchmarks/gpu/install_shim.py /tmp/tsb > "$LOG" 2>&1 || true
-export PYTHONPATH=/tmp/tsb:/tmp/site:$PWD TILESCOPE_CACHE=/tmp/tilescope-cache PYTHONUNBUFFERED=1
+python3 benchmarks/gpu/install_shim.py $BASE/tsb > "$LOG" 2>&1 || true
+export PYTHONPATH=$BASE/tsb:$BASE/site:$PWD TILESCOPE_CACHE=/tmp/tilescope-cache PYTHONUNBUFFERED=1
 export TILELANG_CACHE_DIR=/tmp/tlcache TILESCOPE_DATA_DIR=/tmp/tilescope-data
 REPO=$PWD
 { date -u; nvidia-smi --query-gpu=name --format=csv,noheader; python3 -m tilescope --version

@@ -118,11 +118,18 @@ def compare(workspace: Path, check_json: Path, src: str) -> dict[str, Any]:
 
 
 def same_instances(a: Path, b: Path) -> dict[str, Any]:
-    """Two recordings' instances as sets of (kernel, arguments, test or command)."""
+    """Two recordings' instances as sets of (kernel, arguments, test or command). A command is compared
+    without its interpreter's path: the CPU's run and the GPU machine's start Python from different places."""
+
+    def origin(entry: dict[str, Any]) -> str:
+        if entry.get("test"):
+            return str(entry["test"])
+        words = str(entry.get("command") or "").split(" ", 1)
+        return " ".join(["python", *words[1:]]) if words[0] else ""
 
     def keys(path: Path) -> set[str]:
         found = json.loads(path.read_text())["instances"]
-        return {f"{_key(e['kernel'], e.get('args') or {})} @ {e.get('test') or e.get('command') or ''}" for e in found}
+        return {f"{_key(e['kernel'], e.get('args') or {})} @ {origin(e)}" for e in found}
 
     left, right = keys(a), keys(b)
     report = {"both": sorted(left & right), "only_first": sorted(left - right), "only_second": sorted(right - left)}

@@ -11,6 +11,7 @@ read) must be equal. Prints the comparison and both medians; writes it as JSON.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -38,8 +39,13 @@ def _cli(path: str) -> dict[str, Any]:
 
 
 async def _mcp(paths: list[str]) -> list[dict[str, Any]]:
+    # The SDK starts the server with a small default environment; this one's PYTHONPATH (the GPU
+    # machine's unpacked site and install shim) must reach it, as an installed package's would.
     server = StdioServerParameters(
-        command=sys.executable, args=["-m", "tilescope", "mcp", "--root", str(ROOT)], cwd=str(ROOT)
+        command=sys.executable,
+        args=["-m", "tilescope", "mcp", "--root", str(ROOT)],
+        cwd=str(ROOT),
+        env=dict(os.environ),
     )
     answers = []
     async with Client(server) as client:
