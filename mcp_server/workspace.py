@@ -16,6 +16,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from tilescope.core.sandbox.private_files import private_prefix
+
 MAX_SOURCE_BYTES = 1 << 20
 """Source text larger than this is refused: the largest file of TileLang's examples is 60 KB."""
 
@@ -67,7 +69,7 @@ class Workspace:
 
     def scratch(self) -> Path:
         if self._scratch is None:
-            self._scratch = Path(tempfile.mkdtemp(prefix="tilescope-mcp-"))
+            self._scratch = Path(tempfile.mkdtemp(prefix=private_prefix("mcp")))
         info = self._scratch.lstat()
         if info.st_uid != os.getuid() or info.st_mode & 0o077 or self._scratch.is_symlink():
             raise Refused(f"the scratch folder {self._scratch} is no longer private; refusing to write there")

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from tilescope.core.compiler.service import Analyzer
 from tilescope.core.sandbox import clean_env, landlock
+from tilescope.core.sandbox.private_files import private_prefix
 from tilescope.puzzles.manifest import CONTENT
 
 NOT_SEALED = (
@@ -55,7 +56,7 @@ def sandbox(private: str) -> landlock.Sandbox | None:
 
 def private_folder(role: str) -> str:
     """A fresh, empty folder that only this child may write; ``release`` removes it."""
-    return tempfile.mkdtemp(prefix=f"tilescope-{role}-")
+    return tempfile.mkdtemp(prefix=private_prefix(role))
 
 
 def private_env(private: str, sealed: bool) -> dict[str, str]:

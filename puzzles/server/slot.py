@@ -19,7 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-PRIVATE_PREFIX = "tilescope-grading-"
+from tilescope.core.sandbox.private_files import private_prefix
+
+PRIVATE_PREFIX = private_prefix("grading")
 """How a slot's private folder is named: a report that names a file in it is scrubbed of it before it is copied."""
 
 

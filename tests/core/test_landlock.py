@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from tilescope.core.sandbox import landlock
+from tilescope.core.sandbox.private_files import private_prefix
 from tilescope.core.sandbox.supervise import Limits, Supervised
 
 from tests.conftest import Listener
@@ -118,7 +119,7 @@ def test_a_sealed_child_reads_no_other_process_and_reaches_no_socket(tmp_path: P
     (others / "17").mkdir(parents=True)
     private.mkdir()
     sandbox = landlock.sealing([str(others)], [str(private)])
-    later = Path(tempfile.mkdtemp(prefix="tilescope-grading-"))
+    later = Path(tempfile.mkdtemp(prefix=private_prefix("grading")))
     (later / "17.py").write_text("SECRET = 1\n")
     with socket.socket(socket.AF_UNIX) as unix:
         unix.bind(b"\0" + abstract.encode())

@@ -7,8 +7,10 @@ a later file's import from another folder (TileLang's examples have a dozen ``ut
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -75,3 +77,21 @@ def test_what_tilelang_puts_on_the_path_stays_there(tmp_path: Path) -> None:
     before, after, roots = json.loads(done.stdout.strip().splitlines()[-1])
     assert before and after == before
     assert roots == sorted(str(tmp_path / folder) for folder in ("first", "second"))
+
+
+def test_a_project_in_a_temporary_folder_named_like_tilescopes_own_reads_its_siblings() -> None:
+    """The sealed worker hides the private folders Tilescope makes in the temporary folder (other checks',
+    other gradings'). A user's project there whose name merely starts with ``tilescope-`` is the user's:
+    its file's ``import utils`` is found. (The worker hid every ``/tmp/tilescope-*`` folder, and a corpus
+    copied to ``/tmp/tilescope-corpus-...`` lost its sibling imports as missing modules.)"""
+    project = Path(tempfile.mkdtemp(prefix="tilescope-project-"))
+    try:
+        (project / "utils.py").write_text("BLOCK = 128\n")
+        (project / "kernel.py").write_text(KERNEL)
+        with Analyzer(timeout_s=120) as analyzer:  # started after the folder exists, as a CLI check is
+            result = analyzer.analyze(str(project / "kernel.py"))
+    finally:
+        shutil.rmtree(project)
+    assert not [d for d in result.diagnostics if d.code == "missing-module"], result.diagnostics
+    assert result.kernels and result.kernels[0].launch is not None
+    assert result.kernels[0].launch.threads == 128

@@ -20,6 +20,7 @@ from typing import Any
 
 from tilescope.core.model import KernelModel, NcuFigures
 from tilescope.core.protocol import PROFILE_LAUNCHES
+from tilescope.core.sandbox.private_files import private_prefix
 from tilescope.core.sandbox.supervise import Supervised
 
 LOAD_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
@@ -194,7 +195,7 @@ def measure_batch_with_ncu(
     ncu = shutil.which("ncu")
     if ncu is None:
         return failed
-    with tempfile.TemporaryDirectory(prefix="tilescope-ncu-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=private_prefix("ncu")) as tmp:
         batch, manifest = Path(tmp) / "batch.json", Path(tmp) / "manifest.json"
         batch.write_text(json.dumps({"requests": payloads, "manifest": str(manifest)}))
         command = _ncu_command(ncu, [n for group in names for n in group], metrics, batch)

@@ -35,6 +35,7 @@ from tilescope.core.sandbox.clean_env import clean_env, tilelang_cache
 from tilescope.core.sandbox.clean_env import sandbox as confinement
 from tilescope.core.sandbox.frames import CHANNEL_DAMAGED_EXIT, FrameReader, digest
 from tilescope.core.sandbox.landlock import Sandbox, network_can_be_cut
+from tilescope.core.sandbox.private_files import private_prefix
 from tilescope.core.sandbox.spawn import NO_GPU, worker_command
 from tilescope.core.sandbox.supervise import Limits, Supervised, SupervisorLost
 
@@ -93,7 +94,7 @@ class WorkerLink:
         where it can be cut, and without ``sandbox`` it gets ``clean_env.sandbox``: it writes only that folder
         (``sealed``: code no one vouches for) or where the user may, and reads neither the places of secrets
         nor another process's ``/proc`` entries."""
-        self._own = None if workdir is not None else tempfile.mkdtemp(prefix="tilescope-worker-")
+        self._own = None if workdir is not None else tempfile.mkdtemp(prefix=private_prefix("worker"))
         private = workdir or self._own
         assert private is not None
         hidden = {} if gpu else NO_GPU

@@ -47,6 +47,7 @@ from tilescope.core.record.recorder import (
     recorded_device,
     wait_for_hook,
 )
+from tilescope.core.sandbox.private_files import private_prefix
 from tilescope.core.sandbox.spawn import NO_GPU, worker_env
 from tilescope.core.sandbox.supervise import Limits, Supervised, SupervisorLost
 
@@ -148,7 +149,7 @@ def _run(planned: Planned, settings: RunSettings, children: set[Supervised]) -> 
     start = time.monotonic()
     how = planned.runner
     wall_s = settings.wall_s or (TESTS_WALL_S if how.root is not None else WALL_S)
-    with tempfile.TemporaryDirectory(prefix="tilescope-dry-run-") as folder:
+    with tempfile.TemporaryDirectory(prefix=private_prefix("dry-run")) as folder:
         hooks, scratch = Path(folder) / "hook", Path(folder) / "cwd"
         hooks.mkdir()
         scratch.mkdir()

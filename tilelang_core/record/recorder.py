@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tilescope.core.record.record_values import is_encoded, source_value
+from tilescope.core.sandbox.private_files import private_prefix
 from tilescope.core.targets import ASCEND, part
 
 HOOK_MODULES = (
@@ -74,7 +75,7 @@ def record(
 ) -> tuple[int, list[dict[str, Any]]]:
     """Run ``command`` in ``workspace`` with the hook; its exit status (124 past ``timeout_s``, 125 when
     ``idle_s`` passed without a new line from the hook) and the hook's lines."""
-    with tempfile.TemporaryDirectory(prefix="tilescope-record-") as folder:
+    with tempfile.TemporaryDirectory(prefix=private_prefix("record")) as folder:
         out = Path(folder) / "instances.jsonl"
         env = hook_env(Path(folder), out, {**os.environ, **(env or {})})
         try:

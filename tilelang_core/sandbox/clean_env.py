@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from tilescope.core.sandbox import landlock
+from tilescope.core.sandbox.private_files import PRIVATE_PREFIX
 from tilescope.core.sandbox.spawn import worker_env
 
 _ALLOWED = frozenset(
@@ -94,13 +95,14 @@ def tilelang_cache(environ: Mapping[str, str] | None = None) -> str:
 def protected(keep: Iterable[str] = ()) -> list[str]:
     """Paths no sandboxed process may read: Ray's credentials and session folders, what a server named in
     ``TILESCOPE_PROTECT``, and every other Tilescope private folder in the temporary folder (other checks'
-    files, other graders' submissions), but those in ``keep`` (the process's own)."""
+    files, other graders' submissions; named from ``PRIVATE_PREFIX``), but those in ``keep`` (the process's
+    own). A user's own folder there, whatever its name, stays readable."""
     temp = tempfile.gettempdir()
     ray_roots = {"/tmp", temp, *(os.environ[v] for v in ("RAY_TMPDIR",) if os.environ.get(v))}
     paths = [str(Path.home() / ".ray"), *(os.path.join(root, "ray") for root in sorted(ray_roots))]
     paths.extend(named_protected())
     own = {os.path.realpath(k) for k in keep}
-    paths.extend(p for p in glob.glob(os.path.join(temp, "tilescope-*")) if os.path.realpath(p) not in own)
+    paths.extend(p for p in glob.glob(os.path.join(temp, PRIVATE_PREFIX + "*")) if os.path.realpath(p) not in own)
     return paths
 
 

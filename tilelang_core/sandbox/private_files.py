@@ -17,13 +17,24 @@ import tempfile
 import threading
 from pathlib import Path
 
+PRIVATE_PREFIX = "tilescope-private-"
+"""The start of the name of every folder Tilescope makes in the temporary folder for one process's own files
+(a worker's, a dry run's, a grading's): every sandbox hides all such folders but its own
+(``clean_env.protected``), and only those, so a user's project that lives in ``/tmp/tilescope-demo`` is still
+readable by the analysis of its own files."""
+
+
+def private_prefix(purpose: str) -> str:
+    """The ``mkdtemp`` prefix of a private folder made for ``purpose`` (``worker``, ``dry-run``, ...)."""
+    return f"{PRIVATE_PREFIX}{purpose}-"
+
 
 class NotPrivate(OSError):
     """The folder is not this user's alone (another owner, or readable or writable by others)."""
 
 
 class PrivateFolder:
-    def __init__(self, prefix: str = "tilescope-") -> None:
+    def __init__(self, prefix: str = PRIVATE_PREFIX) -> None:
         self.prefix = prefix
         self._path: Path | None = None
         self._lock = threading.Lock()

@@ -25,6 +25,7 @@ from tilescope.puzzles.server import views
 from tilescope.puzzles.server.admission import LimitError
 from tilescope.puzzles.server.db import Learner, Submission
 from tilescope.puzzles.server.grading_queue import Graded
+from tilescope.puzzles.server.slot import PRIVATE_PREFIX
 from tilescope.puzzles.server.store import Store
 from tilescope.puzzles.workspace import is_solution_text
 
@@ -356,7 +357,7 @@ def test_a_copied_verdict_names_no_one_elses_submission_file_or_folder(db_url: s
     first = store.submit(alice, "01", "/home/alice/secret_plan.py", failing)
     assert store.claim("slot-0") is not None
     summary = "secret_plan.py:3: ValueError: no"
-    traceback = f'File "/tmp/tilescope-grading-k2j4/{first}/secret_plan.py", line 3, in <module>'
+    traceback = f'File "/tmp/{PRIVATE_PREFIX}k2j4/{first}/secret_plan.py", line 3, in <module>'
     sent = {**report("load-error", summary), "path": "/home/alice/secret_plan.py", "detail": traceback}
     store.finish(first, Graded(sent))
     mine = store.submit(bob, "01", "bobs.py", failing)
@@ -365,7 +366,7 @@ def test_a_copied_verdict_names_no_one_elses_submission_file_or_folder(db_url: s
     found = store.submission(bob, mine)
     assert found is not None
     shown = json.dumps(views.submission_json(*found))
-    for secret in ("secret_plan", "/home/alice", "tilescope-grading", f"/{first}/", '"reused_from"'):
+    for secret in ("secret_plan", "/home/alice", PRIVATE_PREFIX, f"/{first}/", '"reused_from"'):
         assert secret not in shown, secret
     verdict = views.verdict_json(found[1])
     assert verdict is not None and verdict["reused"] is True and verdict["summary"] == "bobs.py:3: ValueError: no"

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tilescope.puzzles.server.slot import PRIVATE_PREFIX
 
 from tests.conftest import Listener, armed, free_port
 
@@ -62,7 +63,7 @@ def test_a_submission_reaches_no_secret_no_network_and_not_the_clusters_ray(
             "secret": secret,
             "server_pid": server.process.pid,
             "files": [str(Path.home() / ".ray" / "auth_token"), str(db_file)],
-            "folders": glob.glob(os.path.join(tempfile.gettempdir(), "tilescope-grading-*")),
+            "folders": glob.glob(os.path.join(tempfile.gettempdir(), PRIVATE_PREFIX + "*")),
             "outside": str(outside),
             "ray": {"reference": str(CONTENT / "01_copy_one_block" / "reference.py"), "mark": str(mark)},
             "port": listener.port,
