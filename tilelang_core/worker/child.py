@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
 import os
 import signal
 import sys
@@ -60,8 +61,9 @@ class Baseline:
         return found
 
 
-def child(worker: Worker, request: dict[str, Any], down: int, up: int, closed: tuple[int, ...]) -> NoReturn:
-    """In the forked child: drop the zygote's channels, answer ``request`` over ``up`` and exit."""
+def child(worker: Worker, down: int, up: int, closed: tuple[int, ...]) -> NoReturn:
+    """In the forked child: drop the zygote's channels, wait for the request on ``down`` (the child is
+    forked ahead of it), answer it over ``up`` and exit; exit at once if the zygote goes first."""
     code = 0
     try:
         for fd in closed:
@@ -71,7 +73,10 @@ def child(worker: Worker, request: dict[str, Any], down: int, up: int, closed: t
             landlock.apart()  # root ignores "not dumpable": a domain of its own keeps it out of the zygote
         for name in RECORDED:
             signal.signal(getattr(signal, name), signal.SIG_DFL)
-        code = _answer(worker, request, os.fdopen(down, "rb"), up)
+        requests = os.fdopen(down, "rb")
+        line = requests.readline()
+        if line:
+            code = _answer(worker, json.loads(line), requests, up)
     except BaseException:  # nothing may return into the zygote's loop
         code = 1
     finally:

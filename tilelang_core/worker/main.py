@@ -5,10 +5,15 @@ arrive as JSON lines on a private copy of stdin; answers leave as frames (``tile
 on a private copy of stdout. Fd 0 is then pointed at ``/dev/null`` and fd 1 at stderr.
 
 The zygote imports TileLang and warms it on a kernel of its own, and never runs user code: for each
-request it forks a child, which closes the zygote's channels, loads the user's file, answers over a
-pipe of its own and is ended. Whatever user code changes (patched modules, globals, import hooks,
-threads) dies with the child, so one analysis can never shape the next one's answer, and the next
-request starts from the warm zygote instead of a fresh interpreter. The zygote holds no thread but
+request a child forked from it closes the zygote's channels, reads the request, loads the user's file,
+answers over a pipe of its own and is ended. The child is forked ahead of its request, once the previous
+child is ended and its answer confirmed (the caller's sweep of the process tree has run by then, so it
+never meets a spare): the fork is not on the path of a request that comes after a pause, as an edit's
+does. A spare is a copy of the zygote as much as a child forked on demand is: the zygote runs no user
+code between the two.
+Whatever user code changes (patched modules, globals, import hooks, threads) dies with the child, so
+one analysis can never shape the next one's answer, and the next request starts from the warm zygote
+instead of a fresh interpreter. The zygote holds no thread but
 its main one when it forks (``thread_count``): a native pool started before a fork would be
 half-copied into the child.
 
@@ -32,7 +37,7 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 from tilescope.core.compat import releases
 from tilescope.core.sandbox.frames import CHANNEL_DAMAGED_EXIT, digest, encode, write_all
@@ -82,8 +87,18 @@ def _start() -> tuple[Worker | None, dict[str, Any]]:
     return worker, {"ready": True, "pid": os.getpid(), "tilelang": version, "threads": thread_count()}
 
 
+class Spare(NamedTuple):
+    """A child forked ahead of its request, waiting for it on ``down``; the zygote's ends of its pipes."""
+
+    pid: int
+    down: int
+    up: int
+    err: int
+
+
 class Zygote:
-    """The warm parent: forks a child per request, watches it, answers for it and ends it."""
+    """The warm parent: keeps a spare child forked, hands it a request, watches it, answers for it and ends
+    it."""
 
     def __init__(self, worker: Worker, requests: BinaryIO, replies: int) -> None:
         self.worker = worker
@@ -91,6 +106,7 @@ class Zygote:
         self.replies = replies
         self.signals: list[str] = []
         self._cache: OrderedDict[str, bytes] = OrderedDict()
+        self._spare: Spare | None = None
         for name in RECORDED:
             signal.signal(getattr(signal, name), self._record)
 
@@ -103,11 +119,13 @@ class Zygote:
         """The answer to one request (``id``, ``ok``, ``result`` or ``error``, and what the child did)."""
         ident = request.get("id")
         if request.get("op") == "ping":
+            self.retire()
             return {"id": ident, "ok": True, "result": {"pid": os.getpid(), "threads": thread_count()}}
         deadline = time.monotonic() + float(request.pop("deadline_s", 3600.0))
         key = _cache_key(request) if request.get("op") == "pass_ir" else None
         if key is not None and key in self._cache:
             self._cache.move_to_end(key)
+            self.retire()
             return {**json.loads(self._cache[key]), "id": ident}
         self.signals.clear()
         answer = self._fork(request, deadline)
@@ -119,10 +137,21 @@ class Zygote:
         return {**answer, "id": ident}
 
     def _fork(self, request: dict[str, Any], deadline: float) -> dict[str, Any]:
-        threads = thread_count()
-        if threads != 1:
+        spare, self._spare = self._spare or self.spawn(), None
+        if spare is None:
             # Never fork with another thread alive: it could hold a lock the child then waits on forever.
-            return {"ok": False, "error": f"the compiler worker holds {threads} threads, so it cannot fork"}
+            return {"ok": False, "error": f"the compiler worker holds {thread_count()} threads, so it cannot fork"}
+        try:
+            with contextlib.suppress(OSError):  # a spare that died unasked: the watch says how it ended
+                write_all(spare.down, (json.dumps(request) + "\n").encode())
+            return Watch(spare.pid, request.get("id"), spare.up, spare.down, spare.err, deadline).answer()
+        finally:
+            _end(spare)
+
+    def spawn(self) -> Spare | None:
+        """A child forked now that waits for its request; None while the zygote holds more than one thread."""
+        if thread_count() != 1:
+            return None
         down_r, down_w = os.pipe()
         up_r, up_w = os.pipe()
         err_r, err_w = os.pipe()
@@ -130,20 +159,34 @@ class Zygote:
         if pid == 0:
             os.dup2(err_w, 2)
             closed = (self.requests.fileno(), self.replies, down_w, up_r, err_r, err_w)
-            child(self.worker, request, down_r, up_w, closed)
+            child(self.worker, down_r, up_w, closed)
         os.close(down_r)
         os.close(up_w)
         os.close(err_w)
-        try:
-            return Watch(pid, request.get("id"), up_r, down_w, err_r, deadline).answer()
-        finally:
-            os.close(up_r)
-            os.close(down_w)
-            os.close(err_r)
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)
+        return Spare(pid, down_w, up_r, err_r)
+
+    def retire(self) -> None:
+        """End the spare before an answer no child gave: the caller's sweep after it must find no process
+        but the zygote (it would end the spare and count it as left behind by user code)."""
+        if self._spare is not None:
+            _end(self._spare)
+            self._spare = None
+
+    def ready(self) -> None:
+        """Between requests, once the last answer is confirmed: a spare forked for the next request."""
+        if self._spare is None:
+            self._spare = self.spawn()
+
+
+def _end(child: Spare) -> None:
+    """Close the zygote's ends of a child's pipes, kill it and reap it: gone before the answer is sent, so
+    the caller's sweep of the process tree finds nothing of it."""
+    for fd in (child.up, child.down, child.err):
+        os.close(fd)
+    with contextlib.suppress(OSError):
+        os.kill(child.pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(child.pid, 0)
 
 
 def _cache_key(request: dict[str, Any]) -> str:
@@ -161,6 +204,7 @@ def main() -> None:
     if worker is None:
         return
     zygote = Zygote(worker, requests, replies)
+    zygote.ready()
     for line in requests:
         try:
             request = json.loads(line)
@@ -175,6 +219,7 @@ def main() -> None:
         except OSError:
             os._exit(CHANNEL_DAMAGED_EXIT)
         _confirm(requests, replies, request.get("id"), frame)
+        zygote.ready()
 
 
 def _confirm(requests: BinaryIO, replies: int, request_id: int | None, frame: bytes) -> None:
