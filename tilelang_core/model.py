@@ -147,6 +147,15 @@ class Launch:
     """Whether ``T.Kernel`` says ``threads=``; when not, ``threads`` is the backend's default."""
     thread_ranges: list[ThreadRange] = field(default_factory=list[ThreadRange])
     """After warp specialisation: the producer and consumer thread ranges (empty when not specialised)."""
+    grid_exprs: list[str] = field(default_factory=list[str])
+    """Where an extent of ``grid`` is not a number (``-1``: it depends on an argument left symbolic), every
+    extent as the final device kernel is launched with it (``(M + 31) // 32``); empty when all are numbers."""
+
+    def grid_dims(self) -> list[Dim]:
+        """The grid to show: numbers, and the launch's expression where an extent is symbolic."""
+        if not self.grid_exprs:
+            return list(self.grid)
+        return [n if n >= 0 else self.grid_exprs[i] for i, n in enumerate(self.grid)]
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ def _title(kernel: KernelModel) -> str:
         threads = f"{kernel.launch.threads} threads"
         if kernel.launch.threads_after_ws != kernel.launch.threads:
             threads += f" ({kernel.launch.threads_after_ws} after warp specialisation)"
-        parts.append(f"grid {dims_text(kernel.launch.grid)}, {threads}")
+        parts.append(f"grid {dims_text(kernel.launch.grid_dims())}, {threads}")
     if kernel.shared_bytes:
         parts.append(f"{kib(kernel.shared_bytes)} shared")
     return " · ".join(parts)

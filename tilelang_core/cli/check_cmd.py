@@ -329,7 +329,7 @@ def render_kernel(k: KernelModel) -> list[str]:
             if k.launch.threads_after_ws != k.launch.threads
             else ""
         )
-        out.append(f"  launch   grid {dims_text(k.launch.grid)} × {k.launch.threads} threads{ws}")
+        out.append(f"  launch   grid {dims_text(k.launch.grid_dims())} × {k.launch.threads} threads{ws}")
     if k.passes and k.ascend is not None:
         changed = sum(p.changed for p in k.passes)
         plan = k.ascend

@@ -13,7 +13,7 @@ def _resources(k: KernelModel | None) -> dict[str, str]:
         return {}
     facts: dict[str, str] = {"shared_bytes": str(k.shared_bytes), "warp_specialized": str(k.warp_specialized)}
     if k.launch is not None:
-        facts["grid"] = dims_text(k.launch.grid)
+        facts["grid"] = dims_text(k.launch.grid_dims())
         facts["threads"] = str(k.launch.threads_after_ws)
     for p in k.pipelines:
         facts[f"stages {p.loop_var}"] = str(p.num_stages)

@@ -211,7 +211,7 @@ def row(v: Variant) -> list[str]:
     k = v.kernels[0] if v.kernels else None
     if k is None or not k.passes:
         return [v.kernel, v.target, _config(v), "", "", "", "", "", "", v.status, ""]
-    grid = dims_text(k.launch.grid) if k.launch else ""
+    grid = dims_text(k.launch.grid_dims()) if k.launch else ""
     threads = str(k.launch.threads_after_ws) if k.launch else ""
     regs = f"{k.resources.registers}/{k.resources.spill_store_bytes}" if k.resources else "-"
     stages = ",".join(str(p.num_stages) for p in k.pipelines) or "-"

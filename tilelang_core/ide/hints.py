@@ -178,7 +178,7 @@ def launch_label(kernel: StaticKernel, model: KernelModel | None) -> str:
     shared = kernel.shared_planned if kernel.shared_planned is not None else kernel.shared_bytes
     after_ws = None
     if model is not None and model.launch is not None:
-        grid = shape_text(model.launch.grid)
+        grid = shape_text(model.launch.grid_dims())
         threads = model.launch.threads
         if model.launch.threads_after_ws != model.launch.threads:
             after_ws = model.launch.threads_after_ws

@@ -28,12 +28,14 @@ def launches(func: Any, device_mod: Any | None, layout_module: Any | None, path:
     if not found:
         return []
     after = _device_threads(device_mod)
+    grids = _device_grids(device_mod)
     ranges = _ws_ranges(layout_module)
     result = []
     for i, (grid, threads, line) in enumerate(found):
         declared = math.prod(threads) if threads else _DEFAULT_THREADS
         built = after[i] if len(after) == len(found) else declared
         split = ranges[i] if len(ranges) == len(found) else None
+        exprs = grids[i][: len(grid)] if -1 in grid and len(grids) == len(found) else []
         thread_ranges = []
         if split is not None and built > split[0]:
             low, high = ("consumer", "producer") if split[1] else ("producer", "consumer")
@@ -46,6 +48,7 @@ def launches(func: Any, device_mod: Any | None, layout_module: Any | None, path:
                 span=Span(line=line) if line else None,
                 threads_given=bool(threads),
                 thread_ranges=thread_ranges,
+                grid_exprs=exprs,
             )
         )
     return result
@@ -117,18 +120,29 @@ def _launch_decl(node: Any, path: str) -> tuple[list[int], list[int], int | None
 
 
 def _device_threads(device_mod: Any | None) -> list[int]:
-    """Threads per block of each device kernel, in launch order (``main_kernel``, ``main_kernel_1``...)."""
+    """Threads per block of each device kernel, in launch order."""
+    return [
+        math.prod(int(v) for k, v in extent.items() if k.startswith("threadIdx"))
+        for extent in _device_kernels(device_mod)
+    ]
+
+
+def _device_kernels(device_mod: Any | None) -> list[dict[str, Any]]:
+    """The ``thread_extent`` of each device kernel, in launch order (``main_kernel``, ``main_kernel_1``...)."""
     if device_mod is None:
         return []
     kernels = []
     for var, f in device_mod.functions.items():
         if _has(f, "thread_extent"):
-            extent = dict(f.attrs["thread_extent"])
-            threads = math.prod(int(v) for k, v in extent.items() if k.startswith("threadIdx"))
             name = str(var.name_hint)
             suffix = name.rsplit("_", 1)[-1]
-            kernels.append((int(suffix) if suffix.isdigit() else 0, name, threads))
-    return [threads for _, _, threads in sorted(kernels)]
+            kernels.append((int(suffix) if suffix.isdigit() else 0, name, dict(f.attrs["thread_extent"])))
+    return [extent for _, _, extent in sorted(kernels, key=lambda k: k[:2])]
+
+
+def _device_grids(device_mod: Any | None) -> list[list[str]]:
+    """Each device kernel's grid as it is launched, extent by extent as text (``(M + 31) // 32``)."""
+    return [[str(extent.get(f"blockIdx.{axis}", 1)) for axis in "xyz"] for extent in _device_kernels(device_mod)]
 
 
 def _ws_ranges(layout_module: Any | None) -> list[tuple[int, bool] | None]:
