@@ -268,11 +268,15 @@ def _witness_pair(a: _Touches, b: _Touches, shifts: tuple[int | None, ...]) -> t
 
 
 def _witness_at(a: _Touches, b: _Touches, shift: int | None) -> tuple[int, int, int] | None:
-    key_a = a.bytes * (1 << 24) + (0 if shift is None else a.phase)
-    key_b = b.bytes * (1 << 24) + (0 if shift is None else b.phase + shift)
+    # One key per (byte, pass): the passes of three nested loops with barriers reach 4096² and more, so the
+    # byte is scaled past the largest pass (shifted by at most one either way), never packed into fixed bits.
+    low = int(min(a.phase.min(initial=0), b.phase.min(initial=0))) - 1
+    span = int(max(a.phase.max(initial=0), b.phase.max(initial=0))) - low + 2
+    key_a = a.bytes * span + (0 if shift is None else a.phase - low)
+    key_b = b.bytes * span + (0 if shift is None else b.phase + shift - low)
     common = np.intersect1d(key_a, key_b)
     for key in common[:4096]:
-        byte = int(key) >> 24
+        byte = int(key) // span
         ta = np.unique(a.threads[key_a == key])
         tb = np.unique(b.threads[key_b == key])
         if byte in a.uniform or byte in b.uniform:
