@@ -21,7 +21,7 @@ def threads(step: str) -> None:
     print(f"{step}: {len(names)} {names}", flush=True)
 
 
-if __name__ == "__main__":
+def main() -> None:
     os.environ.update({"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "", "ROCR_VISIBLE_DEVICES": ""})
     os.environ.update({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
     threads("start")
@@ -36,3 +36,33 @@ if __name__ == "__main__":
     threads("handler imported")
     Worker()
     threads("worker warmed")
+
+
+def trace_first_thread() -> None:
+    """Print the Python stack at the first call after which the process holds a second thread."""
+    import sys
+    import traceback
+
+    def count() -> int:
+        return len(os.listdir("/proc/self/task"))
+
+    def hook(frame: object, event: str, arg: object) -> None:
+        if event in ("c_return", "return") and count() > 1:
+            sys.setprofile(None)
+            print(f"second thread after {event} of {arg!r}", flush=True)
+            traceback.print_stack(frame)  # type: ignore[arg-type]
+
+    sys.setprofile(hook)
+    import tilelang  # noqa: F401
+
+    sys.setprofile(None)
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] == ["--trace"]:
+        os.environ.update({"CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1"})
+        trace_first_thread()
+    else:
+        main()
