@@ -73,6 +73,16 @@ def thread_count() -> int:
         return threading.active_count()
 
 
+def thread_names() -> list[str]:
+    """The names of this process's threads (``cuda00001400006`` for the CUDA driver's), to say which one is extra."""
+    names = []
+    with contextlib.suppress(OSError):
+        for task in sorted(os.listdir("/proc/self/task")):
+            with contextlib.suppress(OSError), open(f"/proc/self/task/{task}/comm") as comm:
+                names.append(comm.read().strip())
+    return names
+
+
 def _start() -> tuple[Worker | None, dict[str, Any]]:
     """The worker, or why it cannot run here: checked before TileLang is imported, which may fail."""
     version = releases.installed_version()
@@ -140,7 +150,8 @@ class Zygote:
         spare, self._spare = self._spare or self.spawn(), None
         if spare is None:
             # Never fork with another thread alive: it could hold a lock the child then waits on forever.
-            return {"ok": False, "error": f"the compiler worker holds {thread_count()} threads, so it cannot fork"}
+            held = f"{thread_count()} threads ({', '.join(thread_names())})"
+            return {"ok": False, "error": f"the compiler worker holds {held}, so it cannot fork"}
         try:
             with contextlib.suppress(OSError):  # a spare that died unasked: the watch says how it ended
                 write_all(spare.down, (json.dumps(request) + "\n").encode())
