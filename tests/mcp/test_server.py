@@ -40,9 +40,13 @@ def _tilescope(*args: str) -> Any:
     return json.loads(done.stdout)
 
 
-def _server(*extra: str) -> StdioServerParameters:
+def _server(*extra: str, env: dict[str, str] | None = None) -> StdioServerParameters:
+    """The server as an MCP client starts it; ``env`` is added to the few variables the SDK passes on."""
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "tilescope", "mcp", "--root", str(ROOT), *extra], cwd=str(ROOT)
+        command=sys.executable,
+        args=["-m", "tilescope", "mcp", "--root", str(ROOT), *extra],
+        cwd=str(ROOT),
+        env=env,
     )
 
 
@@ -50,30 +54,53 @@ def _call(client: Client, name: str, arguments: dict[str, Any]) -> Any:
     return client.call_tool(name, arguments)
 
 
-@pytest.mark.slow
-def test_every_tool_answers_as_the_cli_does_over_stdio() -> None:
+TOOL_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("check", {"path": GEMM, "detail": "full", "max_chars": 2_000_000}),
+    ("check", {"path": GEMM}),
+    ("layout", {"path": GEMM, "buffer": "C_local", "detail": "full", "max_chars": 2_000_000}),
+    ("passes", {"path": GEMM, "detail": "full", "max_chars": 2_000_000}),
+    ("pass_diff", {"path": GEMM, "index": 3, "detail": "full", "max_chars": 2_000_000}),
+    ("variants", {"path": GEMM, "targets": ["sm_80"], "detail": "full", "max_chars": 2_000_000}),
+    ("run", {"path": "examples/elementwise_add.py", "args": {"N": 4096}, "detail": "full"}),
+    ("profile", {"path": GEMM, "detail": "full", "max_chars": 2_000_000}),
+    ("explain", {"code": "gemm-shape"}),
+]
+PUZZLE = next((ROOT / "puzzles" / "content").glob("01_*"))
+PUZZLE_FILES = {"solution": PUZZLE / "solution.py", "starter": PUZZLE / "starter.py"}
+STATE_HOSTILE = ["patches_json.py", "patches_tilelang.py", "installs_import_hook.py", "patches_tilescope.py"]
+
+
+@pytest.fixture(scope="module")
+def stdio(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One server with the default options, started once for the module (each start is a compiler worker's):
+    every tool called once, the puzzles' verdicts, then (last, so nothing they leave can touch the others)
+    the kernels that patch shared state, each followed by a clean file. The tests below assert on their part."""
+    data = tmp_path_factory.mktemp("data")
+    clean = (ROOT / FIXTURES / "module_prim_func.py").read_text()
+
     async def session() -> dict[str, Any]:
-        async with Client(_server()) as client:
-            listed = (await client.list_tools()).tools
-            answers: dict[str, Any] = {"tools": listed}
-            for name, arguments in [
-                ("check", {"path": GEMM, "detail": "full", "max_chars": 2_000_000}),
-                ("check", {"path": GEMM}),
-                ("layout", {"path": GEMM, "buffer": "C_local", "detail": "full", "max_chars": 2_000_000}),
-                ("passes", {"path": GEMM, "detail": "full", "max_chars": 2_000_000}),
-                ("pass_diff", {"path": GEMM, "index": 3, "detail": "full", "max_chars": 2_000_000}),
-                ("variants", {"path": GEMM, "targets": ["sm_80"], "detail": "full", "max_chars": 2_000_000}),
-                ("run", {"path": "examples/elementwise_add.py", "args": {"N": 4096}, "detail": "full"}),
-                ("profile", {"path": GEMM, "detail": "full", "max_chars": 2_000_000}),
-                ("explain", {"code": "gemm-shape"}),
-            ]:
-                result = await _call(client, name, arguments)
-                answers.setdefault(name, []).append(result)
+        async with Client(_server(env={"TILESCOPE_DATA_DIR": str(data)})) as client:
+            answers: dict[str, Any] = {"tools": (await client.list_tools()).tools}
+            for name, arguments in TOOL_CALLS:
+                answers.setdefault(name, []).append(await _call(client, name, arguments))
             resources = await client.list_resources()
             answers["catalog"] = await client.read_resource(resources.resources[0].uri)
+            answers["puzzles_check"] = {
+                label: await _call(client, "puzzles_check", {"puzzle": "01", "path": str(path), "cpu": True})
+                for label, path in PUZZLE_FILES.items()
+            }
+            answers["after_hostile"] = []
+            for name in STATE_HOSTILE:
+                await _call(client, "check", {"path": f"{FIXTURES}/hostile/{name}"})
+                answers["after_hostile"].append(await _call(client, "check", {"source": clean + f"# after {name}\n"}))
             return answers
 
-    got = anyio.run(session)
+    return anyio.run(session)
+
+
+@pytest.mark.slow
+def test_every_tool_answers_as_the_cli_does_over_stdio(stdio: dict[str, Any]) -> None:
+    got = stdio
     assert {t.name for t in got["tools"]} == TOOLS
     for tool in got["tools"]:
         assert tool.input_schema["type"] == "object" and tool.output_schema["type"] == "object", tool.name
@@ -120,20 +147,12 @@ def test_every_tool_answers_as_the_cli_does_over_stdio() -> None:
 
 
 @pytest.mark.slow
-def test_puzzles_check_gives_the_graders_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_puzzles_check_gives_the_graders_verdict(
+    stdio: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TILESCOPE_DATA_DIR", str(tmp_path / "data"))
-    folder = next((ROOT / "puzzles" / "content").glob("01_*"))
-    files = {"solution": folder / "solution.py", "starter": folder / "starter.py"}
-
-    async def session() -> dict[str, Any]:
-        async with Client(_server()) as client:
-            return {
-                label: await _call(client, "puzzles_check", {"puzzle": "01", "path": str(path), "cpu": True})
-                for label, path in files.items()
-            }
-
-    got = anyio.run(session)
-    for label, path in files.items():
+    got = stdio["puzzles_check"]
+    for label, path in PUZZLE_FILES.items():
         cli = _tilescope("puzzles", "check", "01", str(path), "--cpu", "--json")
         report = got[label].structured_content["report"]
         assert report["passed"] == cli["passed"] == (label == "solution"), label
@@ -178,21 +197,11 @@ def test_hostile_input_gets_an_error_result_and_the_server_lives_on() -> None:
     assert got["unknown"][0].is_error
 
 
-def test_state_a_kernel_leaves_never_reaches_the_next_check() -> None:
+@pytest.mark.slow
+def test_state_a_kernel_leaves_never_reaches_the_next_check(stdio: dict[str, Any]) -> None:
     """Kernels that patch ``json.dumps``, TileLang, the import system or a Tilescope global, each followed
     by a clean file on the same server: the clean file's check names its own kernel with its own launch."""
-    hostile = ["patches_json.py", "patches_tilelang.py", "installs_import_hook.py", "patches_tilescope.py"]
-    clean = (ROOT / FIXTURES / "module_prim_func.py").read_text()
-
-    async def session() -> list[Any]:
-        answers = []
-        async with Client(_server("--timeout", "60")) as client:
-            for name in hostile:
-                await _call(client, "check", {"path": f"{FIXTURES}/hostile/{name}"})
-                answers.append(await _call(client, "check", {"source": clean + f"# after {name}\n"}))
-        return answers
-
-    for name, answer in zip(hostile, anyio.run(session), strict=True):
+    for name, answer in zip(STATE_HOSTILE, stdio["after_hostile"], strict=True):
         assert not answer.is_error, (name, answer.content[0].text)
         (kernel,) = answer.structured_content["summary"]["kernels"]
         assert kernel["kernel"] == "double" and kernel["launch"]["threads"] == 128, (name, kernel)
