@@ -19,8 +19,9 @@ export TILELANG_CACHE_DIR=/tmp/tlcache
   python3 -c "import torch, tilelang; print('torch', torch.__version__, 'tilelang', tilelang.__version__)"
   python3 -m tilescope --version; echo "setup took $((SECONDS - t0)) s"
 } >> "$OUT/a-env.txt" 2>&1
-( PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout $((BUDGET + 30)) python3 benchmarks/hazards/sanitize.py \
-    --out "$OUT/a-sanitizer.json" --budget "$BUDGET" --jobs 8 > "$OUT/a-sanitizer-run.txt" 2>&1 ) &
+[ -n "${SKIP_SANITIZER:-}" ] || ( PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout $((BUDGET + 30)) \
+    python3 benchmarks/hazards/sanitize.py --out "$OUT/a-sanitizer.json" --budget "$BUDGET" --jobs 8 \
+    > "$OUT/a-sanitizer-run.txt" 2>&1 ) &
 timeout $((BUDGET + 40)) python3 benchmarks/gpu/slow_compare.py --out "$OUT" --rerun --budget-s "$BUDGET" -j 8 > "$OUT/a-slow-log.txt" 2>&1
 wait
 echo "done at $((SECONDS - t0)) s" >> "$OUT/a-env.txt"
