@@ -36,7 +36,7 @@ from tilescope.core.sandbox.clean_env import sandbox as confinement
 from tilescope.core.sandbox.frames import CHANNEL_DAMAGED_EXIT, FrameReader, digest
 from tilescope.core.sandbox.landlock import Sandbox, network_can_be_cut
 from tilescope.core.sandbox.private_files import private_prefix
-from tilescope.core.sandbox.spawn import NO_GPU, worker_command
+from tilescope.core.sandbox.spawn import NO_DRIVER, NO_GPU, worker_command
 from tilescope.core.sandbox.supervise import Limits, Supervised, SupervisorLost
 
 START_TIMEOUT_S = 120.0
@@ -97,7 +97,7 @@ class WorkerLink:
         self._own = None if workdir is not None else tempfile.mkdtemp(prefix=private_prefix("worker"))
         private = workdir or self._own
         assert private is not None
-        hidden = {} if gpu else NO_GPU
+        hidden = NO_DRIVER if gpu else NO_GPU
         env = {**clean_env(private), "PYTHONUNBUFFERED": "1", "TILELANG_ENABLE_IR_SPAN": "1", **hidden}
         sealed = sealed or workdir is not None
         env["TILELANG_CACHE_DIR"] = os.path.join(private, "tilelang-cache") if sealed else tilelang_cache()

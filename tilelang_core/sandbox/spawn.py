@@ -20,22 +20,18 @@ from tilescope.core.sandbox.frames import MARKER
 CORE_DIR = Path(__file__).resolve().parents[1]
 """The core package's folder (``tilelang_core``), which the worker's bootstrap loads as ``tilescope.core``."""
 
-NO_GPU = {
-    "CUDA_VISIBLE_DEVICES": "",
-    "HIP_VISIBLE_DEVICES": "",
-    "ROCR_VISIBLE_DEVICES": "",
-    "PYTORCH_NVML_BASED_CUDA_CHECK": "1",
-    "TVM_FFI_DISABLE_TORCH_C_DLPACK": "1",
-}
+NO_DRIVER = {"PYTORCH_NVML_BASED_CUDA_CHECK": "1", "TVM_FFI_DISABLE_TORCH_C_DLPACK": "1"}
+"""Against TileLang's import starting the CUDA driver, which holds a thread of its own (on an H200 machine the
+zygote held ``cuda00001400006`` beside its own after ``import tilelang``): a compiler worker's zygote must
+hold one thread to fork, GPU or not (the child that times a kernel starts the driver itself). ``torch.cuda``
+asks NVML, not the driver, whether a device is there, and TVM's FFI does not load torch's C DLPack exchange
+(the standard exchange stands in), the two calls of that import known to start the driver."""
+NO_GPU = {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "", "ROCR_VISIBLE_DEVICES": "", **NO_DRIVER}
 """A child's environment additions that hide every GPU from CUDA, HIP and ROCm. Analysis lowers for a
 named target and never needs a device; user code that asks for one while a file loads or a kernel
 builds (``get_num_sms()``, ``torch.cuda...``) finds none, even on a GPU machine, and becomes a
 ``needs-gpu`` diagnostic instead of opening a CUDA context there. The dry run hides it likewise.
-
-Hidden devices do not keep the CUDA driver from starting, and a started driver holds a thread of its own,
-which a compiler worker must not have (its zygote forks only while it holds one). So ``torch.cuda`` asks
-NVML, not the driver, whether a device is there, and TVM's FFI does not load torch's C DLPack exchange,
-which starts the driver on a CUDA build of torch as TileLang is imported (seen on an H200 machine)."""
+Hidden devices do not keep the driver from starting: ``NO_DRIVER`` does."""
 
 _SAFE_PATH = "import sys\nif sys.path and sys.path[0] == '': del sys.path[0]\n"
 
