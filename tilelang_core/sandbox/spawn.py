@@ -25,7 +25,7 @@ NO_DRIVER = {"PYTORCH_NVML_BASED_CUDA_CHECK": "1", "TVM_FFI_DISABLE_TORCH_C_DLPA
 zygote held ``cuda00001400006`` beside its own after ``import tilelang``): a compiler worker's zygote must
 hold one thread to fork, GPU or not (the child that times a kernel starts the driver itself). ``torch.cuda``
 asks NVML, not the driver, whether a device is there, and TVM's FFI does not load torch's C DLPack exchange
-(the standard exchange stands in), the two calls of that import known to start the driver."""
+(the standard exchange stands in): the two calls of that import that can start it."""
 NO_GPU = {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "", "ROCR_VISIBLE_DEVICES": "", **NO_DRIVER}
 """A child's environment additions that hide every GPU from CUDA, HIP and ROCm. Analysis lowers for a
 named target and never needs a device; user code that asks for one while a file loads or a kernel
