@@ -22,7 +22,13 @@ from tests.hazards.test_fixtures import planted
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "benchmarks" / "hazards" / "fixtures"
-PLANTED = ["barrier_neighbour_threads", "barrier_tree_threads", "race_histogram_threads", "barrier_shift_threads"]
+PLANTED = [
+    "barrier_neighbour_threads",
+    "barrier_tree_threads",
+    "race_histogram_threads",
+    "barrier_shift_threads",
+    "race_bound_value",
+]
 TWINS = [
     "ok_neighbour_threads_synced",
     "ok_tree_threads_synced",

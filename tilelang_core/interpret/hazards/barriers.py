@@ -177,8 +177,8 @@ def _touches(site: Site, region: int, phased: tuple[Any, ...], value: Any, walke
     walker.axes.fill(env)
     for var in walker.blocks:
         env.values[var_key(var)] = 0
-    for var, value in site.binds:
-        env.binds[var_key(var)] = value
+    for var, bound in site.binds:
+        env.binds[var_key(var)] = bound
     root, offset = walker.placed.get(site.buffer, (0, 0))
     try:
         base = int(np.asarray(env.value(offset)).reshape(-1)[0]) if not isinstance(offset, int) else offset
@@ -230,6 +230,7 @@ def _value_keys(value: Any, env: Env, threads: int) -> np.ndarray:
     varying = np.full(threads, -1, dtype=np.int64)
     if value is None:
         return varying
+    value = _unbound(value, env)
     loads: list[Any] = []
     tirx.stmt_functor.post_order_visit(value, lambda n: loads.append(n) if isinstance(n, tirx.BufferLoad) else None)
     if _names_a_thread(value, env):
@@ -244,6 +245,23 @@ def _value_keys(value: Any, env: Env, threads: int) -> np.ndarray:
         except Unknown:
             return varying
     return np.abs(key)
+
+
+def _unbound(value: Any, env: Env, depth: int = 8) -> Any:
+    """``value`` with the names the code bound (``index = regs[r]``) replaced by what they are bound to, so
+    what it loads is seen: a name bound to a register read is that read, not a value every thread shares."""
+    for _ in range(depth):
+        names: dict[Any, Any] = {}
+
+        def visit(node: Any, names: dict[Any, Any] = names) -> None:
+            if isinstance(node, tirx.Var) and var_key(node) in env.binds:
+                names[node] = env.binds[var_key(node)]
+
+        tirx.stmt_functor.post_order_visit(value, visit)
+        if not names:
+            return value
+        value = tirx.stmt_functor.substitute(value, names)
+    return value
 
 
 def _names_a_thread(expr: Any, env: Env) -> bool:
