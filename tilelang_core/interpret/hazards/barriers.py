@@ -169,6 +169,10 @@ class _Touches:
     uniform: frozenset[int]
     """Bytes a store writes with one value from every thread (each loads the same elements): a same-value
     write, which TileLang's examples make and which the hardware leaves benign."""
+    unknown: frozenset[int] = frozenset()
+    """Bytes a store writes with a value the check cannot compare between threads (it reads registers, not
+    shared memory): two threads storing there may store one value. A value read from shared memory is not
+    among them: a read-modify-write of one element (a histogram without atomics) races whatever it stores."""
 
 
 def _touches(site: Site, region: int, phased: tuple[Any, ...], value: Any, walker: _RegionWalker) -> _Touches | None:
@@ -220,7 +224,10 @@ def _touches(site: Site, region: int, phased: tuple[Any, ...], value: Any, walke
     keys, counts = np.unique(values[:, 0], return_counts=True)
     varying = set(np.unique(values[values[:, 1] < 0, 0]).tolist())
     uniform = frozenset(int(k) for k, c in zip(keys, counts, strict=True) if c == 1 and int(k) not in varying)
-    return _Touches(site, region, root, rows_unique[:, 0], rows_unique[:, 1], rows_unique[:, 2], guessed, uniform)
+    unknown = frozenset(int(k) for k in varying) if _reads_registers_only(value, env) else frozenset()
+    return _Touches(
+        site, region, root, rows_unique[:, 0], rows_unique[:, 1], rows_unique[:, 2], guessed, uniform, unknown
+    )
 
 
 def _value_keys(value: Any, env: Env, threads: int) -> np.ndarray:
@@ -245,6 +252,18 @@ def _value_keys(value: Any, env: Env, threads: int) -> np.ndarray:
         except Unknown:
             return varying
     return np.abs(key)
+
+
+def _reads_registers_only(value: Any, env: Env) -> bool:
+    """Whether a stored value reads registers and no shared memory (its thread indices aside)."""
+    if value is None:
+        return False
+    scopes: list[str] = []
+    tirx.stmt_functor.post_order_visit(
+        _unbound(value, env),
+        lambda n: scopes.append(str(n.buffer.scope())) if isinstance(n, tirx.BufferLoad) else None,
+    )
+    return any(s.startswith("local") for s in scopes) and not any(s.startswith("shared") for s in scopes)
 
 
 def _unbound(value: Any, env: Env, depth: int = 8) -> Any:
@@ -349,8 +368,13 @@ def _diagnostic(
         "between them."
     )
     related = [Related(Span(first.site.line or 0), f"{who1} {verb1} {first.site.buffer} here")]
+    # Two stores of values the check cannot compare may store one value (eight threads storing a flag each
+    # computed from the same loaded index): possible, not certain, so information, as with a guessed lane.
+    unsure = code == "data-race" and byte in first.unknown and byte in second.unknown
     guess = " (a condition depends on data: every lane was counted)" if guessed else ""
-    severity: Severity | None = "information" if guessed else None
+    if unsure and not guessed:
+        guess = " (the values stored come from registers: they may be one value)"
+    severity: Severity | None = "information" if guessed or unsure else None
     if code == "data-race":
         fields: dict[str, object] = {"other_line": second.site.line}
     else:
