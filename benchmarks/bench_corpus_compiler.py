@@ -36,6 +36,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from tilescope.core.model import Launch, from_json
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("TILESCOPE_CORPUS", ROOT / ".." / "shared" / "corpus" / "tilelang-examples"))
 TRUTH = ROOT / "benchmarks" / "corpus_truth.json"
@@ -71,15 +73,12 @@ def _same(a: Any, b: Any) -> bool:
     return str(a).removeprefix("T.") == str(b).removeprefix("T.")
 
 
-def _grid(launch: dict[str, Any]) -> list[int | str]:
-    """The grid as plain lowering writes it: numbers, and the launch's expression for a symbolic extent."""
-    exprs = launch.get("grid_exprs") or []
-    return [n if n >= 0 or not exprs else exprs[i] for i, n in enumerate(launch["grid"])]
-
-
 def _facts(model: dict[str, Any]) -> dict[str, Any]:
     buffers = sorted({(b["name"], json.dumps(b["shape"]), b["dtype"], b["scope"]) for b in model["buffers"]})
-    launches = [[[*_grid(launch), 1, 1, 1][:3], launch["threads_after_ws"]] for launch in model.get("launches") or []]
+    launches = [
+        [[*from_json(Launch, launch).grid_dims(), 1, 1, 1][:3], launch["threads_after_ws"]]
+        for launch in model.get("launches") or []
+    ]
     layouts = {
         x["buffer"]: {"input_shape": x["input_shape"], "index": x["index"], "thread": x.get("thread")}
         for x in model["layouts"]

@@ -27,8 +27,9 @@ def launches(func: Any, device_mod: Any | None, layout_module: Any | None, path:
     found = [_launch_decl(node, path) for node in _outer_launches(func.body)]
     if not found:
         return []
-    after = _device_threads(device_mod)
-    grids = _device_grids(device_mod)
+    kernels = _device_kernels(device_mod)
+    after = _device_threads(kernels)
+    grids = _device_grids(kernels)
     ranges = _ws_ranges(layout_module)
     result = []
     for i, (grid, threads, line) in enumerate(found):
@@ -119,12 +120,9 @@ def _launch_decl(node: Any, path: str) -> tuple[list[int], list[int], int | None
     return [grid.get(f"blockIdx.{axis}", 1) for axis in "xyz"][: max(1, len(grid))], threads, line
 
 
-def _device_threads(device_mod: Any | None) -> list[int]:
-    """Threads per block of each device kernel, in launch order."""
-    return [
-        math.prod(int(v) for k, v in extent.items() if k.startswith("threadIdx"))
-        for extent in _device_kernels(device_mod)
-    ]
+def _device_threads(kernels: list[dict[str, Any]]) -> list[int]:
+    """Threads per block of each device kernel (``_device_kernels``), in launch order."""
+    return [math.prod(int(v) for k, v in extent.items() if k.startswith("threadIdx")) for extent in kernels]
 
 
 def _device_kernels(device_mod: Any | None) -> list[dict[str, Any]]:
@@ -140,9 +138,10 @@ def _device_kernels(device_mod: Any | None) -> list[dict[str, Any]]:
     return [extent for _, _, extent in sorted(kernels, key=lambda k: k[:2])]
 
 
-def _device_grids(device_mod: Any | None) -> list[list[str]]:
-    """Each device kernel's grid as it is launched, extent by extent as text (``(M + 31) // 32``)."""
-    return [[str(extent.get(f"blockIdx.{axis}", 1)) for axis in "xyz"] for extent in _device_kernels(device_mod)]
+def _device_grids(kernels: list[dict[str, Any]]) -> list[list[str]]:
+    """Each device kernel's grid (``_device_kernels``) as it is launched, extent by extent as text
+    (``(M + 31) // 32``)."""
+    return [[str(extent.get(f"blockIdx.{axis}", 1)) for axis in "xyz"] for extent in kernels]
 
 
 def _ws_ranges(layout_module: Any | None) -> list[tuple[int, bool] | None]:

@@ -183,6 +183,7 @@ def _touches(site: Site, region: int, phased: tuple[Any, ...], value: Any, walke
         env.values[var_key(var)] = 0
     for var, bound in site.binds:
         env.binds[var_key(var)] = bound
+    stored = _unbound(value, env) if value is not None else None  # the binds hold in every pass alike
     root, offset = walker.placed.get(site.buffer, (0, 0))
     try:
         base = int(np.asarray(env.value(offset)).reshape(-1)[0]) if not isinstance(offset, int) else offset
@@ -214,7 +215,7 @@ def _touches(site: Site, region: int, phased: tuple[Any, ...], value: Any, walke
         all_bytes.append(span.reshape(-1))
         all_threads.append(np.repeat(lanes[active], span.shape[1] * site.unit))
         all_phases.append(np.full(all_threads[-1].size, phase, dtype=np.int64))
-        same = _value_keys(value, env, threads)
+        same = _value_keys(stored, env, threads)
         all_values.append(np.repeat(same[active], span.shape[1] * site.unit))
     if not all_bytes:
         return None
@@ -224,7 +225,7 @@ def _touches(site: Site, region: int, phased: tuple[Any, ...], value: Any, walke
     keys, counts = np.unique(values[:, 0], return_counts=True)
     varying = set(np.unique(values[values[:, 1] < 0, 0]).tolist())
     uniform = frozenset(int(k) for k, c in zip(keys, counts, strict=True) if c == 1 and int(k) not in varying)
-    unknown = frozenset(int(k) for k in varying) if _reads_registers_only(value, env) else frozenset()
+    unknown = frozenset(int(k) for k in varying) if _reads_registers_only(stored) else frozenset()
     return _Touches(
         site, region, root, rows_unique[:, 0], rows_unique[:, 1], rows_unique[:, 2], guessed, uniform, unknown
     )
@@ -233,11 +234,10 @@ def _touches(site: Site, region: int, phased: tuple[Any, ...], value: Any, walke
 def _value_keys(value: Any, env: Env, threads: int) -> np.ndarray:
     """Per thread, a number that is equal for two threads only if they store the same value: the elements of
     global memory the value loads and its constants (-1 where it reads registers, shared memory or thread
-    indices directly, or is no store)."""
+    indices directly, or is no store). ``value`` has its bound names replaced already (``_unbound``)."""
     varying = np.full(threads, -1, dtype=np.int64)
     if value is None:
         return varying
-    value = _unbound(value, env)
     loads: list[Any] = []
     tirx.stmt_functor.post_order_visit(value, lambda n: loads.append(n) if isinstance(n, tirx.BufferLoad) else None)
     if _names_a_thread(value, env):
@@ -254,14 +254,13 @@ def _value_keys(value: Any, env: Env, threads: int) -> np.ndarray:
     return np.abs(key)
 
 
-def _reads_registers_only(value: Any, env: Env) -> bool:
-    """Whether a stored value reads registers and no shared memory (its thread indices aside)."""
+def _reads_registers_only(value: Any) -> bool:
+    """Whether a stored value (its bound names replaced) reads registers and no shared memory."""
     if value is None:
         return False
     scopes: list[str] = []
     tirx.stmt_functor.post_order_visit(
-        _unbound(value, env),
-        lambda n: scopes.append(str(n.buffer.scope())) if isinstance(n, tirx.BufferLoad) else None,
+        value, lambda n: scopes.append(str(n.buffer.scope())) if isinstance(n, tirx.BufferLoad) else None
     )
     return any(s.startswith("local") for s in scopes) and not any(s.startswith("shared") for s in scopes)
 
