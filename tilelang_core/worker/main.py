@@ -10,12 +10,10 @@ answers over a pipe of its own and is ended. The child is forked ahead of its re
 child is ended and its answer confirmed (the caller's sweep of the process tree has run by then, so it
 never meets a spare): the fork is not on the path of a request that comes after a pause, as an edit's
 does. A spare is a copy of the zygote as much as a child forked on demand is: the zygote runs no user
-code between the two.
-Whatever user code changes (patched modules, globals, import hooks, threads) dies with the child, so
-one analysis can never shape the next one's answer, and the next request starts from the warm zygote
-instead of a fresh interpreter. The zygote holds no thread but
-its main one when it forks (``thread_count``): a native pool started before a fork would be
-half-copied into the child.
+code between the two. Whatever user code changes (patched modules, globals, import hooks, threads) dies
+with the child, so one analysis can never shape the next one's answer, and the next request starts from
+the warm zygote instead of a fresh interpreter. The zygote holds no thread but its main one when it
+forks (``thread_count``): a native pool started before a fork would be half-copied into the child.
 
 Towards the child the zygote plays the part the caller once played towards the whole worker: a
 child's answer stands only once the child confirms it with a secret drawn after the fork, and only
