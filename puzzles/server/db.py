@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from pathlib import Path
 
 from sqlalchemy import (
@@ -147,7 +148,7 @@ def engine_for(url: str) -> Engine:
     def _pragmas(connection: sqlite3.Connection, _record: object) -> None:
         connection.isolation_level = None  # transactions begin as ``_begin`` says, not when pysqlite guesses
         cursor = connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
+        _write_ahead_log(cursor)
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
 
@@ -156,6 +157,20 @@ def engine_for(url: str) -> Engine:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if connection.get_execution_options().get(IMMEDIATE) else "BEGIN")
 
     return engine
+
+
+def _write_ahead_log(cursor: sqlite3.Cursor) -> None:
+    """Put the database in WAL mode, once per file (the mode is kept in the file). Switching needs the database to
+    itself, and SQLite answers "database is locked" at once, without its busy timeout, while another process
+    opening the same new database holds it: such a switch is tried again for up to the engine's 30 seconds."""
+    deadline = time.monotonic() + 30.0
+    while cursor.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def _create_private(url: str) -> None:
