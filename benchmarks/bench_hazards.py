@@ -6,6 +6,8 @@
   from the H200 (``benchmarks/gpu/wrong.sh``, kept in ``benchmarks/results/wrong-sanitizer.json``),
   the two side by side: what each tool reported per fixture, and whether Tilescope, with no GPU,
   found every bug the sanitizer found.
+* Shared-access degrees (``benchmarks/banks``): kernels written with thread indices, every shared access's
+  ways, wavefronts and warp requests beside a truth made by hand (``truth.json``, each entry derived).
 * Corpus (TileLang's examples, which run correctly upstream): any ``data-race``,
   ``missing-barrier``, ``out-of-bounds`` or ``uninitialised-read`` error is a false one. Every
   information note is listed with why it is there (``EXPLAINED``, written after reading each).
@@ -33,6 +35,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_corpus_compiler import CORPUS, check  # noqa: E402
 
 FIXTURES = ROOT / "benchmarks" / "hazards" / "fixtures"
+BANKS = ROOT / "benchmarks" / "banks"
 SANITIZER = ROOT / "benchmarks" / "results" / "wrong-sanitizer.json"
 CODES = ("data-race", "missing-barrier", "out-of-bounds", "uninitialised-read")
 TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
@@ -80,6 +83,32 @@ def fixtures(jobs: int, budget: float) -> dict[str, Any]:
             }
         )
     return {"rows": rows, "wall_s": round(wall, 1), "elapsed_s": round(time.perf_counter() - start, 1)}
+
+
+def banks(jobs: int) -> dict[str, Any]:
+    """Every shared access of the bank fixtures beside its hand-made truth: equal, missing or extra."""
+    truth: dict[str, list[dict[str, Any]]] = json.loads((BANKS / "truth.json").read_text())["files"]
+    results, wall = check(sorted((BANKS / "fixtures").glob("*.py")), jobs)
+    rows = []
+    for result in results:
+        name = Path(result["path"]).name
+        found = {
+            (a["buffer"], a["line"], a["op"]): (
+                a["ways"],
+                a["wavefronts"],
+                a["ideal_wavefronts"],
+                a["requests_per_block"],
+            )
+            for k in result["kernels"]
+            for a in k["shared_accesses"]
+        }
+        want = {
+            (t["buffer"], t["line"], t["op"]): (t["ways"], t["wavefronts"], t["ideal"], t["requests"])
+            for t in truth[name]
+        }
+        for key in sorted(found.keys() | want.keys(), key=str):
+            rows.append({"file": name, "access": list(key), "truth": want.get(key), "tilescope": found.get(key)})
+    return {"rows": rows, "equal": sum(r["truth"] == r["tilescope"] for r in rows), "wall_s": round(wall, 1)}
 
 
 def corpus(files: list[dict[str, Any]]) -> dict[str, Any]:
@@ -227,6 +256,19 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"      sanitizer: {t['sanitizer_first']}")
     else:
         print(f"\n(no sanitizer results at {args.sanitizer}: run benchmarks/gpu/wrong.sh on a GPU)")
+
+    bk = banks(args.jobs)
+    report["banks"] = bk
+    print(
+        f"\nshared-access degrees (benchmarks/banks, thread-index kernels, truth by hand): "
+        f"{bk['equal']}/{len(bk['rows'])} accesses equal in ways, wavefronts, ideal and requests ({bk['wall_s']} s)"
+    )
+    print(f"  {'file:line':<26} {'buffer':<6} {'op':<5} {'truth (ways wf ideal req)':<27} tilescope")
+    for r in bk["rows"]:
+        buffer, line, op = r["access"]
+        mark = "" if r["truth"] == r["tilescope"] else "  DIFFERS"
+        truth, ours = (" ".join(map(str, v)) if v else "-" for v in (r["truth"], r["tilescope"]))
+        print(f"  {r['file'] + ':' + str(line):<26} {buffer:<6} {op:<5} {truth:<27} {ours}{mark}")
 
     if not args.no_corpus:
         if args.corpus_json:

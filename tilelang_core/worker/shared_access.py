@@ -202,7 +202,7 @@ def _groups(
         line, tile_op = _tile_line(site.buffer, site.op, tile_ops)
         line = line or site.line
         walked, trips = _trips(site, walker.axes.threads)
-        per_block = tally.requests // max(walked, 1) * trips
+        per_block = round(tally.requests * trips / max(walked, 1))  # the walked passes' requests, scaled to every pass
         key = (site.buffer, line, site.op, site.instruction)
         group = grouped.get(key)
         if group is None:
