@@ -41,7 +41,35 @@ CODES = ("data-race", "missing-barrier", "out-of-bounds", "uninitialised-read")
 TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
 _MARK = re.compile(r"#\s*planted:\s*([a-z-]+)")
 
-EXPLAINED: dict[str, str] = {}
+MLA = (
+    "eight producer threads ((tx - 256) // 8 alike) store `indices_local <= max_kv_i` into one is_kv_valid byte; "
+    "each loaded indices_local from the same Indices element, so they store one value (benign); the check does "
+    "not follow what a register was loaded from, so it says they may be one value"
+)
+TOPK = (
+    "`s_threshold_bin_id[0] = tx` under `s_histogram[tx] >= k and s_histogram[tx + 1] < k`: the suffix counts "
+    "fall as tx grows, so one thread at most passes, which the check cannot know (the condition is on data: it "
+    "counts every lane)"
+)
+EXPLAINED: dict[str, str] = {
+    "examples/deepseek_v32/sparse_mla_fwd_pipelined.py:206": MLA,
+    "examples/deepseek_v32/sparse_mla_fwd_seesaw.py:199": MLA,
+    "examples/deepseek_v32/topk_selector.py:99": TOPK,
+    "examples/deepseek_v32/topk_selector.py:162": TOPK,
+    "examples/deepseek_v4/act_quant.py:160": (
+        "y_shared is float4_e2m1fn, two elements a byte: the final IR's copy from the fragment stores thread 0's "
+        "and thread 1's elements into the two halves of byte 4 (the check keys shared memory by byte); whether "
+        "the GPU merges them into one byte store is not known here, and the example passes its tests upstream"
+    ),
+    "examples/deepseek_v4/act_quant.py:161": "the copy out reads back line 160's byte, half of it another thread's",
+    "examples/flash_decoding/example_gqa_decode_varlen_logits.py:122": (
+        "S_shared[h, k] is written for the blocks k the pipelined loop visits, ceildiv(seqlen // num_split, "
+        "block_N) of them, and line 122 rescales all ceil(max_seqlen_kv / block_N) columns: past a short "
+        "sequence it reads columns nothing wrote (the interpreter's witness) and copies them to S, whose caller "
+        "sets every position past the sequence to 0 (`S_tl[i, :, valid_blocks:] = 0`): garbage read, then "
+        "discarded"
+    ),
+}
 """Why each information note on the corpus is there, by ``file:line``, after reading it."""
 
 
