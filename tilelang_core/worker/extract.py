@@ -309,6 +309,8 @@ def _candidate_offsets(rows: int, cols: int, dtype: str, maker: str) -> np.ndarr
     from tilelang import layout as tl_layout
 
     tile = tirx.decl_buffer((rows, cols), dtype, scope="shared.dyn")
+    if not _swizzle_applies(rows, cols, int(tile.dtype.bits), maker):
+        return None
     try:
         candidate = layout_record("tile", getattr(tl_layout, maker)(tile))
         offsets = layout_eval.shared_map(candidate).offset.reshape(-1)
@@ -316,6 +318,27 @@ def _candidate_offsets(rows: int, cols: int, dtype: str, maker: str) -> np.ndarr
         return None
     offsets.setflags(write=False)
     return offsets
+
+
+_SWIZZLE_CHUNKS = {
+    "make_full_bank_swizzled_layout": 8,
+    "make_half_bank_swizzled_layout": 4,
+    "make_quarter_bank_swizzled_layout": 2,
+}
+"""16-byte chunks a row of each swizzle must be a multiple of (TileLang's ``Make*BankSwizzleLayout2D``)."""
+
+
+def _swizzle_applies(rows: int, cols: int, bits: int, maker: str) -> bool:
+    """Whether TileLang builds ``maker`` for a tile, by the checks its C++ makes (rows 4 or a multiple of 8, a
+    row a multiple of the swizzle's 16-byte chunks). Asking for one that does not apply raises from C++, and
+    the first such error of a process symbolises a native backtrace: over a second, paid by every worker's
+    first analysis of a narrow tile. A release stricter than this still raises, and is still caught."""
+    chunks = _SWIZZLE_CHUNKS.get(maker)
+    if chunks is None:
+        return True
+    if bits <= 0 or 128 % bits:
+        return False
+    return (rows == 4 or rows % 8 == 0) and cols % (128 // bits * chunks) == 0
 
 
 def shared_bytes(device_mod: Any | None) -> int:

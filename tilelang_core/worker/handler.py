@@ -1,5 +1,5 @@
 """What a child of the zygote answers: the ``Worker`` made once in the zygote, with TileLang imported
-and warmed on kernels of Tilescope's own, so every child it forks starts warm.
+and then warmed on kernels of Tilescope's own between requests, so the children it forks start warm.
 
 Runs in the worker (the zygote builds it; a forked child calls it). ``Worker.handle`` is the one
 dispatch over the protocol's operations (``analyze``, ``pass_ir``, ``run``, ``profile``).
@@ -7,9 +7,11 @@ dispatch over the protocol's operations (``analyze``, ``pass_ir``, ``run``, ``pr
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
+from collections.abc import Callable
 from typing import Any
 
 from tilescope.core.model import from_json, to_json
@@ -72,6 +74,16 @@ ascend_warm_up()
 release has the Ascend backend: each child then starts with its modules imported and its passes warm."""
 
 
+def _prime_native_errors() -> None:
+    """Raise one error from TVM's C++ side in the zygote. The first native error of a process loads the
+    symbols for its backtrace (1-2 s on this kind of machine); a child forked afterwards finds them loaded,
+    so a kernel that TileLang rejects (most kernels being typed) is answered without that second."""
+    import tvm
+
+    with contextlib.suppress(Exception):
+        tvm.target.Target("tilescope-no-such-target-kind")
+
+
 class Worker:
     """The requests a child answers; made once in the zygote, so every child starts with the imports done."""
 
@@ -88,11 +100,28 @@ class Worker:
         self._instantiation = Instantiation
         self._runs: dict[str, dict[str, Any]] = {}
         """A child's lowerings by request key, for ``pass_ir`` (it analyses first, then prints one pass)."""
-        found = instantiations(WARM_UP_SOURCE, WARM_UP_PATH)
-        analysis.analyze_file(WARM_UP_PATH, WARM_UP_SOURCE, found, hazards_s=0.2)
+        self._instantiations = instantiations
+        self._warm_steps: list[Callable[[], None]] = [self._warm_cuda, _prime_native_errors]
         if importlib.util.find_spec("tilelang.ascend") is not None:
-            found = instantiations(ASCEND_WARM_UP_SOURCE, ASCEND_WARM_UP_PATH)
-            analysis.analyze_file(ASCEND_WARM_UP_PATH, ASCEND_WARM_UP_SOURCE, found, hazards_s=0)
+            self._warm_steps.insert(1, self._warm_ascend)
+
+    def warm(self, waiting: Callable[[], bool]) -> None:
+        """Take the warm-up steps not yet taken, one at a time, while no request is ``waiting``.
+
+        They run in the zygote after it said it is ready, not before: a request that is already waiting (an
+        editor's first file) is answered first, by a child that pays TileLang's lazy start itself (about
+        what a step costs), and the steps follow between requests. Each step only makes later children
+        faster; none changes an answer."""
+        while self._warm_steps and not waiting():
+            self._warm_steps.pop(0)()
+
+    def _warm_cuda(self) -> None:
+        found = self._instantiations(WARM_UP_SOURCE, WARM_UP_PATH)
+        self._analysis.analyze_file(WARM_UP_PATH, WARM_UP_SOURCE, found, hazards_s=0.2)
+
+    def _warm_ascend(self) -> None:
+        found = self._instantiations(ASCEND_WARM_UP_SOURCE, ASCEND_WARM_UP_PATH)
+        self._analysis.analyze_file(ASCEND_WARM_UP_PATH, ASCEND_WARM_UP_SOURCE, found, hazards_s=0)
 
     @staticmethod
     def key(request: AnalyzeRequest | PassIRRequest) -> str:

@@ -4,9 +4,9 @@ It is started by ``tilescope.core.compiler.service.Analyzer`` behind ``tilescope
 arrive as JSON lines on a private copy of stdin; answers leave as frames (``tilescope.core.sandbox.frames``)
 on a private copy of stdout. Fd 0 is then pointed at ``/dev/null`` and fd 1 at stderr.
 
-The zygote imports TileLang and warms it on a kernel of its own, and never runs user code: for each
-request a child forked from it closes the zygote's channels, reads the request, loads the user's file,
-answers over a pipe of its own and is ended. The child is forked ahead of its request, once the previous
+The zygote imports TileLang, says it is ready, warms TileLang on kernels of its own while no request
+waits, and never runs user code: for each request a child forked from it closes the zygote's channels,
+reads the request, loads the user's file, answers over a pipe of its own and is ended. The child is forked ahead of its request, once the previous
 child is ended and its answer confirmed (the caller's sweep of the process tree has run by then, so it
 never meets a spare): the fork is not on the path of a request that comes after a pause, as an edit's
 does. A spare is a copy of the zygote as much as a child forked on demand is: the zygote runs no user
@@ -30,6 +30,7 @@ import contextlib
 import hashlib
 import json
 import os
+import select
 import signal
 import sys
 import threading
@@ -43,6 +44,8 @@ from tilescope.core.worker.child import RECORDED, child, dumpable
 from tilescope.core.worker.handler import Worker
 from tilescope.core.worker.watch import Watch
 
+FIRST_REQUEST_S = 0.05
+"""How long the zygote looks for a request the caller held for its hello before it warms up instead."""
 _CACHE_SIZE = 32
 """Answers to ``pass_ir`` the zygote keeps (the bytes a child sent): stepping through passes rebuilds once."""
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -181,6 +184,22 @@ class Zygote:
             _end(self._spare)
             self._spare = None
 
+    def warm(self, first: bool = False) -> None:
+        """The worker's warm-up steps, while no request waits. Right after the hello the caller may be about to
+        send the request it held for it (an editor's first file), so the first look waits a moment for it. (A
+        request the reader already buffered with the last confirmation waits for the steps: the pipe shows
+        nothing.)"""
+        wait = FIRST_REQUEST_S if first else 0.0
+        fd = self.requests.fileno()
+
+        def waiting() -> bool:
+            nonlocal wait
+            found = bool(select.select([fd], [], [], wait)[0])
+            wait = 0.0
+            return found
+
+        self.worker.warm(waiting)
+
     def ready(self) -> None:
         """Between requests, once the last answer is confirmed: a spare forked for the next request."""
         if self._spare is None:
@@ -213,6 +232,7 @@ def main() -> None:
     if worker is None:
         return
     zygote = Zygote(worker, requests, replies)
+    zygote.warm(first=True)
     zygote.ready()
     for line in requests:
         try:
@@ -228,6 +248,7 @@ def main() -> None:
         except OSError:
             os._exit(CHANNEL_DAMAGED_EXIT)
         _confirm(requests, replies, request.get("id"), frame)
+        zygote.warm()
         zygote.ready()
 
 
