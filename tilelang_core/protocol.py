@@ -61,8 +61,13 @@ class RunRequest(TypedDict):
     seed: int
 
 
-class PingRequest(TypedDict):
+class _Ping(TypedDict):
     op: Literal["ping"]
+
+
+class PingRequest(_Ping, total=False):
+    warm: bool
+    """Answer once the zygote's warm-up steps are all taken (``Analyzer.warm``)."""
 
 
 class ProfileRequest(TypedDict):

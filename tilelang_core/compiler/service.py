@@ -52,6 +52,8 @@ DEFAULT_TIMEOUT_S = 120.0
 """Seconds one kernel (or one run) may compute, the same for every command and the MCP server."""
 DEFAULT_MEMORY_MB = 8192
 """Address space of the compiler worker (``RLIMIT_AS``) for the commands and the MCP server."""
+WARM_S = 300.0
+"""How long ``warm`` lets the worker's warm-up steps (lowerings of its own small kernels) take."""
 
 
 class Analyzer:
@@ -128,9 +130,11 @@ class Analyzer:
         self.close()
 
     def warm(self) -> None:
-        """Start the worker now and wait until it is ready (it imports TileLang: seconds)."""
+        """Start the worker now and wait until it is ready and warm: it imports TileLang, then lowers kernels of
+        its own (seconds), so the next analysis is timed as a warm worker's."""
         with self._lock:
-            self._ensure_worker(None)
+            worker = self._ensure_worker(None)
+            worker.request({"op": "ping", "warm": True}, time.monotonic() + WARM_S)
 
     def start(self) -> None:
         """Start the worker's process now without waiting for it: the first request waits for what is left

@@ -1,5 +1,5 @@
 """What a child of the zygote answers: the ``Worker`` made once in the zygote, with TileLang imported
-and then warmed on kernels of Tilescope's own between requests, so the children it forks start warm.
+and warmed on kernels of Tilescope's own, so the children it forks start warm.
 
 Runs in the worker (the zygote builds it; a forked child calls it). ``Worker.handle`` is the one
 dispatch over the protocol's operations (``analyze``, ``pass_ir``, ``run``, ``profile``).
@@ -101,23 +101,23 @@ class Worker:
         self._runs: dict[str, dict[str, Any]] = {}
         """A child's lowerings by request key, for ``pass_ir`` (it analyses first, then prints one pass)."""
         self._instantiations = instantiations
-        self._warm_steps: list[Callable[[], None]] = [self._warm_cuda, _prime_native_errors]
+        found = instantiations(WARM_UP_SOURCE, WARM_UP_PATH)
+        analysis.analyze_file(WARM_UP_PATH, WARM_UP_SOURCE, found, hazards_s=0.2)
+        self._warm_steps: list[Callable[[], None]] = [_prime_native_errors]
         if importlib.util.find_spec("tilelang.ascend") is not None:
-            self._warm_steps.insert(1, self._warm_ascend)
+            self._warm_steps.insert(0, self._warm_ascend)
 
     def warm(self, waiting: Callable[[], bool]) -> None:
         """Take the warm-up steps not yet taken, one at a time, while no request is ``waiting``.
 
-        They run in the zygote after it said it is ready, not before: a request that is already waiting (an
-        editor's first file) is answered first, by a child that pays TileLang's lazy start itself (about
-        what a step costs), and the steps follow between requests. Each step only makes later children
-        faster; none changes an answer."""
+        The CUDA kernel is analysed before the zygote says it is ready (a third of a second: every child then
+        starts with the lowering, the extraction and the interpreter imported and warm; a child importing
+        them itself would pay for each file it reads, many times over while user code keeps a thread
+        spinning for the lock). These steps come after: a request already waiting (an editor's first file)
+        is answered first, and they follow between requests. Each only makes later children faster; none
+        changes an answer."""
         while self._warm_steps and not waiting():
             self._warm_steps.pop(0)()
-
-    def _warm_cuda(self) -> None:
-        found = self._instantiations(WARM_UP_SOURCE, WARM_UP_PATH)
-        self._analysis.analyze_file(WARM_UP_PATH, WARM_UP_SOURCE, found, hazards_s=0.2)
 
     def _warm_ascend(self) -> None:
         found = self._instantiations(ASCEND_WARM_UP_SOURCE, ASCEND_WARM_UP_PATH)
