@@ -21,7 +21,7 @@ from tilescope.core.compiler.discovery import instantiations
 from tilescope.core.compiler.service import Analyzer
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = Path("/work/shared/corpus/tilelang-examples/examples")
+CORPUS = Path(os.environ.get("TILESCOPE_CORPUS", ROOT / ".." / "shared" / "corpus" / "tilelang-examples")) / "examples"
 FILES = [
     ROOT / "examples" / "gemm.py",
     CORPUS / "flash_attention" / "example_mha_fwd_bshd.py",
