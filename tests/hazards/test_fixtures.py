@@ -6,6 +6,7 @@ get no error of the hazard codes (it may get an information note, which is not a
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -37,6 +38,13 @@ def test_there_are_at_least_twenty_planted_bugs_and_some_controls() -> None:
     controls = [f for f in FIXTURES if not planted(f)]
     assert len(bugs) >= 20 and len(controls) >= 8, (len(bugs), len(controls))
     assert {code for f in bugs for _, code in planted(f)} == set(HAZARD_CODES)
+
+
+def test_every_planted_file_has_a_correct_twin() -> None:
+    """A twin is a control whose docstring names the planted file (``twin_*`` are made from one each)."""
+    controls = " ".join(ast.get_docstring(ast.parse(f.read_text())) or "" for f in FIXTURES if not planted(f))
+    lacking = [f.name for f in FIXTURES if planted(f) and f.name not in controls]
+    assert lacking == []
 
 
 @pytest.mark.parametrize("path", [f for f in FIXTURES if planted(f)], ids=lambda p: p.stem)
@@ -87,3 +95,28 @@ def test_a_kernel_written_with_thread_indices_is_interpreted_thread_by_thread(an
     run = analyzer.run(str(path))
     assert run.error is None and run.reference == "ref_program", run
     assert run.comparisons and all(c.wrong == 0 for c in run.comparisons), run.comparisons
+
+
+SCALAR_GRID = """
+import tilelang.language as T
+
+
+def fill(N=1024):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), n: T.int32):
+        with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
+            for i in T.Parallel(128):
+                A[bx * 128 + i] = 0.0
+
+    return main
+"""
+
+
+def test_a_grid_sized_by_a_scalar_argument_is_not_interpreted_and_says_why(analyzer: Analyzer, tmp_path: Path) -> None:
+    """The interpreter makes tensors, not scalars: a grid of ``ceildiv(n, 128)`` is unknown until the kernel runs."""
+    path = tmp_path / "scalar_grid.py"
+    path.write_text(SCALAR_GRID)
+    (model,) = analyzer.analyze(str(path)).kernels
+    assert model.hazard_check is not None and model.hazard_check.stopped is not None
+    assert "blockIdx.x extent" in model.hazard_check.stopped, model.hazard_check.stopped
+    assert "known only when it runs" in model.hazard_check.stopped

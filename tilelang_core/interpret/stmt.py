@@ -106,7 +106,7 @@ def _attr(ctx: Context, node: Any) -> Run:
     if tag.startswith("threadIdx"):
         return _threads(ctx, node)
     k = ctx.slot(iv.var)
-    extent = int(node.value)
+    extent = _extent(node, tag)
     axis = ctx.grid_depth
     ctx.grid.append(extent)
     ctx.grid_depth += 1
@@ -147,6 +147,14 @@ def _names(body: Any, var: Any) -> bool:
     return bool(found)
 
 
+def _extent(node: Any, tag: str) -> int:
+    """A launch extent, which must be a number: one computed from a scalar argument (a varlen kernel's
+    ``max_seqlen``) is not known before the kernel runs, and the interpreter makes tensors only."""
+    if not isinstance(node.value, tirx.IntImm):
+        raise NotInterpretable(f"its {tag} extent {node.value} depends on a value known only when it runs")
+    return int(node.value)
+
+
 def _threads(ctx: Context, node: Any) -> Run:
     """The block's thread indices (``threadIdx.x``, ``.y``, ``.z``, bound one inside the other) and the code
     under them: per-thread mode when that code names any index of more than one thread, else the tile
@@ -157,7 +165,7 @@ def _threads(ctx: Context, node: Any) -> Run:
         and node.attr_key == "thread_extent"
         and str(node.node.thread_tag).startswith("threadIdx")
     ):
-        chain.append((node.node.var, str(node.node.thread_tag), int(node.value)))
+        chain.append((node.node.var, str(node.node.thread_tag), _extent(node, str(node.node.thread_tag))))
         node = node.body
     ctx.threads.extend(count for _var, _tag, count in chain)
     ones = [ctx.slot(var) for var, _tag, count in chain if count == 1]
