@@ -135,6 +135,10 @@ class ServerLease(Base):
     expires_at: Mapped[float] = mapped_column(Float)
 
 
+BUSY_S = 30.0
+"""How long a SQLite connection waits for a lock another process holds (its busy timeout)."""
+
+
 def engine_for(url: str) -> Engine:
     """An engine for ``url``; SQLite waits for a busy lock and runs in WAL mode, so readers never block the queue."""
     if url.startswith("postgresql://"):
@@ -142,7 +146,7 @@ def engine_for(url: str) -> Engine:
     if not url.startswith("sqlite"):
         return create_engine(url, pool_pre_ping=True)
     _create_private(url)
-    engine = create_engine(url, connect_args={"timeout": 30})
+    engine = create_engine(url, connect_args={"timeout": BUSY_S})
 
     @event.listens_for(engine, "connect")
     def _pragmas(connection: sqlite3.Connection, _record: object) -> None:
@@ -162,8 +166,8 @@ def engine_for(url: str) -> Engine:
 def _write_ahead_log(cursor: sqlite3.Cursor) -> None:
     """Put the database in WAL mode, once per file (the mode is kept in the file). Switching needs the database to
     itself, and SQLite answers "database is locked" at once, without its busy timeout, while another process
-    opening the same new database holds it: such a switch is tried again for up to the engine's 30 seconds."""
-    deadline = time.monotonic() + 30.0
+    opening the same new database holds it: such a switch is tried again for up to the engine's ``BUSY_S``."""
+    deadline = time.monotonic() + BUSY_S
     while cursor.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
         try:
             cursor.execute("PRAGMA journal_mode=WAL")

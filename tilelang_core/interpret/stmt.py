@@ -106,7 +106,7 @@ def _attr(ctx: Context, node: Any) -> Run:
     if tag.startswith("threadIdx"):
         return _threads(ctx, node)
     k = ctx.slot(iv.var)
-    extent = _extent(node, tag)
+    extent = _extent(node)
     axis = ctx.grid_depth
     ctx.grid.append(extent)
     ctx.grid_depth += 1
@@ -147,10 +147,11 @@ def _names(body: Any, var: Any) -> bool:
     return bool(found)
 
 
-def _extent(node: Any, tag: str) -> int:
+def _extent(node: Any) -> int:
     """A launch extent, which must be a number: one computed from a scalar argument (a varlen kernel's
     ``max_seqlen``) is not known before the kernel runs, and the interpreter makes tensors only."""
     if not isinstance(node.value, tirx.IntImm):
+        tag = node.node.thread_tag
         raise NotInterpretable(f"its {tag} extent {node.value} depends on a value known only when it runs")
     return int(node.value)
 
@@ -165,7 +166,7 @@ def _threads(ctx: Context, node: Any) -> Run:
         and node.attr_key == "thread_extent"
         and str(node.node.thread_tag).startswith("threadIdx")
     ):
-        chain.append((node.node.var, str(node.node.thread_tag), _extent(node, str(node.node.thread_tag))))
+        chain.append((node.node.var, str(node.node.thread_tag), _extent(node)))
         node = node.body
     ctx.threads.extend(count for _var, _tag, count in chain)
     ones = [ctx.slot(var) for var, _tag, count in chain if count == 1]

@@ -273,11 +273,13 @@ def _thread_begin(fragment: Any) -> int | None:
 
 
 _SWIZZLES = (
-    ("none", "make_linear_layout"),
-    ("128B swizzle", "make_full_bank_swizzled_layout"),
-    ("64B swizzle", "make_half_bank_swizzled_layout"),
-    ("32B swizzle", "make_quarter_bank_swizzled_layout"),
+    ("none", "make_linear_layout", 0),
+    ("128B swizzle", "make_full_bank_swizzled_layout", 8),
+    ("64B swizzle", "make_half_bank_swizzled_layout", 4),
+    ("32B swizzle", "make_quarter_bank_swizzled_layout", 2),
 )
+"""Each shared layout's name, TileLang's maker, and the 16-byte chunks a row of the swizzle must be a multiple
+of (TileLang's ``Make*BankSwizzleLayout2D``; 0: any row)."""
 
 
 def swizzle_name(buf: Any, record: Layout) -> str:
@@ -292,7 +294,9 @@ def swizzle_name(buf: Any, record: Layout) -> str:
     stage_elements = rows * cols
     inferred = layout_eval.shared_map(record).offset.reshape(-1)[:stage_elements]
     inferred = inferred - inferred.min()
-    for name, maker in _SWIZZLES:
+    for name, maker, chunks in _SWIZZLES:
+        if not _swizzle_applies(rows, cols, int(buf.dtype.bits), chunks):
+            continue
         offsets = _candidate_offsets(rows, cols, str(buf.dtype), maker)
         if offsets is not None and offsets.shape == inferred.shape and bool((offsets == inferred).all()):
             return name
@@ -309,8 +313,6 @@ def _candidate_offsets(rows: int, cols: int, dtype: str, maker: str) -> np.ndarr
     from tilelang import layout as tl_layout
 
     tile = tirx.decl_buffer((rows, cols), dtype, scope="shared.dyn")
-    if not _swizzle_applies(rows, cols, int(tile.dtype.bits), maker):
-        return None
     try:
         candidate = layout_record("tile", getattr(tl_layout, maker)(tile))
         offsets = layout_eval.shared_map(candidate).offset.reshape(-1)
@@ -320,21 +322,13 @@ def _candidate_offsets(rows: int, cols: int, dtype: str, maker: str) -> np.ndarr
     return offsets
 
 
-_SWIZZLE_CHUNKS = {
-    "make_full_bank_swizzled_layout": 8,
-    "make_half_bank_swizzled_layout": 4,
-    "make_quarter_bank_swizzled_layout": 2,
-}
-"""16-byte chunks a row of each swizzle must be a multiple of (TileLang's ``Make*BankSwizzleLayout2D``)."""
-
-
-def _swizzle_applies(rows: int, cols: int, bits: int, maker: str) -> bool:
-    """Whether TileLang builds ``maker`` for a tile, by the checks its C++ makes (rows 4 or a multiple of 8, a
-    row a multiple of the swizzle's 16-byte chunks). Asking for one that does not apply raises from C++, and
-    the first such error of a process symbolises a native backtrace: over a second, paid by every worker's
-    first analysis of a narrow tile. A release stricter than this still raises, and is still caught."""
-    chunks = _SWIZZLE_CHUNKS.get(maker)
-    if chunks is None:
+def _swizzle_applies(rows: int, cols: int, bits: int, chunks: int) -> bool:
+    """Whether TileLang builds a swizzle of rows of ``chunks`` 16-byte chunks for a tile, by the checks its C++
+    makes (rows 4 or a multiple of 8, a row a multiple of the chunks). Asking for one that does not apply
+    raises from C++, and the first such error of a process symbolises a native backtrace: over a second, paid
+    by every worker's first analysis of a narrow tile. A release stricter than this still raises, and is still
+    caught."""
+    if not chunks:
         return True
     if bits <= 0 or 128 % bits:
         return False
