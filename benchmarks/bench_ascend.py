@@ -153,8 +153,16 @@ def main() -> None:
                 plain[_key(entry)] = reference.lower(entry)
             model, diagnostics, seconds = analyse(analyzer, args.corpus / entry["file"], entry)
             lower_ms = model.lower_ms if model is not None else 0.0
+            base = plain.get(_key(entry), {})
             rows.append(
-                {"entry": entry, "seconds": seconds, "lower_ms": lower_ms, **verdict(entry, model, diagnostics)}
+                {
+                    "entry": entry,
+                    "seconds": seconds,
+                    "lower_ms": lower_ms,
+                    "phases": analyzer.phases,
+                    "plain_s": {k: base[k] for k in ("build_s", "lower_s") if k in base},
+                    **verdict(entry, model, diagnostics),
+                }
             )
         reference.close()
         # files that stop before building any kernel of their own (an import 0.1.15 cannot satisfy)

@@ -28,6 +28,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from tilescope.core.codes import CodeName
@@ -38,6 +39,7 @@ from tilescope.core.sandbox.landlock import Sandbox, network_can_be_cut
 from tilescope.core.sandbox.private_files import private_prefix
 from tilescope.core.sandbox.spawn import NO_DRIVER, NO_GPU, worker_command
 from tilescope.core.sandbox.supervise import Limits, Supervised, SupervisorLost
+from tilescope.core.static import catalog
 
 START_TIMEOUT_S = 120.0
 """The longest a worker may take to import TileLang and warm up, whatever a request's deadline."""
@@ -101,6 +103,7 @@ class WorkerLink:
         env = {**clean_env(private), "PYTHONUNBUFFERED": "1", "TILELANG_ENABLE_IR_SPAN": "1", **hidden}
         sealed = sealed or workdir is not None
         env["TILELANG_CACHE_DIR"] = os.path.join(private, "tilelang-cache") if sealed else tilelang_cache()
+        env["TILESCOPE_CACHE_DIR"] = str(catalog.seed(python, Path(private) / "tilescope-cache"))
         if sandbox is None:
             sandbox = confinement(private, write_everywhere=not sealed)
         else:
@@ -225,7 +228,9 @@ class WorkerLink:
         body = self._frames.body
         notes: list[str] = []
         try:
-            sweep = self.process.sweep()  # processes the child started, before the secret is sent
+            ending = answer.get("ending")  # the zygote's child, killed: the zygote reaps it
+            # processes the child started, before the secret is sent
+            sweep = self.process.sweep(ending=ending if isinstance(ending, int) else None)
         except SupervisorLost as err:
             raise WorkerError("supervisor-lost", str(err)) from None
         if sweep.ended:

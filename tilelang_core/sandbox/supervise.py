@@ -177,10 +177,15 @@ class Supervised:
         for line in self.process.stderr:
             self._tail.append(line.decode(errors="replace").rstrip("\n"))
 
-    def sweep(self, timeout: float = 5.0) -> Sweep:
-        """End every process of the tree except the command itself; report signals sent upwards."""
+    def sweep(self, timeout: float = 5.0, ending: int | None = None) -> Sweep:
+        """End every process of the tree except the command itself; report signals sent upwards.
+
+        ``ending``: a child the command has already killed and reaps itself (the compiler worker's child, whose
+        address space takes the kernel 15-25 ms to tear down): left to the command, and not counted, when it
+        is the command's own child; its descendants are ended like every other process."""
+        command = b"sweep\n" if ending is None else f"sweep {int(ending)}\n".encode()
         try:
-            os.write(self._control, b"sweep\n")
+            os.write(self._control, command)
         except OSError as err:
             raise SupervisorLost(f"the supervisor is gone ({err})") from err
         answer = self._line(timeout).split()

@@ -4,7 +4,8 @@ resource limits, its file sandbox and its network cut applied in the child betwe
 ``exec``, and stays its parent: it records the signals user code sends it, ends the tree on request
 and when the caller goes away.
 
-Control protocol (one line each way): the caller writes ``sweep``; the supervisor answers
+Control protocol (one line each way): the caller writes ``sweep`` (or ``sweep <pid>``: that child of the
+command, which the command has killed and reaps itself, is left to it); the supervisor answers
 ``swept <ended> <signal names or ->``. Closing the control pipe means: end everything and exit.
 The supervisor first writes ``pid <child pid>``, last ``exit <code>`` (the child's own code as
 ``Popen`` gives it: ``-n`` when signal ``n`` ended it, so a status 139 and a SIGSEGV stay apart),
@@ -94,6 +95,16 @@ def _offline() -> None:
         os._exit(126)
 
 
+def _parent(pid: int) -> int | None:
+    """The parent of ``pid``, read from ``/proc``; None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    return int(stat[stat.rfind(b")") + 2 :].split()[1])
+
+
 def _tree(root: int) -> list[int]:
     """Live (non-zombie) descendants of ``root``, read from ``/proc``."""
     children: dict[int, list[int]] = {}
@@ -177,9 +188,13 @@ class _Supervisor:
             if pid == self.child:
                 self.code = os.waitstatus_to_exitcode(status)
 
-    def end(self, keep: int | None) -> int:
-        """SIGKILL the tree (but ``keep``) until nothing of it is left; returns how many were ended."""
-        return kill_until_gone(lambda: [pid for pid in _tree(os.getpid()) if pid != keep], lambda _: self.reap())
+    def end(self, keep: int | None, ending: int | None = None) -> int:
+        """SIGKILL the tree (but ``keep``, and ``ending`` if it is ``keep``'s own child) until nothing of it is
+        left; returns how many were ended."""
+        kept = {keep} if keep is not None else set()
+        if ending is not None and keep is not None and _parent(ending) == keep:
+            kept.add(ending)
+        return kill_until_gone(lambda: [pid for pid in _tree(os.getpid()) if pid not in kept], lambda _: self.reap())
 
     def run(self) -> int:
         waiter = os.pidfd_open(self.child) if hasattr(os, "pidfd_open") else None
@@ -196,8 +211,10 @@ class _Supervisor:
             buffer += chunk
             while b"\n" in buffer:
                 command, _, buffer = buffer.partition(b"\n")
-                if command.strip() == b"sweep":
-                    ended = self.end(keep=self.child if self.code is None else None)
+                words = command.split()
+                if words[:1] == [b"sweep"] and len(words) <= 2 and all(w.isdigit() for w in words[1:]):
+                    ending = int(words[1]) if len(words) == 2 else None
+                    ended = self.end(keep=self.child if self.code is None else None, ending=ending)
                     self.answer(f"swept {ended} {','.join(self.signals) or '-'}")
                     self.signals.clear()
         self.end(keep=None)

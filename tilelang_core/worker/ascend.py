@@ -19,11 +19,10 @@ it leaves behind, so nothing here guesses:
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from tilescope.core.model import AscendModel, Buffer, Diagnostic, Layout
-from tilescope.core.worker import ascend_ir, ascend_memory, ascend_schedule
+from tilescope.core.worker import ascend_ir, ascend_memory, ascend_schedule, extract
 from tvm import tirx
 
 SCHEDULE_PASS = "tl.InsertSync"
@@ -84,10 +83,10 @@ _FRACTAL_KINDS = {
 """``kind`` of TileLang's ``_AscendFractalLayout`` (``tilelang/layout/ascend.py``: MajorK, L0C, SF, MajorMN)."""
 
 
-def fractal_layouts(layout_module: Any | None, layouts: list[Layout]) -> list[Layout]:
-    """The layouts read after ``tl.AscendLayoutInference`` with each fractal one named for its kind."""
+def fractal_layouts(layout_module: Any | None) -> list[Layout]:
+    """The layouts read after ``tl.AscendLayoutInference``, each fractal one named for its kind."""
     if layout_module is None:
-        return layouts
+        return []
     kinds: dict[str, str] = {}
 
     def visit(node: Any) -> None:
@@ -99,4 +98,4 @@ def fractal_layouts(layout_module: Any | None, layouts: list[Layout]) -> list[La
 
     for func in ascend_ir.funcs(layout_module):
         tirx.stmt_functor.post_order_visit(func.body, visit)
-    return [replace(layout, swizzle=kinds[layout.buffer]) if layout.buffer in kinds else layout for layout in layouts]
+    return extract.layouts(layout_module, kinds)

@@ -65,6 +65,6 @@ def model(built: Built, inst: Instantiation, path: str, source: str, static: Sta
 def _layouts(lowered: Lowered) -> list[Layout]:
     """The fractal (nZ) layouts ``tl.AscendLayoutInference`` chose; none when they cannot be read."""
     try:
-        return ascend.fractal_layouts(lowered.layout_module, extract.layouts(lowered.layout_module))
+        return ascend.fractal_layouts(lowered.layout_module)
     except Exception:  # a layout object of a release this reader does not know: the rest of the model stands
         return []

@@ -29,6 +29,7 @@ from tilescope.core.sandbox.frames import (
     encode,
     write_all,
 )
+from tilescope.core.worker import import_path
 from tilescope.core.worker.handler import Worker
 
 RECORDED = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM")
@@ -73,6 +74,7 @@ def child(worker: Worker, down: int, up: int, closed: tuple[int, ...]) -> NoRetu
             landlock.apart()  # root ignores "not dumpable": a domain of its own keeps it out of the zygote
         for name in RECORDED:
             signal.signal(getattr(signal, name), signal.SIG_DFL)
+        import_path.forked()
         requests = os.fdopen(down, "rb")
         line = requests.readline()
         if line:

@@ -13,6 +13,7 @@ import functools
 import linecache
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -211,11 +212,14 @@ def _line_from_source(path: str, op: str, buffers: list[str]) -> int | None:
     return matches[0] if len(matches) == 1 else None
 
 
-def layouts(layout_module: Any | None) -> list[Layout]:
-    """Every ``layout_map`` entry of the module, one per buffer."""
+def layouts(layout_module: Any | None, named: Mapping[str, str] | None = None) -> list[Layout]:
+    """Every ``layout_map`` entry of the module, one per buffer; a shared layout is named by the CUDA swizzle it
+    equals, unless ``named`` names its buffer's already (Ascend's fractal kinds: comparing those with CUDA's
+    swizzles would build each candidate for nothing)."""
     if layout_module is None:
         return []
     found: dict[str, Layout] = {}
+    known = named or {}
 
     def visit(node: Any) -> None:
         if isinstance(node, tirx.SBlock) and "layout_map" in node.annotations:
@@ -223,7 +227,9 @@ def layouts(layout_module: Any | None) -> list[Layout]:
                 name = str(buf.name)
                 if name not in found:
                     record = layout_record(name, layout)
-                    if record.kind == "layout":
+                    if name in known:
+                        record = dataclasses.replace(record, swizzle=known[name])
+                    elif record.kind == "layout":
                         record = dataclasses.replace(record, swizzle=swizzle_name(buf, record))
                     found[name] = record
 

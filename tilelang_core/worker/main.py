@@ -28,6 +28,7 @@ cannot read or write the zygote's memory or descriptors through ``/proc`` or ptr
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import json
 import os
@@ -119,6 +120,8 @@ class Zygote:
         self.signals: list[str] = []
         self._cache: OrderedDict[str, bytes] = OrderedDict()
         self._spare: Spare | None = None
+        self._ending: int | None = None
+        """The last child, killed but not yet reaped (``_kill``)."""
         for name in RECORDED:
             signal.signal(getattr(signal, name), self._record)
 
@@ -159,17 +162,27 @@ class Zygote:
         try:
             with contextlib.suppress(OSError):  # a spare that died unasked: the watch says how it ended
                 write_all(spare.down, (json.dumps(request) + "\n").encode())
-            return Watch(spare.pid, request.get("id"), spare.up, spare.down, spare.err, deadline).answer()
+            answer = Watch(spare.pid, request.get("id"), spare.up, spare.down, spare.err, deadline).answer()
         finally:
-            _end(spare)
+            self._ending = _kill(spare)
+        # Killed, it can no longer act; the kernel takes 15-25 ms to tear its address space down, which happens
+        # while the answer travels: the caller's sweep leaves this child (and only it) to the zygote, which
+        # reaps it before it forks again. Set here, over anything the child's own frame said.
+        return {**answer, "ending": spare.pid}
 
     def spawn(self) -> Spare | None:
         """A child forked now that waits for its request; None while the zygote holds more than one thread."""
         if thread_count() != 1:
             return None
+        self._reap()
         down_r, down_w = os.pipe()
         up_r, up_w = os.pipe()
         err_r, err_w = os.pipe()
+        # The zygote's objects leave the collector's generations: a child's collection never walks them, which
+        # would write to every page it shares with the zygote (copying them: 60-100 ms of a GEMM's analysis).
+        # The young generations are collected first, so the zygote's own garbage is not kept forever.
+        gc.collect(1)
+        gc.freeze()
         pid = os.fork()
         if pid == 0:
             os.dup2(err_w, 2)
@@ -183,9 +196,17 @@ class Zygote:
     def retire(self) -> None:
         """End the spare before an answer no child gave: the caller's sweep after it must find no process
         but the zygote (it would end the spare and count it as left behind by user code)."""
+        self._reap()
         if self._spare is not None:
-            _end(self._spare)
+            _kill(self._spare)
+            _reap(self._spare.pid)
             self._spare = None
+
+    def _reap(self) -> None:
+        """Wait for the last child killed (gone by now, mostly: its answer has been read and confirmed since)."""
+        if self._ending is not None:
+            _reap(self._ending)
+            self._ending = None
 
     def warm(self, first: bool = False) -> None:
         """The worker's warm-up steps, while no request waits. Right after the hello the caller may be about to
@@ -209,15 +230,18 @@ class Zygote:
             self._spare = self.spawn()
 
 
-def _end(child: Spare) -> None:
-    """Close the zygote's ends of a child's pipes, kill it and reap it: gone before the answer is sent, so
-    the caller's sweep of the process tree finds nothing of it."""
+def _kill(child: Spare) -> int:
+    """Close the zygote's ends of a child's pipes and kill it; its pid, for ``_reap``."""
     for fd in (child.up, child.down, child.err):
         os.close(fd)
     with contextlib.suppress(OSError):
         os.kill(child.pid, signal.SIGKILL)
+    return child.pid
+
+
+def _reap(pid: int) -> None:
     with contextlib.suppress(ChildProcessError):
-        os.waitpid(child.pid, 0)
+        os.waitpid(pid, 0)
 
 
 def _cache_key(request: dict[str, Any]) -> str:
