@@ -4,7 +4,8 @@ For each file (the bundled GEMM, corpus kernels: flash attention forward, a dequ
 warm ``Analyzer``, each round edits the text (a new comment: no cache answers) and analyses its first
 kernel; the phases are discovery (in the host), then what the worker's child reports (fork and load,
 build, lowering, extraction, hazard check) and the rest (the request to the worker, serialisation and
-the answer back). Prints each phase's median, p95 and share of the total, with the load average.
+the answer back). Prints each phase's median, p95 and share of the total, with the load average, and the
+total over the kernel's own lowering plus hazard check (the compiler's own work) in the same rounds.
 
     .venv/bin/python benchmarks/bench_warm_edit.py [--rounds 5] [FILES...]
 """
@@ -79,6 +80,8 @@ def main() -> None:
                 print(
                     f"  {name:>30}: median {statistics.median(values):6.3f} s  p95 {p95(values):6.3f} s  {share:5.0%}"
                 )
+            own = statistics.median(r.get("lowering", 0.0) + r.get("hazard check", 0.0) for r in rounds)
+            print(f"  {'total / (lowering + hazard check)':>30}: {total / own:.2f}x" if own else "")
 
 
 if __name__ == "__main__":

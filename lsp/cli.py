@@ -6,6 +6,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tilescope.core.compiler.service import EarlyWorker
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]  # argparse names no public type for it
@@ -18,18 +22,32 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     from tilescope.core.sandbox.supervise import become_undumpable, guard_signals
-    from tilescope.lsp.features import create_server
 
     guard_signals(_ignored)  # before any thread starts: a kernel's SIGTERM to the server is ignored
     become_undumpable()  # nor can its code read the server's memory or environment
+    early = _early_worker()
+    from tilescope.lsp.features import create_server  # most of the server's start, beside the worker's
+
     sys.setswitchinterval(0.001)  # the event loop gets the interpreter back quickly from the analysis thread
-    server = create_server()
+    server = create_server(early)
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
         server.start_tcp(host or "127.0.0.1", int(port))
     else:
         server.start_io()
     return 0
+
+
+def _early_worker() -> EarlyWorker | None:
+    """The compiler worker with this interpreter, started before the server imports the rest of itself: its
+    import of TileLang takes longer than the whole of the server's start, and the editor's first file waits for
+    it. Adopted at ``initialize`` when the workspace is trusted and the settings name no other interpreter."""
+    from tilescope.core.compiler.service import EarlyWorker
+
+    try:
+        return EarlyWorker()
+    except OSError:  # the worker's own start reports the reason again, where an analysis can show it
+        return None
 
 
 def _ignored(name: str, pid: int) -> None:

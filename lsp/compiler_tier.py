@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tilescope.core.codes import diagnostic
-from tilescope.core.compiler.service import Analyzer
+from tilescope.core.compiler.service import Analyzer, EarlyWorker
 from tilescope.core.ide import CompiledSnapshot
 from tilescope.core.model import FileAnalysis, IRText, RunReport, Span
 from tilescope.lsp.documents import Documents, DocumentState
@@ -43,8 +43,11 @@ class CompilerTier:
         documents: Documents,
         status: Callable[[str, dict[str, Any]], None],
         on_result: Callable[[str, CompiledSnapshot], None],
+        early: EarlyWorker | None = None,
     ) -> None:
         self._settings = settings
+        self._early = early
+        """The worker the server started before it imported the rest of itself, until an analyzer takes it."""
         self._documents = documents
         self._notify = status
         self._on_result = on_result
@@ -75,8 +78,9 @@ class CompilerTier:
         if self._analyzer is None or self._analyzer_python != settings.python:
             if self._analyzer is not None:
                 self._executor.submit(self._analyzer.close)
+            early, self._early = self._early, None
             self._analyzer = Analyzer(
-                timeout_s=settings.timeout, python=settings.python, on_dry_run=self._dry_run_ended
+                timeout_s=settings.timeout, python=settings.python, on_dry_run=self._dry_run_ended, early=early
             )
             self._analyzer_python = settings.python
         self._analyzer.dry_run = settings.trusted and settings.dry_run
@@ -88,6 +92,9 @@ class CompilerTier:
         if self.enabled:
             analyzer = self.analyzer()
             self._executor.submit(_start, analyzer)
+        elif self._early is not None:  # not trusted: the worker started ahead is not needed
+            early, self._early = self._early, None
+            self._executor.submit(early.discard)
 
     def _dry_run_ended(self, path: str) -> None:
         """From the dry run's thread: its sizes are cached now, so analyse the file again."""

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lsprotocol import types
+from tilescope.core.compiler.service import EarlyWorker
 from tilescope.lsp import (
     code_actions,
     code_lens,
@@ -177,8 +178,9 @@ def guarded(feature: Feature) -> Callable[..., Any]:
     return run
 
 
-def create_server() -> TilescopeServer:
-    server = TilescopeServer(on_compiled=sync.compiled_ready)
+def create_server(early: EarlyWorker | None = None) -> TilescopeServer:
+    """The server with every feature and command; ``early``: a compiler worker started before this was imported."""
+    server = TilescopeServer(on_compiled=sync.compiled_ready, early=early)
     for feature in FEATURES:
         server.feature(feature.method, feature.options)(guarded(feature))
     for name, command in COMMANDS.items():

@@ -13,6 +13,7 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from tilescope.core.compiler.service import EarlyWorker
 from tilescope.core.ide import CompiledSnapshot, Facts
 from tilescope.lsp.compiler_tier import CompilerTier
 from tilescope.lsp.documents import Documents
@@ -37,7 +38,7 @@ OnCompiled = Callable[["TilescopeServer", str, CompiledSnapshot], None]
 
 
 class TilescopeServer(LanguageServer):
-    def __init__(self, on_compiled: OnCompiled) -> None:
+    def __init__(self, on_compiled: OnCompiled, early: EarlyWorker | None = None) -> None:
         super().__init__(NAME, VERSION, text_document_sync_kind=SYNC_KIND, protocol_cls=TilescopeProtocol)  # pyright: ignore[reportUnknownMemberType]  # pygls leaves some of its parameters untyped
         self.settings = Settings()
         self.documents = Documents(lambda: self.workspace)
@@ -46,6 +47,7 @@ class TilescopeServer(LanguageServer):
             documents=self.documents,
             status=self._status,
             on_result=lambda uri, snapshot: on_compiled(self, uri, snapshot),
+            early=early,
         )
         self.untrusted_notice_sent = False
         self.trust_setting_noted = False

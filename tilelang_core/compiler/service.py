@@ -52,8 +52,35 @@ DEFAULT_TIMEOUT_S = 120.0
 """Seconds one kernel (or one run) may compute, the same for every command and the MCP server."""
 DEFAULT_MEMORY_MB = 8192
 """Address space of the compiler worker (``RLIMIT_AS``) for the commands and the MCP server."""
+EDITOR_MEMORY_MB = 6144
+"""Address space of the compiler worker of an ``Analyzer`` made with the defaults (the language server's)."""
 WARM_S = 300.0
 """How long ``warm`` lets the worker's warm-up steps (lowerings of its own small kernels) take."""
+
+
+class EarlyWorker:
+    """A worker process started before the ``Analyzer`` that takes it is made: an editor's server starts one
+    with its own interpreter before it imports the rest of itself, so the worker's import of TileLang (seconds)
+    overlaps the server's start. The analyzer made for the settings adopts it when they name that interpreter
+    and the workspace is trusted; otherwise it is ended unused. The zygote runs no code of the workspace's, so
+    starting it before trust is known runs nothing the user did not install."""
+
+    def __init__(self, python: str | None = None) -> None:
+        self.link: WorkerLink | None = WorkerLink(python or sys.executable, EDITOR_MEMORY_MB)
+
+    def take(self, python: str, memory_mb: int) -> WorkerLink | None:
+        """The process, for an analyzer with this interpreter and memory limit; None (and it ended) otherwise."""
+        link, self.link = self.link, None
+        if link is not None and (link.python != python or link.memory_mb != memory_mb or not link.alive):
+            link.kill()
+            return None
+        return link
+
+    def discard(self) -> None:
+        """End it unused (an untrusted workspace, another interpreter)."""
+        link, self.link = self.link, None
+        if link is not None:
+            link.kill()
 
 
 class Analyzer:
@@ -62,7 +89,7 @@ class Analyzer:
     def __init__(
         self,
         timeout_s: float = 60.0,
-        memory_mb: int = 6144,
+        memory_mb: int = EDITOR_MEMORY_MB,
         python: str | None = None,
         cache_size: int = 64,
         sandbox: Sandbox | None = None,
@@ -72,6 +99,7 @@ class Analyzer:
         gpu: bool = False,
         sealed: bool = False,
         clock_started: float | None = None,
+        early: EarlyWorker | None = None,
     ) -> None:
         """``sandbox`` and ``workdir``: the worker's file sandbox and working folder (``WorkerLink``), for
         callers that run code they do not trust to leave their files alone; ``sealed``: the worker writes only a
@@ -84,7 +112,10 @@ class Analyzer:
         and ``on_dry_run(path)`` is called when it has finished, to analyse the file again.
 
         ``clock_started`` (``time.monotonic``): when the user's clock started for the first analysis, a
-        command's own start, so that its ``--timeout`` also covers what the command did before."""
+        command's own start, so that its ``--timeout`` also covers what the command did before.
+
+        ``early``: a worker started ahead of this analyzer (``EarlyWorker``), adopted when it was started as
+        this analyzer would start its own, ended otherwise."""
         self._clock_started = clock_started
         self.sandbox = sandbox
         self.workdir = workdir
@@ -97,6 +128,10 @@ class Analyzer:
         self._dry_runs = DryRuns(self.python, memory_mb, on_dry_run)
         self._lock = threading.Lock()
         self._worker: WorkerLink | None = None
+        if early is not None and not (sandbox or workdir or gpu or sealed):
+            self._worker = early.take(self.python, memory_mb)
+        elif early is not None:
+            early.discard()
         self._cache: OrderedDict[str, KernelModel] = OrderedDict()
         self._cache_size = cache_size
         self._stopped = False

@@ -109,6 +109,7 @@ class WorkerLink:
         else:
             sandbox = dataclasses.replace(sandbox, write=(*sandbox.write, private))
         self.python = python
+        self.memory_mb = memory_mb
         self._started = time.monotonic()
         self.ready = False
         self.phases: list[tuple[str, float]] = []

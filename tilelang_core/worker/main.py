@@ -4,17 +4,17 @@ It is started by ``tilescope.core.compiler.service.Analyzer`` behind ``tilescope
 arrive as JSON lines on a private copy of stdin; answers leave as frames (``tilescope.core.sandbox.frames``)
 on a private copy of stdout. Fd 0 is then pointed at ``/dev/null`` and fd 1 at stderr.
 
-The zygote imports TileLang, warms it on a CUDA kernel of its own, says it is ready, takes its other warm-
-up steps while no request waits, and never runs user code: for each request a child forked from it closes
-the zygote's channels, reads the request, loads the user's file, answers over a pipe of its own and is
-ended. The child is forked ahead of its request, once the previous child is ended and its answer confirmed
-(the caller's sweep of the process tree has run by then, so it never meets a spare): the fork is not on
-the path of a request that comes after a pause, as an edit's does. A spare is a copy of the zygote as much
-as a child forked on demand is: the zygote runs no user code between the two. Whatever user code changes
-(patched modules, globals, import hooks, threads) dies with the child, so one analysis can never shape the
-next one's answer, and the next request starts from the warm zygote instead of a fresh interpreter. The
-zygote holds no thread but its main one when it forks (``thread_count``): a native pool started before a
-fork would be half-copied into the child.
+The zygote imports TileLang and what a child's analysis imports, says it is ready, takes its warm-up steps
+(kernels of its own, analysed) while no request waits, and never runs user code: for each request a child
+forked from it closes the zygote's channels, reads the request, loads the user's file, answers over a pipe of
+its own and is ended. The child is forked ahead of its request, once the previous child is ended and its
+answer confirmed (the caller's sweep of the process tree has run by then, so it never meets a spare): the fork
+is not on the path of a request that comes after a pause, as an edit's does. A spare is a copy of the zygote
+as much as a child forked on demand is: the zygote runs no user code between the two. Whatever user code
+changes (patched modules, globals, import hooks, threads) dies with the child, so one analysis can never shape
+the next one's answer, and the next request starts from the warm zygote instead of a fresh interpreter. The
+zygote holds no thread but its main one when it forks (``thread_count``): a native pool started before a fork
+would be half-copied into the child.
 
 Towards the child the zygote plays the part the caller once played towards the whole worker: a
 child's answer stands only once the child confirms it with a secret drawn after the fork, and only
