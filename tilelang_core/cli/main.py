@@ -17,7 +17,9 @@ from tilescope.core.compat import releases
 from tilescope.core.environment import MissingExtra, extra_for, require_extra
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; ``only``: register that one command (the one typed), not every package's (a
+    tenth of a second and more at every start, which an editor's language server waits for)."""
     parser = argparse.ArgumentParser(
         prog="tilescope",
         description="See what the TileLang compiler inferred: shapes, layouts, passes, generated code.",
@@ -28,6 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_python_option(parser, dest="global_python")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for entry in sorted(entry_points(group="tilescope.commands"), key=lambda e: e.name):
+        if only is not None and entry.name != only:
+            continue
         try:
             register = entry.load()
         except ImportError as err:
@@ -81,9 +85,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141
 
 
+def _typed_command(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` starts with, when it starts with one of the installed commands (no global option
+    before it); None otherwise, when every command is registered (for help, errors and global options)."""
+    if not argv or argv[0].startswith("-"):
+        return None
+    return argv[0] if entry_points(group="tilescope.commands", name=argv[0]) else None
+
+
 def _dispatch(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_typed_command(words))
+    args = parser.parse_args(words)
     if getattr(args, "python", None) is None and args.global_python is not None:
         args.python = args.global_python  # ``tilescope --python P COMMAND``: the same as COMMAND's own --python
     if args.version:
