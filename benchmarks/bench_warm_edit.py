@@ -1,11 +1,12 @@
 """A warm edit, phase by phase: what the compiler tier spends after an edit to one kernel of a file.
 
-For each file (the bundled GEMM, corpus kernels: flash attention forward, a dequantize GEMM), on a
-warm ``Analyzer``, each round edits the text (a new comment: no cache answers) and analyses its first
-kernel; the phases are discovery (in the host), then what the worker's child reports (fork and load,
-build, lowering, extraction, hazard check) and the rest (the request to the worker, serialisation and
-the answer back). Prints each phase's median, p95 and share of the total, with the load average, and the
-total over the kernel's own lowering plus hazard check (the compiler's own work) in the same rounds.
+For each file (the bundled GEMM, corpus kernels: flash attention forward, a dequantize GEMM, the Ascend
+corpus's GEMM, which has no hazard check), on a warm ``Analyzer``, each round edits the text (a new
+comment: no cache answers) and analyses its first kernel; the phases are discovery (in the host), then
+what the worker's child reports (fork and load, build, lowering, extraction, hazard check) and the rest
+(the request to the worker, serialisation and the answer back). Prints each phase's median, p95 and
+share of the total, with the load average, and the total over the kernel's own lowering plus hazard
+check (the compiler's own work) in the same rounds.
 
     .venv/bin/python benchmarks/bench_warm_edit.py [--rounds 5] [FILES...]
 """
@@ -23,10 +24,14 @@ from tilescope.core.compiler.service import Analyzer
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("TILESCOPE_CORPUS", ROOT / ".." / "shared" / "corpus" / "tilelang-examples")) / "examples"
+ASCEND = Path(
+    os.environ.get("TILESCOPE_ASCEND_CORPUS", ROOT / ".." / "shared" / "corpus" / "tilelang-ascend-examples")
+)
 FILES = [
     ROOT / "examples" / "gemm.py",
     CORPUS / "flash_attention" / "example_mha_fwd_bshd.py",
     CORPUS / "dequantize_gemm" / "example_dequant_gemm_fine_grained.py",
+    ASCEND / "examples" / "ascend" / "example_gemm.py",
 ]
 CHILD = {"loaded": "fork + load", "built": "build", "lowered": "lowering", "extracted": "extraction"}
 CHILD_PHASES = ["fork + load", "build", "lowering", "extraction", "hazard check"]

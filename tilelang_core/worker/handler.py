@@ -102,11 +102,13 @@ class Worker:
         import numpy.random  # noqa: F401
         import tilelang  # noqa: F401
         from tilescope.core.compiler.discovery import Instantiation, instantiations
-        from tilescope.core.interpret import launch  # noqa: F401
         from tilescope.core.interpret.hazards import check  # noqa: F401  (imported once, not in every child)
         from tilescope.core.worker import analysis, autotune, ir_text
 
         autotune.guard()
+        with contextlib.suppress(ImportError):  # a release older than what the interpreter reads (0.1.12 and
+            # before): its hazard check says "not interpreted" itself
+            importlib.import_module("tilescope.core.interpret.launch")
 
         self._analysis = analysis
         self._ir_text = ir_text
