@@ -24,9 +24,7 @@ from tilescope.core.compiler.service import Analyzer
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("TILESCOPE_CORPUS", ROOT / ".." / "shared" / "corpus" / "tilelang-examples")) / "examples"
-ASCEND = Path(
-    os.environ.get("TILESCOPE_ASCEND_CORPUS", ROOT / ".." / "shared" / "corpus" / "tilelang-ascend-examples")
-)
+ASCEND = Path(os.environ.get("TILESCOPE_ASCEND_CORPUS", ROOT / ".." / "shared" / "corpus" / "tilelang-ascend-examples"))
 FILES = [
     ROOT / "examples" / "gemm.py",
     CORPUS / "flash_attention" / "example_mha_fwd_bshd.py",
