@@ -17,9 +17,10 @@ from tilescope.core.compat import releases
 from tilescope.core.environment import MissingExtra, extra_for, require_extra
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The command line's parser; ``only``: register that one command (the one typed), not every package's (a
-    tenth of a second and more at every start, which an editor's language server waits for)."""
+def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The command line's parser. When ``typed`` (the command line's words) starts with an installed command,
+    only that one is registered, not every package's (a tenth of a second and more at every start, which an
+    editor's language server waits for); otherwise every one is (help, errors, a global option first)."""
     parser = argparse.ArgumentParser(
         prog="tilescope",
         description="See what the TileLang compiler inferred: shapes, layouts, passes, generated code.",
@@ -29,9 +30,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     add_python_option(parser, dest="global_python")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for entry in sorted(entry_points(group="tilescope.commands"), key=lambda e: e.name):
-        if only is not None and entry.name != only:
-            continue
+    entries = sorted(entry_points(group="tilescope.commands"), key=lambda e: e.name)
+    chosen = [e for e in entries if typed and e.name == typed[0]]
+    for entry in chosen or entries:
         try:
             register = entry.load()
         except ImportError as err:
@@ -85,17 +86,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141
 
 
-def _typed_command(argv: Sequence[str]) -> str | None:
-    """The command ``argv`` starts with, when it starts with one of the installed commands (no global option
-    before it); None otherwise, when every command is registered (for help, errors and global options)."""
-    if not argv or argv[0].startswith("-"):
-        return None
-    return argv[0] if entry_points(group="tilescope.commands", name=argv[0]) else None
-
-
 def _dispatch(argv: Sequence[str] | None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(_typed_command(words))
+    parser = build_parser(words)
     args = parser.parse_args(words)
     if getattr(args, "python", None) is None and args.global_python is not None:
         args.python = args.global_python  # ``tilescope --python P COMMAND``: the same as COMMAND's own --python

@@ -95,14 +95,21 @@ def _offline() -> None:
         os._exit(126)
 
 
-def _parent(pid: int) -> int | None:
-    """The parent of ``pid``, read from ``/proc``; None once it is gone."""
+def _stat(pid: int | str) -> list[bytes] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state first, then the parent); None once the
+    process is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             stat = handle.read()
     except OSError:
         return None
-    return int(stat[stat.rfind(b")") + 2 :].split()[1])
+    return stat[stat.rfind(b")") + 2 :].split()
+
+
+def _parent(pid: int) -> int | None:
+    """The parent of ``pid``; None once it is gone."""
+    fields = _stat(pid)
+    return int(fields[1]) if fields else None
 
 
 def _tree(root: int) -> list[int]:
@@ -111,13 +118,8 @@ def _tree(root: int) -> list[int]:
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if fields[0] == b"Z":
+        fields = _stat(entry)
+        if not fields or fields[0] == b"Z":
             continue
         children.setdefault(int(fields[1]), []).append(int(entry))
     found: list[int] = []

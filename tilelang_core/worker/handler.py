@@ -8,6 +8,7 @@ dispatch over the protocol's operations (``analyze``, ``pass_ir``, ``run``, ``pr
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import json
@@ -116,9 +117,13 @@ class Worker:
         self._runs: dict[str, dict[str, Any]] = {}
         """A child's lowerings by request key, for ``pass_ir`` (it analyses first, then prints one pass)."""
         self._instantiations = instantiations
-        self._warm_steps: list[Callable[[], None]] = [self._warm_cuda, _prime_native_errors, _import_testing]
+        self._warm_steps: list[Callable[[], None]] = [
+            functools.partial(self._warm_on, WARM_UP_PATH, WARM_UP_SOURCE, 0.2),
+            _prime_native_errors,
+            _import_testing,
+        ]
         if importlib.util.find_spec("tilelang.ascend") is not None:
-            self._warm_steps.insert(1, self._warm_ascend)
+            self._warm_steps.insert(1, functools.partial(self._warm_on, ASCEND_WARM_UP_PATH, ASCEND_WARM_UP_SOURCE, 0))
 
     def warm(self, waiting: Callable[[], bool]) -> None:
         """Take the warm-up steps not yet taken, one at a time, while no request is ``waiting``.
@@ -132,13 +137,10 @@ class Worker:
         while self._warm_steps and not waiting():
             self._warm_steps.pop(0)()
 
-    def _warm_cuda(self) -> None:
-        found = self._instantiations(WARM_UP_SOURCE, WARM_UP_PATH)
-        self._analysis.analyze_file(WARM_UP_PATH, WARM_UP_SOURCE, found, hazards_s=0.2)
-
-    def _warm_ascend(self) -> None:
-        found = self._instantiations(ASCEND_WARM_UP_SOURCE, ASCEND_WARM_UP_PATH)
-        self._analysis.analyze_file(ASCEND_WARM_UP_PATH, ASCEND_WARM_UP_SOURCE, found, hazards_s=0)
+    def _warm_on(self, path: str, source: str, hazards_s: float) -> None:
+        """Analyse one of Tilescope's own kernels in the zygote (``hazards_s``: its hazard check's budget)."""
+        found = self._instantiations(source, path)
+        self._analysis.analyze_file(path, source, found, hazards_s=hazards_s)
 
     @staticmethod
     def key(request: AnalyzeRequest | PassIRRequest) -> str:
