@@ -62,6 +62,27 @@ def test_catalog_is_cached_per_release_on_disk(package: Path, tmp_path: Path, mo
     assert catalog.catalog_for(package).table == first.table
 
 
+def test_a_worker_is_given_its_releases_cached_catalog_and_nothing_else(
+    package: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A compiler worker's cache folder gets the one catalog file its interpreter's TileLang needs (else it reads
+    TileLang's sources again at every start); other files of the user's cache stay out."""
+    user = tmp_path / "user-cache"
+    monkeypatch.setenv("TILESCOPE_CACHE_DIR", str(user))
+    monkeypatch.setattr(catalog, "_loaded", {})
+    catalog.catalog_for(package)
+    (user / "dry-runs").mkdir()
+    (user / "dry-runs" / "another-project.json").write_text("{}")
+    worker = catalog.seed(sys.executable, tmp_path / "worker-cache")
+    (cached,) = user.glob("catalog-*.json")
+    assert sorted(p.name for p in worker.iterdir()) == [cached.name]
+    assert (worker / cached.name).read_bytes() == cached.read_bytes()
+    monkeypatch.setenv("TILESCOPE_CACHE_DIR", str(worker))
+    monkeypatch.setattr(catalog, "_loaded", {})
+    monkeypatch.setattr(catalog, "read_catalog", lambda _package: pytest.fail("the seeded catalog was read again"))
+    assert catalog.catalog_for(package).version == catalog.release_version(package)
+
+
 def test_the_ascend_dialect_is_what_the_imported_module_has(package: Path) -> None:
     import inspect
 
