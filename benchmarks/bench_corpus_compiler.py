@@ -25,6 +25,8 @@ Figures per corpus folder and in total, and every kernel of the truth that misse
 from __future__ import annotations
 
 import argparse
+import ast
+import contextlib
 import json
 import os
 import shutil
@@ -70,7 +72,17 @@ def check(paths: list[Path], jobs: int, extra: tuple[str, ...] = LIMIT) -> tuple
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
         return float(a) == float(b)
+    if isinstance(a, list | str) and isinstance(b, list | str) and (isinstance(a, list) or isinstance(b, list)):
+        return _sequence(a) == _sequence(b)  # the truth's JSON has no tuples: ``(64, 128)`` is ``[64, 128]``
     return str(a).removeprefix("T.") == str(b).removeprefix("T.")
+
+
+def _sequence(value: Any) -> Any:
+    """A list or tuple, whether given as one or as its text (``"(64, 128)"``), as a list; else the value."""
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError, SyntaxError):
+            value = ast.literal_eval(value)
+    return list(value) if isinstance(value, list | tuple) else value
 
 
 def _facts(model: dict[str, Any]) -> dict[str, Any]:

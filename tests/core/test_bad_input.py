@@ -217,6 +217,17 @@ def test_gpu_query_of_an_imported_library_is_answered_from_the_targets_device_pr
     assert model is not None and model.launch is not None and model.launch.grid == [132]
 
 
+def test_a_file_that_exits_without_a_gpu_is_loaded_and_built_on_the_targets_part(analyzer: Analyzer) -> None:
+    """AMD's examples ask ``torch.cuda.is_available()`` while loading (their autotune configs) and building,
+    and exit when it says no: answered as the dry run's fake device answers it, the kernels are analysed."""
+    result = analyzer.analyze(str(FIXTURES / "probes_gpu_torch.py"))
+    notes = [(d.code, d.severity, d.span.line) for d in result.all_diagnostics()]
+    assert notes == [("device-profile", "information", 1), ("device-profile", "information", 27)]
+    assert "torch.cuda.is_available()" in result.all_diagnostics()[0].message
+    grids = {name: result.kernel(name) for name in ("probed", "probed_again")}
+    assert {n: m.launch.grid for n, m in grids.items() if m and m.launch} == {"probed": [8], "probed_again": [4]}
+
+
 def test_gpu_query_a_profile_cannot_answer_says_it_needs_a_gpu(analyzer: Analyzer) -> None:
     result = analyzer.analyze(str(FIXTURES / "gpu_query.py"), target="metal")
     (problem,) = result.all_diagnostics()

@@ -128,6 +128,37 @@ def test_the_childs_gpu_is_hidden_and_the_fake_answers_come_from_the_profile(tmp
         del os.environ["DEVICE_ANSWERS"]
 
 
+def test_a_training_step_teaches_the_sizes_of_its_forward_backward_and_configured_kernels(analyzer: Analyzer) -> None:
+    """An eager kernel whose shapes go through a variable (TileLang's own ``T.const`` reading is recorded), a
+    custom ``autograd.Function`` whose backward builds a kernel (``loss.backward()`` of a shape-only loss
+    over a leaf kept on the CPU), a CUDA generator, ``arange`` over read-back lengths, ``x.to(other)``,
+    ``randperm`` into a kept tensor, and ``kernel(M, N, **config)``, whose unnamed values only the run knows
+    (the parameters' defaults would be a guess: the fake H100's capability picks others)."""
+    path = FIXTURES / "training" / "attention.py"
+    models = {model.kernel: model for model in analyzer.analyze(str(path)).kernels}
+    expected = {
+        "attention_fwd": ({"batch": 2, "seq_len": 256, "heads": 4, "dim": 64, "block_M": 32}, "forward", 53),
+        "attention_bwd": ({"batch": 2, "seq_len": 256, "heads": 4, "dim": 64, "block_M": 64}, "backward", 59),
+        "scale_rows": ({"M": 512, "N": 256, "block_M": 64, "threads": 256}, "main", 80),
+    }
+    for name, (sizes, function, line) in expected.items():
+        model = models[name]
+        assert model.passes and not [d for d in model.diagnostics if d.severity != "information"], name
+        assert {k: model.args[k] for k in sizes} == sizes, (name, model.args)
+        taught = {k: v for k, v in model.arg_sources.items() if k != "block_M" or name == "scale_rows"}
+        assert set(taught.values()) == {f"dry run of {function}(), line {line}, fake H100"}, (name, taught)
+
+
+def test_a_triton_kernel_before_a_tilelang_one_stands_in_on_the_fake_device(analyzer: Analyzer) -> None:
+    """Triton's launcher needs ``libcuda`` and a device: on the fake one a launch does nothing, as a compiled
+    TileLang kernel does, and the program goes on to the kernel whose sizes it teaches."""
+    pytest.importorskip("triton", reason="the analysing interpreter has no Triton")
+    [model] = analyzer.analyze(str(FIXTURES / "training" / "triton_prep.py")).kernels
+    assert model.passes, model.diagnostics
+    assert {k: model.args[k] for k in ("M", "N")} == {"M": 2048, "N": 512}
+    assert model.arg_sources["M"] == "dry run of main(), line 35, fake H100"
+
+
 def test_a_program_for_an_npu_is_analysed_on_a_fake_ascend(analyzer: Analyzer) -> None:
     [model] = analyzer.analyze(str(FIXTURES / "npu" / "ascend_rows.py")).kernels
     assert model.passes, model.diagnostics

@@ -70,6 +70,13 @@ def test_a_suspicion_of_tilelangs_race_check_alone_stays_information(analyzer: A
     assert "TileLang's race check" in found[0].message
 
 
+def test_a_race_between_blocks_on_made_up_lengths_is_a_note_naming_them(analyzer: Analyzer) -> None:
+    """The blocks of a varlen kernel meet on rows only because the check made the lengths up."""
+    found = hazard_diagnostics(analyzer, ROOT / "benchmarks" / "hazards" / "fixtures" / "ok_varlen_rows.py")
+    assert [(d.severity, d.code, d.span.line) for d in found] == [("information", "data-race", 25)]
+    assert found[0].witness and "depends on the values of Lengths, which the check made up" in found[0].witness
+
+
 def test_the_check_says_which_blocks_ran_and_stops_on_its_budget(analyzer: Analyzer) -> None:
     path = ROOT / "benchmarks" / "hazards" / "fixtures" / "oob_tail_unguarded.py"
     model = analyzer.analyze(str(path)).kernels[0]

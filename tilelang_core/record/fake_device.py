@@ -73,11 +73,41 @@ def patch_torch(torch: Any) -> None:
             setattr(torch.cuda, name, answer)
     if kind == "npu":
         shown = _fake_npu(torch)
+    torch.Generator = _generator(torch)
     mode = _function_mode(torch, meta)
     _shown_device(torch, kind, shown)
     set_default_device = torch.set_default_device
     torch.set_default_device = lambda device: set_default_device(values.meta_if_device(device, meta))
     mode().__enter__()
+
+
+def _mixes(args: Any, tensor_type: Any) -> bool:
+    """Whether a call's operands mix a shape-only tensor with one that holds values: torch computes some
+    such calls on the CPU (``einsum`` of a ``meta`` and a CPU tensor allocates the whole CPU result), where
+    on the device the result would be the device's, so shape-only."""
+    operands = [a for a in args if isinstance(a, tensor_type)]
+    for item in args:
+        if isinstance(item, list | tuple):
+            operands.extend(a for a in item if isinstance(a, tensor_type))
+    kinds = {a.is_meta for a in operands}
+    return len(kinds) == 2
+
+
+def _in_place(name: str) -> bool:
+    """A call that writes into its first operand (``add_``, ``x[i] = y``, ``copy_``): moving it would lose the write."""
+    return (name.endswith("_") and not name.startswith("__")) or name.startswith("__i") or name == "__setitem__"
+
+
+def _generator(torch: Any) -> Any:
+    """``torch.Generator(device="cuda")``, seeding a program's random inputs: a CPU generator (a shape-only
+    tensor draws nothing; a small one made with its values draws on the CPU)."""
+
+    class Generator(torch._C.Generator):
+        def __new__(cls, device: Any = None) -> Any:
+            return super().__new__(cls, device="cpu" if values.on_device(device) else device)
+
+    Generator.__module__ = "torch"
+    return Generator
 
 
 def _function_mode(torch: Any, meta: Any) -> Any:
@@ -117,12 +147,22 @@ def _function_mode(torch: Any, meta: Any) -> Any:
                 return args[0].to(meta)
             if name == "pin_memory":
                 return args[0]
+            if name == "backward" and args and getattr(args[0], "is_meta", False):
+                try:  # through autograd: a custom Function's backward builds its kernels
+                    return func(*args, **kwargs)
+                except (RuntimeError, NotImplementedError):
+                    with self:  # the program's backward code sees the fake device, as its forward did
+                        return _shape_only_backward(torch, args[0])
             if name in ("to", "_to_copy", "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"):
                 args = tuple(values.meta_if_device(a, meta) if isinstance(a, str | torch.device) else a for a in args)
+            if name == "to" and len(args) > 1 and isinstance(args[1], tensor_type) and getattr(args[0], "is_meta", 0):
+                args = (args[0], meta, args[1].dtype, *args[2:])  # ``x.to(other)``: other's dtype, on the device
             if name in values.NEEDS_VALUES and args and isinstance(args[0], tensor_type) and args[0].is_meta:
                 if ZERO_VALUES and args[0].numel() <= _ZERO_LIMIT:
                     return _zero(torch, name, args[0])
                 raise needs_values(f"`.{name.strip('_')}()`" if not name.startswith("__") else "a branch on a tensor")
+            if _mixes(args, tensor_type) and not _in_place(name):  # torch may compute such a call on the CPU
+                args, kwargs = torch.utils._pytree.tree_map(move_to_meta, (args, kwargs))
             _inside.depth = getattr(_inside, "depth", 0) + 1
             try:
                 return func(*args, **kwargs)
@@ -134,13 +174,51 @@ def _function_mode(torch: Any, meta: Any) -> Any:
                 if ZERO_VALUES and name in ("equal", "allclose"):
                     _marked()
                     return True
-                if "meta tensor" in text and ("item()" in text or "no data" in text):
+                no_data = "meta tensor" in text and ("item()" in text or "no data" in text)
+                if no_data or "no fake impl or Meta kernel" in text:  # an output sized by values (``bincount``)
                     raise needs_values(f"`{name}`") from None
                 raise
             finally:
                 _inside.depth -= 1
 
     return FakeDevice
+
+
+def _shape_only_backward(torch: Any, root: Any) -> None:
+    """``loss.backward()`` of a shape-only ``loss`` where autograd could not run it (a step that needs values,
+    a leaf kept with its values on the CPU). The graph is walked from ``loss`` in autograd's order: a custom
+    ``autograd.Function``'s backward is called with shape-only gradients of the shapes autograd recorded (a
+    library's backward kernels are built there); every leaf reached without a ``.grad`` gets one of its own
+    shape and dtype. A shape-only leaf's is shape-only; a leaf kept on the CPU (a small tensor made with its
+    values) cannot hold one, and gets zeros: its gradient's values are not known."""
+    for node in _backward_order(root.grad_fn):
+        function = getattr(node, "_forward_cls", None)
+        if function is not None:
+            grads = [torch.empty(tuple(m.shape), dtype=m.dtype, device="meta") for m in node._input_metadata]
+            function.backward(node, *grads)
+        leaf = getattr(node, "variable", None)  # an ``AccumulateGrad``: the leaf it accumulates into
+        if leaf is not None and leaf.grad is None:
+            leaf.grad = torch.empty_like(leaf, device="meta") if leaf.is_meta else torch.zeros_like(leaf, device="cpu")
+
+
+def _backward_order(start: Any) -> list[Any]:
+    """The nodes of an autograd graph from ``start``, each before every node its gradients flow into."""
+    done: set[Any] = set()
+    order: list[Any] = []
+    stack: list[tuple[Any, bool]] = [(start, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if node is None:
+            continue
+        if expanded:
+            order.append(node)
+            continue
+        if node in done:
+            continue
+        done.add(node)
+        stack.append((node, True))
+        stack.extend((following, False) for following, _ in node.next_functions if following not in done)
+    return order[::-1]
 
 
 def _shown_device(torch: Any, kind: str, shown: Any) -> None:
@@ -248,6 +326,22 @@ def patch_nvcc(module: Any) -> None:
             return f"{int(PROFILE.get('major', 9))}.{int(PROFILE.get('minor', 0))}"
 
     module.get_target_compute_version = get_target_compute_version
+
+
+def patch_triton(module: Any) -> None:
+    """``triton.runtime.jit``: a Triton kernel a program launches (``kernel[grid](...)``, its autotuner's
+    and heuristics' too) stands in like a compiled TileLang kernel: nothing is compiled, benchmarked or
+    run, and its outputs, made by the caller, stay shape-only. Triton's driver needs ``libcuda`` and a
+    device; the helpers of libraries such as FLA that sit between a program and its TileLang kernels are
+    Triton kernels."""
+    interface = getattr(module, "KernelInterface", None)
+    if interface is None:
+        return
+
+    def launch(self: Any, grid: Any) -> Any:
+        return lambda *args, **kwargs: None
+
+    interface.__getitem__ = launch
 
 
 class NpuFinder(importlib.abc.MetaPathFinder):

@@ -27,9 +27,10 @@ tensor moved with ``.cuda()``) keeps them: offsets and lengths that size kernels
 _GIVEN = ("tensor", "as_tensor", "arange")
 
 
-_MADE = ("zeros", "ones", "full", "rand", "randn", "randint", "eye")
+_MADE = ("zeros", "ones", "full", "rand", "randn", "randint", "randperm", "eye")
 """Factories whose small results are made for real on the CPU: a ``cu_seqlens`` made with ``zeros``, filled
-by the program and read back with ``.item()`` to size a kernel, holds what the program wrote. Not
+by the program and read back with ``.item()`` to size a kernel, holds what the program wrote; block
+indices drawn with ``randperm`` and written into one are values as well. Not
 ``empty``: it holds no value the program knows (a kernel's outputs are made with it, shape-only)."""
 
 
@@ -52,6 +53,9 @@ def _made_count(name: str, args: Any, kwargs: dict[str, Any]) -> int | None:
         n = args[0] if args else kwargs.get("n")
         m = args[1] if len(args) > 1 else kwargs.get("m", n)
         return n * m if isinstance(n, int) and isinstance(m, int) else None
+    if name == "randperm":  # randperm(n): a permutation of block indices written into a kept tensor
+        n = args[0] if args else kwargs.get("n")
+        return n if isinstance(n, int) and not isinstance(n, bool) else None
     if name == "full":
         sizes: Any = args[0] if args else kwargs.get("size")
     elif name == "randint":  # randint(high, size) or randint(low, high, size)
@@ -73,7 +77,21 @@ def _small(args: Any) -> bool:
     first = args[0] if args else None
     if isinstance(first, list | tuple):
         return len(first) <= _SMALL
-    return all(isinstance(a, int | float) for a in args) and (abs(float(args[-1] if args else 0)) <= _SMALL)
+    bounds = [b for b in map(_number, args) if b is not None]
+    return len(bounds) == len(args) and abs(bounds[-1] if bounds else 0) <= _SMALL
+
+
+def _number(value: Any) -> float | None:
+    """A plain number, or a one-element tensor whose value the program knows (on the CPU): ``arange(n)``
+    for each ``n`` of ``lengths.unbind()``; ``None`` for anything else (a shape-only tensor's element)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return value
+    tensor: Any = value
+    if type(tensor).__name__ in ("Tensor", "Parameter") and not tensor.is_meta and tensor.numel() == 1:
+        return float(tensor)
+    return None
 
 
 def meta_if_device(value: Any, meta: Any) -> Any:

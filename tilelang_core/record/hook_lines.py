@@ -28,7 +28,8 @@ except ImportError:  # imported from the package rather than beside ``sitecustom
 
 OUT = os.environ.get("TILESCOPE_RECORD", "")
 state = threading.local()
-"""``in_jit``: inside a ``JITImpl`` call, where a ``T.prim_func`` is the jit's own, not a factory's."""
+"""``in_jit``: inside a ``JITImpl`` call, where a ``T.prim_func`` is the jit's own, not a factory's;
+``consts``: the ``T.const`` values TileLang bound for the build in progress (``template_get_tir``)."""
 fake: Any = None
 if os.environ.get("TILESCOPE_FAKE_DEVICE"):  # the dry run, and record on a machine without a GPU
     import tilescope_fake_device as fake  # pyright: ignore[reportMissingImports]  # put on the path by record.py
@@ -105,6 +106,10 @@ def record_jit(
     values, tensors, unrecorded = arguments.arguments(given)
     configs = {str(getattr(k, "value", k)): arguments.plain(v) for k, v in (impl.pass_configs or {}).items()}
     out_idx = impl.out_idx
+    bound = getattr(state, "consts", None)  # TileLang's own reading, where its template said (eager)
+    state.consts = None
+    if bound is None:
+        bound = arguments.consts(func, prim_func) if prim_func is not None else {}
     write(
         {
             "event": "instance",
@@ -113,7 +118,7 @@ def record_jit(
             "kernel": getattr(func, "__name__", None),
             "style": "jit",
             "args": values,
-            "consts": arguments.consts(func, prim_func) if prim_func is not None else {},
+            "consts": bound,
             "tensors": tensors,
             "unrecorded": unrecorded,
             "pass_configs": configs,

@@ -102,6 +102,25 @@ def jit_get_tir(original: Any) -> Any:
     return get_tir
 
 
+def template_get_tir(original: Any) -> Any:
+    """An eager kernel's second phase (``TirTemplate.get_tir``): the ``T.const`` values TileLang read from
+    the tensors passed, by the template's own matcher (``q_shape = [batch, 1, heads, dim]``,
+    ``KH = K``: the names a source reading cannot follow), for the instance line ``jit_get_tir`` writes."""
+
+    def get_tir(self: Any, tensor_args: Any, given_tensor_args: Any, kwargs: Any) -> Any:
+        prim_func = original(self, tensor_args, given_tensor_args, kwargs)
+        with contextlib.suppress(Exception):
+            if not self.is_lazy_style and self.matcher:
+                found = self._parse_phase2_key(**given_tensor_args, **kwargs)
+                lines.state.consts = {
+                    str(getattr(var, "orig_name", var)): int(value)
+                    for var, value in zip(self.matcher, found, strict=True)
+                }
+        return prim_func
+
+    return get_tir
+
+
 def jit_infer_mode(original: Any) -> Any:
     """It calls the function once to see whether it returns a PrimFunc: not an instance."""
 

@@ -54,6 +54,7 @@ _PATCHES: dict[str, Callable[[Any], None]] = {
         patches.wrap_method("JITImpl", "_infer_jit_mode", patches.jit_infer_mode),
     ),
     "tilelang.autotuner.tuner": patches.wrap_method("AutoTuner", "run", patches.tuner_run),
+    "tilelang.language.eager.builder": patches.wrap_method("TirTemplate", "get_tir", patches.template_get_tir),
 }
 _fake = lines.fake
 if _fake is not None:  # the dry run, and record on a machine without a GPU
@@ -62,6 +63,7 @@ if _fake is not None:  # the dry run, and record on a machine without a GPU
     _PATCHES["tilelang.carver.arch.driver.cuda_driver"] = _fake.patch_driver
     _PATCHES["tilelang.backend.target"] = _fake.patch_target
     _PATCHES["tilelang.contrib.nvcc"] = _fake.patch_nvcc
+    _PATCHES["triton.runtime.jit"] = _fake.patch_triton
 elif os.environ.get("TILESCOPE_RECORD_CPU_TENSORS") == "1":
     _PATCHES["torch"] = patches.patch_torch
 if os.environ.get("TILESCOPE_RECORD_STAND_IN") == "1":  # see that module

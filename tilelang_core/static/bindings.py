@@ -222,7 +222,11 @@ def bindings(
             value, line = _from_tensors(param.name, outer, calls, context.aliases)
         if value is not None:
             called[param.name] = (value, line)
-    config, config_line = _config_zero(outer, offset, context, called, tuned)
+    first = calls[0][0] if calls else None  # ``f(*sizes)``, ``f(**config)`` of values not known here:
+    spread = first is not None and (  # what they fill is known only when the program runs
+        any(k.arg is None for k in first.keywords) or any(isinstance(a, ast.Starred) for a in first.args)
+    )
+    config, config_line = _config_zero(outer, offset, context, called, tuned) if not spread else ({}, None)
     for param in ref.params:
         if param.name in written:
             result.append(Binding(param.name, _directive_value(written[param.name]), "directive", directive_line))
@@ -230,6 +234,8 @@ def bindings(
             result.append(Binding(param.name, recorded[param.name], "recorded", None))
         elif param.name in called:
             result.append(Binding(param.name, called[param.name][0], "call", called[param.name][1]))
+        elif spread:  # not the parameter's default: the spread may fill it
+            result.append(Binding(param.name, None, "unknown"))
         elif param.name in config:
             result.append(Binding(param.name, config[param.name], "autotune config 0", config_line))
         elif param.name in defaults and _tuned(param.name, defaults[param.name], tuned):

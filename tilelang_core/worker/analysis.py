@@ -127,16 +127,18 @@ def _load(
             exited = err
         except Exception as err:
             failure = ascend_dialect.dialect_error(err, path) or errors.load_error(err, path)
-            if failure.code == "needs-gpu":
-                # A library that asks the device's name when imported: answered as the dry run's fake device
-                # answers it, from the recorded device or the target's part.
-                answered = device_profile.retried(target, recorded, lambda: load_module(source, path))
-                if answered is not None:
-                    namespace, profile = answered
-                    queries, described = profile.queries(), profile.describe()
-                    return namespace, diagnostic(
-                        "device-profile", Span(line=1), form="load", queries=queries, profile=described
-                    )
+            if failure.code != "needs-gpu":
+                _failed[key] = failure
+                return None, failure
+        # A library that asks for the device when imported (its name, or whether there is one): answered as
+        # the dry run's fake device answers it, from the recorded device or the target's part.
+        answered = device_profile.retried(target, recorded, lambda: load_module(source, path))
+        if answered is not None:
+            namespace, profile = answered
+            queries, described = profile.queries(), profile.describe()
+            return namespace, diagnostic(
+                "device-profile", Span(line=1), form="load", queries=queries, profile=described
+            )
     if exited is not None:
         failure = environment.exited(exited, printed[0], path, None, 1)
     _failed[key] = failure

@@ -63,7 +63,7 @@ def retried(target: str, recorded: dict[str, Any] | None, call: Callable[[], _T]
     try:
         with answering(found):
             return call(), found
-    except Exception:
+    except (Exception, SystemExit):  # asked again, the program still stops: its first answer stands
         return None
 
 
@@ -91,6 +91,9 @@ def answering(profile: Profile) -> Iterator[None]:
         setattr(owner, name, answered)
 
     torch_cuda = getattr(sys.modules.get("torch"), "cuda", None)
+    patch(torch_cuda, "is_available", "torch.cuda.is_available()", lambda *a, **k: True)
+    patch(torch_cuda, "device_count", "torch.cuda.device_count()", lambda *a, **k: 1)
+    patch(torch_cuda, "current_device", "torch.cuda.current_device()", lambda *a, **k: 0)
     patch(torch_cuda, "get_device_properties", "torch.cuda.get_device_properties()", lambda *a, **k: props)
     patch(torch_cuda, "get_device_name", "torch.cuda.get_device_name()", lambda *a, **k: props.name)
     capability = (getattr(props, "major", 0), getattr(props, "minor", 0))

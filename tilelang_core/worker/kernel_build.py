@@ -67,7 +67,7 @@ def build(
     with compiler_warnings.captured_stderr() as printed:
         try:
             built.prim_func = build_prim_func(namespace, inst)
-        except SystemExit as err:
+        except SystemExit as err:  # a probe such as ``if not torch.cuda.is_available(): sys.exit(1)``
             exited = err
         except Exception as err:
             built.failure = (
@@ -75,9 +75,11 @@ def build(
                 or ascend_dialect.rejected(err, name, line, source, inst)
                 or errors.build_error(err, path, name, line)
             )
-            if built.failure.code == "needs-gpu":
-                built_for = inst.target or decorator_target(getattr(namespace[name], "target", None), requested)
-                built.prim_func, built.profile = _build_for_profile(namespace, inst, built_for)
+        if exited is not None or (built.failure is not None and built.failure.code == "needs-gpu"):
+            built_for = inst.target or decorator_target(getattr(namespace[name], "target", None), requested)
+            built.prim_func, built.profile = _build_for_profile(namespace, inst, built_for)
+            if built.prim_func is not None:
+                exited, built.failure = None, None
         if built.prim_func is not None and not isinstance(built.prim_func, tirx.PrimFunc):
             built.prim_func, built.failure = None, _not_a_kernel(name, built.prim_func, inst.kernel.span)
         if built.prim_func is not None:

@@ -191,7 +191,8 @@ class AcrossBlocks:
         if not atomic and values is not None and clash.any():
             new = self._new_values(memory, arrays, values, live, flat)
             if new is not None:
-                clash &= memory.data.reshape(-1)[flat] != new
+                old = memory.data.reshape(-1)[flat]
+                clash &= (old != new) & ((old == old) | (new == new))  # NaN over NaN is the same value too
         if atomic and clash.any():
             clash &= np.array([not self._who[c][2] for c in writers])
         if clash.any():

@@ -40,10 +40,7 @@ def _finding(f: Finding, path: str, kernel: str, ran: str, steering: list[str]) 
     severity: Severity | None = None
     if steering:
         severity = "information"
-        witness += (
-            f" A loop bound or branch depends on the values of {', '.join(steering)}, which the check made up"
-            " (random integers in [0, 16)); the program's own values may never do this."
-        )
+        witness += _made_up(steering)
     where = {"buffer": f.buffer, "index": index, **many}
     if f.kind == "uninitialised-read":
         form = "many" if many else None
@@ -69,11 +66,19 @@ def _finding(f: Finding, path: str, kernel: str, ran: str, steering: list[str]) 
     )
 
 
+def _made_up(steering: list[str]) -> str:
+    """What a witness adds where made-up input values steered the run."""
+    return (
+        f" A loop bound or branch depends on the values of {', '.join(steering)}, which the check made up"
+        " (random integers in [0, 16)); the program's own values may never do this."
+    )
+
+
 def _side(write: bool) -> str:
     return "writes" if write else "reads"
 
 
-def _hazard(h: Hazard, kernel: str, ran: str) -> Diagnostic:
+def _hazard(h: Hazard, kernel: str, ran: str, steering: list[str]) -> Diagnostic:
     index = ", ".join(str(i) for i in h.index)
     element = f"{h.scope} {h.buffer}[{index}]"
     a, b = h.first, h.second
@@ -105,6 +110,11 @@ def _hazard(h: Hazard, kernel: str, ran: str) -> Diagnostic:
             line=a.line,
         )
     if a.block != b.block:
+        # Which global elements two blocks touch where made-up values steer the run (a varlen kernel's
+        # offsets, its token indices) is what those values make them touch: a note naming them.
+        if steering:
+            severity = "information"
+            witness += _made_up(steering)
         return diagnostic(
             "data-race",
             span,
@@ -149,9 +159,10 @@ def diagnostics(
     steering: list[str] | None = None,
 ) -> list[Diagnostic]:
     """Every finding and hazard as a diagnostic, then the suspicions nothing confirmed. ``steering``: the
-    inputs whose made-up values decide a loop bound or a branch (their findings are information)."""
+    inputs whose made-up values decide a loop bound or a branch (their findings, and races between
+    blocks, are information)."""
     out = [_finding(f, path, kernel, ran, steering or []) for f in findings if f.kind in _FINDING_KINDS and f.line]
-    out.extend(_hazard(h, kernel, ran) for h in hazards if h.second.line)
+    out.extend(_hazard(h, kernel, ran, steering or []) for h in hazards if h.second.line)
     confirmed = {line for h in hazards for line in (h.first.line, h.second.line)}
     out.extend(_suspicion(s, kernel, ran) for s in suspected if s.line not in confirmed)
     return out
