@@ -226,6 +226,7 @@ def bindings(
     spread = first is not None and (  # what they fill is known only when the program runs
         any(k.arg is None for k in first.keywords) or any(isinstance(a, ast.Starred) for a in first.args)
     )
+    passed = _passed_names(first, positional) if first is not None else set()
     config, config_line = _config_zero(outer, offset, context, called, tuned) if not spread else ({}, None)
     for param in ref.params:
         if param.name in written:
@@ -234,7 +235,7 @@ def bindings(
             result.append(Binding(param.name, recorded[param.name], "recorded", None))
         elif param.name in called:
             result.append(Binding(param.name, called[param.name][0], "call", called[param.name][1]))
-        elif spread:  # not the parameter's default: the spread may fill it
+        elif spread or param.name in passed:  # not the default: the call gives a value only a run knows
             result.append(Binding(param.name, None, "unknown"))
         elif param.name in config:
             result.append(Binding(param.name, config[param.name], "autotune config 0", config_line))
@@ -303,6 +304,15 @@ def _from_calls(
         if isinstance(value, int | float | str) or _sizes(value):
             return value, offset + call.lineno
     return None, None
+
+
+def _passed_names(call: ast.Call, positional: list[str]) -> set[str]:
+    """The parameters ``call`` passes a value for, by keyword or by position (``topk=topk_block_index.shape[1]``)."""
+    names = {k.arg for k in call.keywords if k.arg is not None}
+    plain = [a for a in call.args if not isinstance(a, ast.Starred)]
+    if len(plain) == len(call.args):
+        names.update(positional[: len(plain)])
+    return names
 
 
 def _sizes(value: Value) -> bool:

@@ -181,7 +181,7 @@ def _over_space(
         return run
 
     tunable = {k for config in space for k in config} - _RESERVED
-    given = [k for k in tunable if k in args and inst.sources.get(k) in ("directive", "call")]
+    given = [k for k in tunable if k in args and _passed(inst.sources.get(k))]
     chosen: int | None
     if isinstance(choice, int) and not isinstance(choice, bool) and 0 <= choice < len(space):
         chosen, chosen_by, run = choice, "directive", lower(choice)
@@ -222,6 +222,12 @@ def _over_space(
         text = f"{len(rows)} configs; the call passes {', '.join(sorted(given))}, so TileLang skips tuning"
     info = Autotune(line, rows, chosen, chosen_by, text)
     return _with(run, diagnostics=notes, autotune=info)
+
+
+def _passed(source: str | None) -> bool:
+    """Whether a tunable value is one the program passes (so TileLang tunes nothing): written in a directive
+    or the call, or seen passed by a recorded run or a dry run (``convolution.compile(..., **config)``)."""
+    return source is not None and (source in ("directive", "call", "recorded") or source.startswith("dry run"))
 
 
 @contextmanager
