@@ -149,6 +149,21 @@ def test_a_training_step_teaches_the_sizes_of_its_forward_backward_and_configure
         assert set(taught.values()) == {f"dry run of {function}(), line {line}, fake H100"}, (name, taught)
 
 
+def test_an_autotuned_kernel_built_with_the_devices_heuristic_is_analysed_as_built(analyzer: Analyzer) -> None:
+    """``rows(M, N, **heuristic())`` passes every tunable: TileLang tunes nothing, and the analysis is of the
+    configuration the fake H100's capability picked, not of the decorator's first."""
+    [model] = analyzer.analyze(str(FIXTURES / "training" / "tuned.py")).kernels
+    assert model.passes, model.diagnostics
+    assert {k: model.args[k] for k in ("M", "N", "block_M", "threads")} == {
+        "M": 1024,
+        "N": 128,
+        "block_M": 64,
+        "threads": 256,
+    }
+    assert model.arg_sources["block_M"] == "dry run of the module, line 33, fake H100"
+    assert model.autotune is not None and model.autotune.chosen_by == "call"
+
+
 def test_a_triton_kernel_before_a_tilelang_one_stands_in_on_the_fake_device(analyzer: Analyzer) -> None:
     """Triton's launcher needs ``libcuda`` and a device: on the fake one a launch does nothing, as a compiled
     TileLang kernel does, and the program goes on to the kernel whose sizes it teaches."""

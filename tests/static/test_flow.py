@@ -273,3 +273,22 @@ def test_an_enum_of_tilelang_is_its_number() -> None:
     )
     source += "\nif __name__ == '__main__':\n    copy(64, 64, T.GemmWarpPolicy.FullRow)\n"
     assert bound(source)["policy"][:2] == (1, "call")
+
+
+def test_a_value_passed_that_only_a_run_knows_is_no_default() -> None:
+    """``copy(M, N, block_M=x.shape[0])`` and ``copy(M, N, **config())``: the parameter's default is not what
+    the program builds, so the value stays unknown (a dry run, or a directive, gives it)."""
+    source = HEAD + (
+        "\n\ndef heuristic():\n"
+        "    return {'block_M': 64} if torch.cuda.get_device_capability()[0] >= 9 else {}\n"
+        "\n\nif __name__ == '__main__':\n"
+        "    x = torch.load('x.pt')\n"
+        "    copy(512, 256, block_M=x.shape[0])\n"
+    )
+    found = bound(source)
+    assert (found["M"][:2], found["block_M"][:2], found["dtype"][1]) == ((512, "call"), (None, "unknown"), "default")
+    spread = source.replace("copy(512, 256, block_M=x.shape[0])", "copy(512, 256, **heuristic())")
+    found = bound(spread)
+    assert (found["block_M"][:2], found["dtype"][:2]) == ((None, "unknown"), (None, "unknown"))
+    known = source.replace("copy(512, 256, block_M=x.shape[0])", "copy(512, 256, **{'block_M': 16})")
+    assert bound(known)["block_M"][:2] == (16, "call")
