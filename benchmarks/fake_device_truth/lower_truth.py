@@ -104,11 +104,15 @@ def build(inst: dict[str, Any], root: str) -> tuple[Any, Any, dict[str, Any]]:
         # times them on the GPU); which config the program builds is known only after that.
         raise LookupError("an autotuner runs inside this function: the config it builds is chosen on the GPU")
     if hasattr(obj, "jit_impl"):  # @autotune over @tilelang.jit
+        per_config: dict[str, Any] = {}
         if inst.get("tuned"):
             configs = obj.configs(**args) if callable(obj.configs) else obj.configs
-            first = {k: v for k, v in dict(next(iter(configs))).items() if k != "pass_configs"}
+            first = dict(next(iter(configs)))
+            per_config = dict(first.pop("pass_configs", None) or {})
             args = {**args, **first}
         obj = obj.jit_impl
+        if per_config:  # the config's own pass_configs over the decorator's, as the autotuner compiles it
+            obj.pass_configs = {**(obj.pass_configs or {}), **per_config}
     make = getattr(obj, "get_tir", obj)
     func = make(**args)
     func = getattr(func, "prim_func", func)  # a factory that returns a compiled kernel

@@ -286,9 +286,9 @@ def test_a_value_passed_that_only_a_run_knows_is_no_default() -> None:
         "    copy(512, 256, block_M=x.shape[0])\n"
     )
     found = bound(source)
-    assert (found["M"][:2], found["block_M"][:2], found["dtype"][1]) == ((512, "call"), (None, "unknown"), "default")
+    assert (found["M"][:2], found["block_M"][:2], found["dtype"][1]) == ((512, "call"), (None, "passed"), "default")
     spread = source.replace("copy(512, 256, block_M=x.shape[0])", "copy(512, 256, **heuristic())")
     found = bound(spread)
-    assert (found["block_M"][:2], found["dtype"][:2]) == ((None, "unknown"), (None, "unknown"))
+    assert (found["block_M"][:2], found["dtype"][:2]) == ((None, "passed"), (None, "passed"))
     known = source.replace("copy(512, 256, block_M=x.shape[0])", "copy(512, 256, **{'block_M': 16})")
     assert bound(known)["block_M"][:2] == (16, "call")

@@ -68,7 +68,8 @@ def test_autotune_config_zero_and_digit_strings_give_the_compilers_numbers() -> 
     # ``convolution.compile(N=N, ..., **get_heuristic_config())``: the device's heuristic, not config 0, fills
     # the tile sizes (and whatever else it names), which only a run knows.
     found = values("convolution/example_convolution_autotune.py", "convolution")
-    assert found["N"] == (128, "call") and found["block_M"] == (None, "unknown") == found["dtype"]
+    assert found["N"] == (128, "call") and found["block_M"][:2] == (None, "unknown")
+    assert found["dtype"][:2] == (None, "passed")  # it has a default, but the mapping may name it
     assert shapes("dequantize_gemm/example_dequant_gemv_fp16xint4.py", "dequantize_gemv")["B"] == [1024, 512]
 
 

@@ -97,7 +97,9 @@ def instantiations(
         recorded = {**(entry.get("args") or {}), **(entry.get("consts") or {})}
         given.update({k: (v, "recorded") for k, v in recorded.items() if k in known and is_encoded(v)})
         directive = {b.name: (_passed(b.value), b.origin) for b in bindings if b.origin == "directive"}
-        unknown = [p.name for p in kernel.ref.params if p.default is None and p.name not in {**given, **directive}]
+        run_only = {b.name for b in kernel.bindings if b.origin == "passed"}  # passed a value only a run knows
+        required = [p.name for p in kernel.ref.params if p.default is None or p.name in run_only]
+        unknown = [name for name in required if name not in {**given, **directive}]
         note = None
         if unknown and dry_run is not None and not entry:
             if not ran:
@@ -119,7 +121,7 @@ def instantiations(
         for param in kernel.ref.params:
             if param.name in args:
                 continue
-            if param.default is None:
+            if param.default is None or (param.name in run_only and not entry):  # a run's call left it out
                 missing.append(param.name)
             else:
                 sources[param.name] = "default"

@@ -85,7 +85,10 @@ def parameter_markdown(kernel: StaticKernel, name: str, model: KernelModel | Non
     value = compiled if compiled is not None else binding.value
     lines = ["```python", f"{name} = {value!r}" if value is not None else f"{name}  # value unknown", "```"]
     if binding.value is None:
-        chosen = "chosen by the autotuner" if binding.origin == "autotune" else "no value found in the file"
+        chosen = {
+            "autotune": "chosen by the autotuner",
+            "passed": "the call passes a value only a run knows",
+        }.get(binding.origin, "no value found in the file")
         lines.append(f"- parameter of `{kernel.ref.name}`: {chosen}")
     else:
         where = f", line {binding.line}" if binding.line is not None else ""
@@ -169,6 +172,8 @@ def _origins(decl: BufferDecl, kernel: StaticKernel, model: KernelModel | None) 
 def _origin(binding: Binding) -> str:
     """``M=1024 (call, line 120)``: the value and where it was found."""
     if binding.value is None:
+        if binding.origin == "passed":
+            return f"{binding.name} passed a value only a run knows"
         return f"{binding.name} chosen by the autotuner" if binding.origin == "autotune" else f"{binding.name} unknown"
     where = f", line {binding.line}" if binding.line is not None else ""
     origin = "recorded in .tilescope/instances.json" if binding.origin == "recorded" else binding.origin

@@ -235,8 +235,8 @@ def bindings(
             result.append(Binding(param.name, recorded[param.name], "recorded", None))
         elif param.name in called:
             result.append(Binding(param.name, called[param.name][0], "call", called[param.name][1]))
-        elif spread or param.name in passed:  # not the default: the call gives a value only a run knows
-            result.append(Binding(param.name, None, "unknown"))
+        elif param.name in defaults and (spread or param.name in passed):  # not the default: only a run knows
+            result.append(Binding(param.name, None, "passed"))
         elif param.name in config:
             result.append(Binding(param.name, config[param.name], "autotune config 0", config_line))
         elif param.name in defaults and _tuned(param.name, defaults[param.name], tuned):

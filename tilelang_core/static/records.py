@@ -14,7 +14,11 @@ from typing import Literal
 
 from tilescope.core.model import Access, Buffer, Diagnostic, Dim, KernelRef, Span
 
-BindingOrigin = Literal["directive", "recorded", "call", "autotune config 0", "default", "autotune", "const", "unknown"]
+BindingOrigin = Literal[
+    "directive", "recorded", "call", "autotune config 0", "default", "autotune", "const", "passed", "unknown"
+]
+"""``passed``: the call gives the parameter a value the source cannot evaluate (``topk=x.shape[1]``,
+``**config``); not its default, and known only when the program runs."""
 """``autotune config 0``: the value of the first config of an ``@autotune`` (what the compiler tier
 builds first when it fits); ``autotune``: a parameter an ``@autotune`` decorator chooses, unknown
 where its configs are not known."""
