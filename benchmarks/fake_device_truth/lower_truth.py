@@ -4,7 +4,8 @@
 were read from each file's source (its main, argparse defaults and the calls it makes, sizes computed
 by hand), nothing run, no Tilescope involved. This script builds each instance the way a user's
 program would (the file imported the ordinary way, each argument evaluated as written in the file's
-own namespace, ``@autotune`` kernels whose main tunes them at the decorator's first config, as
+own namespace, ``@autotune`` kernels whose main tunes them at the decorator's first config (with that
+config's own ``pass_configs`` over the decorator's, as TileLang's autotuner compiles it), as
 Tilescope's analysis and ``run`` choose when nothing was recorded) and lowers it with plain TileLang
 (``benchmarks/plain_lowering.py``'s ``facts``: ``tilelang.compile``'s pass context, the kernel's own
 target and pass configs). The device queries a build makes (the SM count, the capability) are answered
