@@ -222,11 +222,15 @@ def bindings(
             value, line = _from_tensors(param.name, outer, calls, context.aliases)
         if value is not None:
             called[param.name] = (value, line)
-    first = calls[0][0] if calls else None  # ``f(*sizes)``, ``f(**config)`` of values not known here:
-    spread = first is not None and (  # what they fill is known only when the program runs
+    # The call the run reaches first passes ``*sizes``, ``**config`` or ``topk=x.shape[1]``, of values not
+    # known here: what they fill is known only when the program runs. (A call the run does not reach, in a
+    # helper with parameters of its own, keeps the old reading: such pass-through values are unknowable.)
+    reached = reached_calls(context, kernel_names(context)).get(ref.name)
+    first = reached[0].call if reached else None
+    spread = first is not None and (
         any(k.arg is None for k in first.keywords) or any(isinstance(a, ast.Starred) for a in first.args)
     )
-    passed = _passed_names(first, positional) if first is not None else set()
+    passed = _run_only(first, reached[0].env, positional, context.aliases) if first is not None and reached else set()
     config, config_line = _config_zero(outer, offset, context, called, tuned) if not spread else ({}, None)
     for param in ref.params:
         if param.name in written:
@@ -306,13 +310,14 @@ def _from_calls(
     return None, None
 
 
-def _passed_names(call: ast.Call, positional: list[str]) -> set[str]:
-    """The parameters ``call`` passes a value for, by keyword or by position (``topk=topk_block_index.shape[1]``)."""
-    names = {k.arg for k in call.keywords if k.arg is not None}
+def _run_only(call: ast.Call, env: dict[str, Value], positional: list[str], aliases: frozenset[str]) -> set[str]:
+    """The parameters ``call`` passes a value the source cannot evaluate (``topk=topk_block_index.shape[1]``),
+    by keyword or by position; an explicit ``None`` is a value."""
+    nodes = {k.arg: k.value for k in call.keywords if k.arg is not None}
     plain = [a for a in call.args if not isinstance(a, ast.Starred)]
     if len(plain) == len(call.args):
-        names.update(positional[: len(plain)])
-    return names
+        nodes.update(zip(positional, plain, strict=False))
+    return {name for name, node in nodes.items() if isinstance(evaluate(node, env, aliases), Sym)}
 
 
 def _sizes(value: Value) -> bool:
