@@ -155,7 +155,8 @@ def _function_mode(torch: Any, meta: Any) -> Any:
                         return _shape_only_backward(torch, args[0])
             if name in ("to", "_to_copy", "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"):
                 args = tuple(values.meta_if_device(a, meta) if isinstance(a, str | torch.device) else a for a in args)
-            if name == "to" and len(args) > 1 and isinstance(args[1], tensor_type) and getattr(args[0], "is_meta", 0):
+            like_other = name == "to" and len(args) > 1 and isinstance(args[1], tensor_type)
+            if like_other and getattr(args[0], "is_meta", False):
                 args = (args[0], meta, args[1].dtype, *args[2:])  # ``x.to(other)``: other's dtype, on the device
             if name in values.NEEDS_VALUES and args and isinstance(args[0], tensor_type) and args[0].is_meta:
                 if ZERO_VALUES and args[0].numel() <= _ZERO_LIMIT:

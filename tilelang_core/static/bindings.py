@@ -226,11 +226,11 @@ def bindings(
     # known here: what they fill is known only when the program runs. (A call the run does not reach, in a
     # helper with parameters of its own, keeps the old reading: such pass-through values are unknowable.)
     reached = reached_calls(context, kernel_names(context)).get(ref.name)
-    first = reached[0].call if reached else None
+    first = reached[0] if reached else None
     spread = first is not None and (
-        any(k.arg is None for k in first.keywords) or any(isinstance(a, ast.Starred) for a in first.args)
+        any(k.arg is None for k in first.call.keywords) or any(isinstance(a, ast.Starred) for a in first.call.args)
     )
-    passed = _run_only(first, reached[0].env, positional, context.aliases) if first is not None and reached else set()
+    passed = _run_only(first.call, first.env, positional, context.aliases) if first is not None else set()
     config, config_line = _config_zero(outer, offset, context, called, tuned) if not spread else ({}, None)
     for param in ref.params:
         if param.name in written:
