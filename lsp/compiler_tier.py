@@ -4,8 +4,11 @@ Only in a trusted workspace, since analysing a file imports and runs it (in the 
 process). One analysis runs at a time; a request made while one runs is remembered and served
 next with the then-current text. A result is published only if the document is still at the
 version that was analysed; an older result is kept solely for per-kernel facts whose text is
-unchanged (see ``tilescope.core.ide.merge``). A dry run a file needs for its sizes goes on in the
-background (the kernels say so meanwhile) and the file is analysed again when it ends.
+unchanged (see ``tilescope.core.ide.merge``). While a file is analysed, what the compiler has so far
+(a kernel's lowering before its hazard check runs, the kernels done) is published the same way and then
+replaced by the whole result; a command that asks for the analysis waits for the whole. A dry run a file
+needs for its sizes goes on in the background (the kernels say so meanwhile) and the file is analysed
+again when it ends.
 """
 
 from __future__ import annotations
@@ -178,6 +181,12 @@ class CompilerTier:
         analyzer = self.analyzer()
         loop = self._loop = asyncio.get_running_loop()
         self._uris[str(Path(path).resolve())] = uri
+
+        def heard(partial: FileAnalysis) -> None:
+            """On the compiler's thread: the analysis so far, published from the event loop."""
+            snapshot = CompiledSnapshot(partial, state.fingerprints, state.version, partial=True)
+            loop.call_soon_threadsafe(self._partial, uri, snapshot)
+
         analysis = await loop.run_in_executor(
             self._executor,
             _analyze,
@@ -187,15 +196,21 @@ class CompilerTier:
             settings.target,
             settings.timeout,
             settings.ptxas,
+            heard,
         )
         return CompiledSnapshot(analysis, state.fingerprints, state.version)
+
+    def _partial(self, uri: str, snapshot: CompiledSnapshot) -> None:
+        """Publish the analysis so far (the lowering's findings before the hazard check's), as a result is."""
+        if self.enabled and self._documents.is_open(uri) and uri in self._running:
+            self._on_result(uri, snapshot)
 
     async def current(self, uri: str) -> CompiledSnapshot | None:
         """A snapshot of the document's current version, analysing it now if needed."""
         documents, settings = self._documents, self._settings()
         for _ in range(_CATCH_UP_ROUNDS):
             snapshot = documents.current_compiled(uri, settings.target)
-            if snapshot is not None or not self.enabled:
+            if (snapshot is not None and not snapshot.partial) or not self.enabled:
                 return snapshot
             if uri in self._running:
                 waiter: asyncio.Future[CompiledSnapshot | None] = asyncio.get_running_loop().create_future()
@@ -204,7 +219,8 @@ class CompilerTier:
                 await waiter
             else:
                 await self.run(uri)
-        return documents.current_compiled(uri, settings.target)
+        snapshot = documents.current_compiled(uri, settings.target)
+        return None if snapshot is None or snapshot.partial else snapshot
 
     async def pass_ir(self, uri: str, kernel: str, index: int) -> IRText:
         settings = self._settings()
@@ -244,12 +260,26 @@ def _start(analyzer: Analyzer) -> None:
 
 
 def _analyze(
-    analyzer: Analyzer, path: str, state: DocumentState, target: str, timeout: float, ptxas: bool
+    analyzer: Analyzer,
+    path: str,
+    state: DocumentState,
+    target: str,
+    timeout: float,
+    ptxas: bool,
+    on_partial: Callable[[FileAnalysis], None],
 ) -> FileAnalysis:
     """The analysis, or a file-level diagnostic when the worker itself cannot run. The document's static
     analysis of this very text goes with it: the compiler host does not read the file a second time."""
     try:
-        return analyzer.analyze(path, state.source, target=target, timeout_s=timeout, ptxas=ptxas, static=state.static)
+        return analyzer.analyze(
+            path,
+            state.source,
+            target=target,
+            timeout_s=timeout,
+            ptxas=ptxas,
+            static=state.static,
+            on_partial=on_partial,
+        )
     except Exception as err:
         log.exception("the compiler tier failed")
         failure = diagnostic("worker-start", Span(1), form="editor", error=f"{type(err).__name__}: {err}")

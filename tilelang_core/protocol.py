@@ -37,7 +37,12 @@ class _Lowering(TypedDict):
     args: dict[str, Any] | None
 
 
-class AnalyzeRequest(_Lowering):
+class _Streamed(TypedDict, total=False):
+    stream: bool
+    """Send the analysis so far before each hazard check (an editor publishes it), confirmed as an answer is."""
+
+
+class AnalyzeRequest(_Lowering, _Streamed):
     op: Literal["analyze"]
     ptxas: bool
     hazards_s: float

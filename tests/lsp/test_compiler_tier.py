@@ -100,8 +100,12 @@ async def test_compiled_facts_replace_static_hints(client: LanguageClient) -> No
     )
     text = hover.contents.value
     assert "(compiled facts)" in text
-    states = [state for status_uri, state in client.statuses if status_uri == uri]  # type: ignore[attr-defined]
-    assert states[:1] == ["analysing"] and "ready" in states
+
+    def states() -> list[str]:
+        return [state for status_uri, state in client.statuses if status_uri == uri]  # type: ignore[attr-defined]
+
+    await until(lambda: "ready" in states(), timeout=COMPILE_WAIT, what="the analysis's end")  # its hazard check
+    assert states()[:1] == ["analysing"]
     assert "- thread(_i, _j) = `_i % 64 // 16 * 32 + _i % 8 * 4 + _j % 8 // 2`" in text
     assert "```text\n 0  0  1  1  2  2  3  3\n 4  4  5  5  6  6  7  7\n" in text
 
@@ -325,3 +329,29 @@ async def test_an_autotuned_kernel_gets_a_lens_with_its_configs_summary(client: 
     text = hover.contents.value  # type: ignore[union-attr]
     assert "analysed with config 1 (the first that fits). The autotuner never runs." in text
     assert "| 0 | block_M=256, block_N=256, block_K=128, num_stages=4 | exceeds-shared-memory | 524288 | 256 |" in text
+
+
+async def test_the_lowering_is_shown_while_the_hazard_check_runs(client: LanguageClient) -> None:
+    path = FIXTURES / "slow_hazard_check.py"  # lowers at once; its hazard check runs out its 2 s budget
+    lines = path.read_text().splitlines()
+    line = next(i for i, text in enumerate(lines) if "def main(" in text)
+    column = lines[line].index("B: T.Tensor")
+    uri = open_file(client, path)
+
+    def states() -> list[str]:
+        return [state for status_uri, state in client.statuses if status_uri == uri]  # type: ignore[attr-defined]
+
+    text = ""
+    deadline = time.monotonic() + COMPILE_WAIT
+    while "(compiled facts)" not in text:
+        assert time.monotonic() < deadline and "ready" not in states(), (states(), text)
+        hover = await within(
+            client.text_document_hover_async(types.HoverParams(text_document=doc(uri), position=at(line, column)))
+        )
+        text = hover.contents.value if hover is not None else ""
+        await asyncio.sleep(0.05)
+    assert states()[-1] == "analysing", "the compiled facts arrived before the analysis ended"
+    whole = await within(execute(client, "tilescope.kernelModel", uri), timeout=COMPILE_WAIT)
+    assert "ready" in states(), "a command waits for the whole analysis, not the part shown"
+    (kernel,) = whole["kernels"]
+    assert kernel["hazard_check"]["stopped"].startswith("stopped after 2 s")

@@ -207,12 +207,14 @@ class Analyzer:
             raise
         return worker
 
-    def _call(self, payload: WorkerRequest, deadline: float) -> tuple[Any, list[str]]:
+    def _call(
+        self, payload: WorkerRequest, deadline: float, on_partial: Callable[[dict[str, Any]], None] | None = None
+    ) -> tuple[Any, list[str]]:
         """The worker's result and notes on what user code did meanwhile, by ``deadline`` (monotonic)."""
         with self._lock:
             worker = self._ensure_worker(deadline)
             try:
-                answer, notes = worker.request(dict(payload), deadline)
+                answer, notes = worker.request(dict(payload), deadline, on_partial)
             except WorkerError as err:
                 self.phases = list(worker.phases)
                 if err.kept and worker.alive:
@@ -246,10 +248,13 @@ class Analyzer:
         timeout_s: float | None = None,
         hazards_s: float = HAZARD_BUDGET_S,
         static: StaticFile | None = None,
+        on_partial: Callable[[FileAnalysis], None] | None = None,
     ) -> FileAnalysis:
         """Analyse every kernel of a file (or one, by name) with the real compiler; ``hazards_s``
         seconds of interpretation per kernel look for races and bad accesses (0: none). ``static``: the
         static tier's analysis of ``source`` where the caller has it (the editor), not computed again.
+        ``on_partial`` hears the analysis so far (the kernels done, and the next one's model without its
+        hazard check while that runs), so an editor shows what it has before the last kernel's check ends.
 
         ``timeout_s`` (else the analyzer's) is wall-clock time per kernel; the first kernel's also covers
         what comes before it (the dry run, starting the worker). When the file's own top level did not
@@ -286,7 +291,7 @@ class Analyzer:
         unloaded: WorkerError | None = None
         """A timeout before the file's top level finished loading: every later kernel would wait on it again."""
         load_failed = False
-        for inst in found:
+        for index, inst in enumerate(found):
             payload: AnalyzeRequest = {
                 "op": "analyze",
                 "path": path,
@@ -298,6 +303,11 @@ class Analyzer:
                 "ptxas": ptxas,
                 "hazards_s": hazards_s,
             }
+            streamed = None
+            if on_partial is not None:
+                payload["stream"] = True
+                done = FileAnalysis(path, target, list(kernels), discovered, list(file_diagnostics))
+                streamed = _so_far(on_partial, done)
             if unloaded is not None:
                 failure = worker_diagnostic(unloaded, inst.kernel, timeout)
                 partial = failed(payload, inst.kernel, discovered, failure)
@@ -305,11 +315,13 @@ class Analyzer:
                 model = KernelModel.unanalysed(inst.kernel.name, dict(inst.args), inst.target or target, [])
                 partial = FileAnalysis(path, target, [model], discovered, [])
             else:
-                partial, unloaded = self._analyze_one(payload, inst.kernel, discovered, deadline, timeout)
+                partial, unloaded = self._analyze_one(payload, inst.kernel, discovered, deadline, timeout, streamed)
                 load_failed = unloaded is None and any(name == "load-failed" for name, _ in self.phases)
             deadline = time.monotonic() + timeout
             kernels.extend(partial.kernels)
             file_diagnostics.extend(d for d in partial.diagnostics if d not in file_diagnostics)
+            if on_partial is not None and index < len(found) - 1:
+                on_partial(FileAnalysis(path, target, list(kernels), discovered, list(file_diagnostics)))
         return FileAnalysis(
             path=path, target=target, kernels=kernels, discovered=discovered, diagnostics=file_diagnostics
         )
@@ -330,6 +342,7 @@ class Analyzer:
         discovered: list[KernelRef],
         deadline: float,
         timeout: float,
+        on_partial: Callable[[dict[str, Any]], None] | None = None,
     ) -> tuple[FileAnalysis, WorkerError | None]:
         """The kernel's analysis by ``deadline``; with it, the timeout when it came before the file loaded."""
         key = self._key(payload)
@@ -339,7 +352,7 @@ class Analyzer:
             self._cache.move_to_end(key)
             return FileAnalysis(payload["path"], payload["target"], [cached], discovered, []), None
         try:
-            data, notes = self._call(payload, deadline)
+            data, notes = self._call(payload, deadline, on_partial)
         except WorkerError as err:
             unloaded = err if err.code == "timeout" and err.phase in (None, "started", "worker-start") else None
             return failed(payload, ref, discovered, worker_diagnostic(err, ref, timeout)), unloaded
@@ -435,6 +448,21 @@ class Analyzer:
         }
         data, _ = self._call(payload, time.monotonic() + self.timeout_s)
         return IRText(text=data["text"], source_lines=data["source_lines"])
+
+
+def _so_far(on_partial: Callable[[FileAnalysis], None], done: FileAnalysis) -> Callable[[dict[str, Any]], None]:
+    """What hears the worker's analysis so far of one kernel: ``on_partial`` with it after the kernels ``done``.
+    A partial answer that does not read as an analysis is not passed on (the confirmed answer follows)."""
+
+    def heard(data: dict[str, Any]) -> None:
+        try:
+            partial = from_json(FileAnalysis, data)
+        except Exception:
+            return
+        said = [*done.diagnostics, *(d for d in partial.diagnostics if d not in done.diagnostics)]
+        on_partial(FileAnalysis(done.path, done.target, [*done.kernels, *partial.kernels], done.discovered, said))
+
+    return heard
 
 
 def _file(path: str, source: str | None) -> tuple[str, str]:

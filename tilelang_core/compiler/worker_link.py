@@ -28,8 +28,9 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tilescope.core.codes import CodeName
 from tilescope.core.sandbox.clean_env import clean_env, tilelang_cache
@@ -213,19 +214,32 @@ class WorkerLink:
                 return f"was ended by {signal.Signals(code - 128).name}"
         return f"exited with code {code}"
 
-    def request(self, payload: dict[str, Any], deadline: float) -> tuple[dict[str, Any], list[str]]:
+    def request(
+        self,
+        payload: dict[str, Any],
+        deadline: float,
+        on_partial: Callable[[dict[str, Any]], None] | None = None,
+    ) -> tuple[dict[str, Any], list[str]]:
         """The confirmed answer to ``payload`` by ``deadline`` (monotonic seconds), and notes on what user
-        code did meanwhile; a ``WorkerError`` when the request's child could not answer."""
+        code did meanwhile; a ``WorkerError`` when the request's child could not answer. ``on_partial`` hears
+        each analysis so far the worker sends and confirms before its answer (a request with ``stream``)."""
         assert self.process.stdin is not None
         self._next_id += 1
         ident = self._next_id
         self._send(json.dumps({**payload, "id": ident, "deadline_s": max(deadline - time.monotonic(), 0.0)}))
-        try:
-            answer = self.read(ident, deadline + ZYGOTE_GRACE_S)
-        except WorkerError as err:
-            if err.code == "timeout":  # the zygote did not answer for its child: it is not trusted to
-                self.kill()
-            raise
+        while True:
+            try:
+                answer = self.read(ident, deadline + ZYGOTE_GRACE_S)
+            except WorkerError as err:
+                if err.code == "timeout":  # the zygote did not answer for its child: it is not trusted to
+                    self.kill()
+                raise
+            if "partial" not in answer:
+                break
+            self._confirm(ident, self._frames.body)
+            clean = not self._frames.foreign_bytes and not self._frames.stray_frames  # else the answer says so
+            if on_partial is not None and clean and isinstance(answer["partial"], dict):
+                on_partial(cast(dict[str, Any], answer["partial"]))
         body = self._frames.body
         notes: list[str] = []
         try:
@@ -242,13 +256,7 @@ class WorkerLink:
         notes.extend(str(note) for note in answer.get("notes") or [])
         threads = self._thread_count()
         retire = threads is not None and threads > self._threads  # the zygote must hold one thread to fork
-        secret = secrets.token_hex(16)
-        self._send(secret)
-        confirmed = self.read(ident, time.monotonic() + CONFIRM_TIMEOUT_S, tag=secret)
-        if confirmed.get("confirm") != digest(body):
-            self.kill()
-            forged = "the answer read was not the worker's: frames on its reply channel were forged"
-            raise WorkerError("worker-channel", forged)
+        self._confirm(ident, body)
         noise = self._frames.take_noise()
         held = self._frames.pending()
         if held:
@@ -262,6 +270,17 @@ class WorkerLink:
         self.phases = [(str(name), float(at)) for name, at in answer.get("phases") or []]
         _raise_for_child(answer)
         return answer, notes
+
+    def _confirm(self, ident: int, body: bytes) -> None:
+        """Have the worker confirm the frame it sent last (``body``) with a secret sent only now; a forged one
+        ends the worker."""
+        secret = secrets.token_hex(16)
+        self._send(secret)
+        confirmed = self.read(ident, time.monotonic() + CONFIRM_TIMEOUT_S, tag=secret)
+        if confirmed.get("confirm") != digest(body):
+            self.kill()
+            forged = "the answer read was not the worker's: frames on its reply channel were forged"
+            raise WorkerError("worker-channel", forged)
 
     def _send(self, line: str) -> None:
         assert self.process.stdin is not None

@@ -44,6 +44,8 @@ class CompiledSnapshot:
     analysis: FileAnalysis
     fingerprints: dict[str, str]
     version: int | None = None
+    partial: bool = False
+    """The analysis so far, published while the rest (a hazard check, the file's other kernels) still runs."""
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,12 @@ def digest(body: bytes) -> str:
     return hashlib.sha256(body).hexdigest()
 
 
+def confirmation(request_id: int | None, frame: bytes, secret: str) -> bytes:
+    """The frame that confirms ``frame`` (an answer, or an analysis so far) with the secret its reader sent."""
+    body = frame[frame.index(b"\n") + 1 : -1]
+    return encode(request_id, {"confirm": digest(body)}, tag=secret or "?")
+
+
 def write_all(fd: int, data: bytes) -> None:
     """``os.write`` until everything is written (a pipe may take a large frame in parts)."""
     view = memoryview(data)

@@ -40,6 +40,14 @@ class KernelRun:
 
     model: KernelModel
     lowered: Lowered | None
+    hazards: cuda_kernel.HazardStep | None = None
+    """The model's hazard check, when it is still to run (``finished``)."""
+
+    def finished(self) -> KernelRun:
+        """The run with its hazard check done."""
+        if self.hazards is None:
+            return self
+        return KernelRun(cuda_kernel.with_hazards(self.model, self.hazards), self.lowered)
 
 
 def analyze_file(
@@ -52,13 +60,16 @@ def analyze_file(
     with_ptxas: bool = False,
     hazards_s: float = 0.0,
     on_phase: Callable[[str], None] | None = None,
+    on_partial: Callable[[FileAnalysis], None] | None = None,
 ) -> tuple[FileAnalysis, dict[str, KernelRun]]:
     """Load the file once and analyse each instantiation the caller computed (the parent's discovery).
 
     The caller has already reported syntax errors, a bad target and a file without kernels; what is
     left here is what needs the user's code: loading the module, building and lowering. ``on_phase``
-    hears each step as it ends (``loaded`` or ``load-failed``, ``built``, ``lowered``, ``extracted``, ``checked``), so
-    the caller can say where an analysis stopped at its deadline, and time each step.
+    hears each step as it ends (``loaded`` or ``load-failed``, ``built``, ``lowered``, ``extracted``,
+    ``modelled``, ``checked``), so the caller can say where an analysis stopped at its deadline, and time each
+    step. ``on_partial`` hears the analysis so far each time a kernel's model is whole but for its hazard
+    check, before that check runs.
     """
     phase = on_phase or _no_phase
     recorded = next((i.device for i in found if i.device), None)  # the device a record saw, if any
@@ -85,10 +96,17 @@ def analyze_file(
         kernel_target, kernel_static = inst.target or target, static.get(inst.kernel.name)
 
         def analyze(ns: dict[str, Any], i: Instantiation, t: str = kernel_target, k: Any = kernel_static) -> KernelRun:
+            return _analyze_kernel(ns, i, path, t, with_ptxas, k, hazards_s, phase, source).finished()
+
+        def deferred(ns: dict[str, Any], i: Instantiation, t: str = kernel_target, k: Any = kernel_static) -> KernelRun:
             return _analyze_kernel(ns, i, path, t, with_ptxas, k, hazards_s, phase, source)
 
         try:
-            runs[inst.kernel.name] = autotune.analyze_kernel(namespace, inst, analyze)
+            run = autotune.analyze_kernel(namespace, inst, analyze, deferred)
+            if run.hazards is not None and on_partial is not None:
+                models = [*(r.model for r in runs.values()), run.model]
+                on_partial(FileAnalysis(path=path, target=target, kernels=models, discovered=[], diagnostics=notes))
+            runs[inst.kernel.name] = run.finished()
         except Exception as err:  # a fault of Tilescope's own: the kernel still appears, with what went wrong
             runs[inst.kernel.name] = KernelRun(
                 _empty(inst.kernel.name, {}, kernel_target, [_internal(inst, err)]), None
@@ -197,7 +215,8 @@ def _analyze_kernel(
         return KernelRun(_empty(name, built.args, built.target, [built.failure, *built.warnings]), None)
     if is_ascend(built.target):
         return KernelRun(ascend_kernel.model(built, inst, path, source, static), built.lowered)
-    return KernelRun(cuda_kernel.model(built, inst, path, static, with_ptxas, hazards_s, phase), built.lowered)
+    model, hazards = cuda_kernel.model(built, inst, path, static, with_ptxas, hazards_s, phase)
+    return KernelRun(model, built.lowered, hazards)
 
 
 def _unbuildable(inst: Instantiation) -> Diagnostic | None:

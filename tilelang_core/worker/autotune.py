@@ -111,9 +111,16 @@ def _row(index: int, values: dict[str, Any], model: KernelModel | None) -> TuneC
 
 
 def analyze_kernel(
-    namespace: dict[str, Any], inst: Instantiation, analyze: Callable[[dict[str, Any], Instantiation], R]
+    namespace: dict[str, Any],
+    inst: Instantiation,
+    analyze: Callable[[dict[str, Any], Instantiation], R],
+    deferred: Callable[[dict[str, Any], Instantiation], R] | None = None,
 ) -> R:
-    """Analyse one kernel; an autotuned one (decorator or ``AutoTuner.from_kernel``) over its configs."""
+    """Analyse one kernel; an autotuned one (decorator or ``AutoTuner.from_kernel``) over its configs.
+
+    ``deferred``: the analysis of a kernel that is not tuned, which may leave its hazard check to the caller
+    (it is sent first without it); each config of a tuned one is analysed whole by ``analyze``, since a
+    config's hazards decide whether it fits."""
     name = inst.kernel.name
     obj: Any = namespace.get(name)
     choice = inst.args.get(CONFIG_ARG)
@@ -122,7 +129,7 @@ def analyze_kernel(
         plain = {**namespace, name: obj.jit_impl}
         return _over_space(plain, inst, args, choice, lambda: search_space(obj, args), analyze)
     _requested.clear()
-    run = analyze(namespace, replace(inst, args=args))
+    run = (deferred or analyze)(namespace, replace(inst, args=args))
     if _requested:
         fn, configs = _requested[-1]
         plain = {**namespace, name: config_only(fn)}

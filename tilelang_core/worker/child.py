@@ -25,7 +25,7 @@ from tilescope.core.sandbox.frames import (
     CHANNEL_DAMAGED_EXIT,
     channel_damage,
     channel_fingerprint,
-    digest,
+    confirmation,
     encode,
     write_all,
 )
@@ -98,9 +98,21 @@ def _answer(worker: Worker, request: dict[str, Any], requests: BinaryIO, up: int
         with contextlib.suppress(OSError):
             write_all(up, encode(ident, {"phase": name}))
 
+    def on_partial(result: dict[str, Any]) -> None:
+        """The analysis so far, sent and confirmed as the answer is, and only while user code has left
+        nothing that could have forged it (a thread, a hook, a replaced channel); else only the answer goes."""
+        if baseline.leftovers() or channel_damage(channels, fingerprint) is not None:
+            return
+        frame = encode(ident, {"partial": result})
+        with contextlib.suppress(OSError):
+            write_all(up, frame)
+            secret = requests.readline().decode(errors="replace").strip()
+            write_all(up, confirmation(ident, frame, secret))
+
     try:
         # The service's JSON, not checked field by field here: ``handle`` refuses an unknown ``op``.
-        answer = {"id": ident, "ok": True, "result": worker.handle(cast(WorkerRequest, request), on_phase)}
+        result = worker.handle(cast(WorkerRequest, request), on_phase, on_partial)
+        answer = {"id": ident, "ok": True, "result": result}
     except (Exception, SystemExit) as err:  # user code's sys.exit() ends a request with an error
         answer = {
             "id": ident,
@@ -122,9 +134,8 @@ def _answer(worker: Worker, request: dict[str, Any], requests: BinaryIO, up: int
         return CHANNEL_DAMAGED_EXIT
     if not answer["left"]:
         secret = requests.readline().decode(errors="replace").strip()
-        body = frame[frame.index(b"\n") + 1 : -1]
         try:
-            write_all(up, encode(ident, {"confirm": digest(body)}, tag=secret or "?"))
+            write_all(up, confirmation(ident, frame, secret))
         except OSError:
             return CHANNEL_DAMAGED_EXIT
     return 0

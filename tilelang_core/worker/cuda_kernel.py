@@ -5,7 +5,8 @@ roofline bound, and the interpreter's hazard check.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tilescope.core import errors
@@ -34,6 +35,23 @@ from tilescope.core.worker.kernel_build import Built, pass_names
 from tilescope.core.worker.lowering import Lowered
 
 
+@dataclass(frozen=True)
+class HazardStep:
+    """A model's hazard check, not yet run: the interpreter is the slowest step of most analyses, so the
+    rest of the model can be sent first (an editor shows the lowering's findings while it runs)."""
+
+    run: Callable[[], tuple[list[Diagnostic], HazardCheck]]
+    tail: int
+    """How many of the model's diagnostics come after the hazard check's (ptxas's, bank conflicts')."""
+
+
+def with_hazards(model: KernelModel, step: HazardStep) -> KernelModel:
+    """``model`` with its hazard check run, its findings where the whole model has them."""
+    found, check = step.run()
+    at = len(model.diagnostics) - step.tail
+    return replace(model, diagnostics=[*model.diagnostics[:at], *found, *model.diagnostics[at:]], hazard_check=check)
+
+
 def model(
     built: Built,
     inst: Instantiation,
@@ -42,9 +60,10 @@ def model(
     with_ptxas: bool,
     hazards_s: float,
     phase: Any,
-) -> KernelModel:
-    """The model of a kernel built and lowered for a CUDA (or another non-Ascend) target; ``phase`` hears
-    ``extracted`` and, when the hazard check ran, ``checked``."""
+) -> tuple[KernelModel, HazardStep | None]:
+    """The model of a kernel built and lowered for a CUDA (or another non-Ascend) target, and its hazard
+    check still to run when it has one (``with_hazards``); ``phase`` hears ``extracted``, ``modelled`` (ptxas,
+    bank conflicts, occupancy and roofline done) and, once the hazard check has run, ``checked``."""
     name, line, target, lowered = inst.kernel.name, inst.kernel.span.line, built.target, built.lowered
     assert lowered is not None
     device_mod = lowered.artifact.device_mod if lowered.artifact is not None else None
@@ -65,11 +84,7 @@ def model(
     if overflow is not None:
         diagnostics.append(overflow)
     phase("extracted")
-    hazard_check = None
-    if hazards_s > 0 and lowered.error is None:
-        found, hazard_check = _hazards(lowered, built.configs, path, name, line, hazards_s)
-        diagnostics.extend(found)
-        phase("checked")
+    before_tail = len(diagnostics)
     code = lowered.artifact.kernel_source if lowered.artifact is not None else None
     resources = None
     if with_ptxas and code and target.startswith("sm_"):
@@ -78,7 +93,17 @@ def model(
     layouts = extract.layouts(lowered.layout_module)
     accessed, bank_diagnostics = _shared_accesses(lowered, path, accesses, buffers, layouts, target, name)
     diagnostics.extend(bank_diagnostics)
-    return KernelModel(
+    phase("modelled")
+    step = None
+    if hazards_s > 0 and lowered.error is None:
+
+        def check(lowered: Lowered = lowered) -> tuple[list[Diagnostic], HazardCheck]:
+            found = _hazards(lowered, built.configs, path, name, line, hazards_s)
+            phase("checked")
+            return found
+
+        step = HazardStep(check, len(diagnostics) - before_tail)
+    whole = KernelModel(
         kernel=name,
         args=built.args,
         target=target,
@@ -98,11 +123,11 @@ def model(
         resources=resources,
         diagnostics=diagnostics,
         lower_ms=round(built.lower_ms, 2),
-        hazard_check=hazard_check,
         shared_accesses=accessed,
         occupancy=_occupancy(target, launches, resources, shared),
         roofline=_roofline(target, lowered, buffers, accessed),
     )
+    return whole, step
 
 
 def _lowering_failure(

@@ -154,9 +154,14 @@ class Worker:
         ]
         return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
-    def analyze(self, request: AnalyzeRequest, on_phase: Any = None) -> dict[str, Any]:
-        """Build and lower the instantiations the parent computed; the worker never re-runs discovery."""
+    def analyze(
+        self, request: AnalyzeRequest, on_phase: Any = None, on_partial: Callable[[dict[str, Any]], None] | None = None
+    ) -> dict[str, Any]:
+        """Build and lower the instantiations the parent computed; the worker never re-runs discovery. A request
+        that asks for it (``stream``) has its analysis so far sent through ``on_partial`` before each hazard
+        check."""
         found = [from_json(self._instantiation, i) for i in request["instantiations"]]
+        streamed = on_partial if request.get("stream") else None
         result, runs = self._analysis.analyze_file(
             request["path"],
             request["source"],
@@ -166,6 +171,7 @@ class Worker:
             with_ptxas=request["ptxas"],
             hazards_s=float(request.get("hazards_s", 0.0)),
             on_phase=on_phase,
+            on_partial=None if streamed is None else lambda partial: streamed(to_json(partial)),
         )
         self._runs[self.key(request)] = runs
         return to_json(result)
@@ -227,11 +233,13 @@ class Worker:
 
         return to_json(gpu_run.profile(request))
 
-    def handle(self, request: WorkerRequest, on_phase: Any = None) -> Any:
+    def handle(
+        self, request: WorkerRequest, on_phase: Any = None, on_partial: Callable[[dict[str, Any]], None] | None = None
+    ) -> Any:
         if request["op"] == "run":
             return self.run(request)
         if request["op"] == "analyze":
-            return self.analyze(request, on_phase)
+            return self.analyze(request, on_phase, on_partial)
         if request["op"] == "pass_ir":
             return self.pass_ir(request)
         if request["op"] == "profile":

@@ -41,7 +41,7 @@ from collections import OrderedDict
 from typing import Any, BinaryIO, NamedTuple
 
 from tilescope.core.compat import releases
-from tilescope.core.sandbox.frames import CHANNEL_DAMAGED_EXIT, digest, encode, write_all
+from tilescope.core.sandbox.frames import CHANNEL_DAMAGED_EXIT, confirmation, encode, write_all
 from tilescope.core.worker.child import RECORDED, child, dumpable
 from tilescope.core.worker.handler import Worker
 from tilescope.core.worker.watch import Watch
@@ -159,10 +159,21 @@ class Zygote:
             # Never fork with another thread alive: it could hold a lock the child then waits on forever.
             held = f"{thread_count()} threads ({', '.join(thread_names())})"
             return {"ok": False, "error": f"the compiler worker holds {held}, so it cannot fork"}
+        ident = request.get("id")
+
+        def forward(partial: dict[str, Any]) -> None:
+            """An analysis so far that the child confirmed, passed on and confirmed to the caller in turn."""
+            frame = encode(ident, {"partial": partial})
+            try:
+                write_all(self.replies, frame)
+            except OSError:
+                os._exit(CHANNEL_DAMAGED_EXIT)
+            _confirm(self.requests, self.replies, ident, frame)
+
         try:
             with contextlib.suppress(OSError):  # a spare that died unasked: the watch says how it ended
                 write_all(spare.down, (json.dumps(request) + "\n").encode())
-            answer = Watch(spare.pid, request.get("id"), spare.up, spare.down, spare.err, deadline).answer()
+            answer = Watch(spare.pid, ident, spare.up, spare.down, spare.err, deadline, forward).answer()
         finally:
             self._ending = _kill(spare)
         # Killed, it can no longer act; the kernel takes 15-25 ms to tear its address space down, which happens
@@ -282,9 +293,8 @@ def main() -> None:
 def _confirm(requests: BinaryIO, replies: int, request_id: int | None, frame: bytes) -> None:
     """Read the caller's secret for this answer (sent only now) and confirm the answer with it."""
     secret = requests.readline().decode(errors="replace").strip()
-    body = frame[frame.index(b"\n") + 1 : -1]
     try:
-        write_all(replies, encode(request_id, {"confirm": digest(body)}, tag=secret or "?"))
+        write_all(replies, confirmation(request_id, frame, secret))
     except OSError:
         os._exit(CHANNEL_DAMAGED_EXIT)
 

@@ -13,7 +13,8 @@ import secrets
 import select
 import signal
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 from tilescope.core.sandbox.frames import CHANNEL_DAMAGED_EXIT, UNCONFIRMED, FrameReader, digest, write_all
 
@@ -26,8 +27,19 @@ _CONFIRM_S = 10.0
 class Watch:
     """The zygote's side of one child: its frames, its deadline, its confirmation, its end."""
 
-    def __init__(self, pid: int, ident: Any, up: int, down: int, err: int, deadline: float) -> None:
+    def __init__(
+        self,
+        pid: int,
+        ident: Any,
+        up: int,
+        down: int,
+        err: int,
+        deadline: float,
+        on_partial: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        """``on_partial`` hears each analysis so far the child sent and confirmed (a request with ``stream``)."""
         self.pid = pid
+        self.on_partial = on_partial
         self.ident = ident
         self.up = up
         self.down = down
@@ -42,21 +54,21 @@ class Watch:
         self.exit: int | None = None
 
     def answer(self) -> dict[str, Any]:
-        answer = self._read(UNCONFIRMED, self.deadline)
-        if isinstance(answer, str):
-            return self._failed(answer)
-        body = self.frames.body
+        while True:
+            answer = self._read(UNCONFIRMED, self.deadline)
+            if isinstance(answer, str):
+                return self._failed(answer)
+            if "partial" not in answer:
+                break
+            confirmed = self._confirmed(self.frames.body)
+            if confirmed is not True:
+                return self._failed("eof") if confirmed is None else self._forged()
+            if self.on_partial is not None and isinstance(answer["partial"], dict):
+                self.on_partial(cast(dict[str, Any], answer["partial"]))
         if not answer.get("left") and not answer.get("fatal"):
-            secret = secrets.token_hex(16)  # drawn after the fork: the child's memory never held it
-            try:
-                write_all(self.down, (secret + "\n").encode())
-            except OSError:
-                return self._failed("eof")
-            confirmed = self._read(secret, min(self.deadline, time.monotonic() + _CONFIRM_S))
-            if isinstance(confirmed, str) or confirmed.get("confirm") != digest(body):
-                self.frames.take_noise()
-                forged = "the answer read was not the child's: frames on its reply channel were forged"
-                return {"ok": False, "fatal": forged, "phases": self.phases}
+            confirmed = self._confirmed(self.frames.body)
+            if confirmed is not True:
+                return self._failed("eof") if confirmed is None else self._forged()
         notes = []
         noise = self.frames.take_noise()
         held = self.frames.pending()
@@ -66,6 +78,22 @@ class Watch:
         if noise:
             notes.append(f"user code wrote into the compiler's private reply channel: {noise} were discarded")
         return {**answer, "notes": notes, "phases": self.phases}
+
+    def _confirmed(self, body: bytes) -> bool | None:
+        """Whether the child confirms the frame it sent last (``body``) with a secret drawn now, after the fork
+        (the child's memory never held it); None when the child's request channel is gone."""
+        secret = secrets.token_hex(16)
+        try:
+            write_all(self.down, (secret + "\n").encode())
+        except OSError:
+            return None
+        confirmed = self._read(secret, min(self.deadline, time.monotonic() + _CONFIRM_S))
+        return not isinstance(confirmed, str) and confirmed.get("confirm") == digest(body)
+
+    def _forged(self) -> dict[str, Any]:
+        self.frames.take_noise()
+        forged = "the answer read was not the child's: frames on its reply channel were forged"
+        return {"ok": False, "fatal": forged, "phases": self.phases}
 
     def _read(self, tag: str, until: float) -> dict[str, Any] | str:
         """The child's frame with ``tag`` (phase frames noted on the way), else ``"timeout"`` or ``"eof"``."""
