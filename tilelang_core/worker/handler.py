@@ -85,6 +85,19 @@ def _prime_native_errors() -> None:
         tvm.target.Target("tilescope-no-such-target-kind")
 
 
+def _import_interpreter() -> None:
+    """Import the hazard check's interpreter and the numpy parts it uses on first use (0.1-0.2 s). Not before
+    the zygote is ready: an editor's first file is sent its model before the check runs, so the first child
+    imports them after that, and later children find them imported."""
+    import numpy.ma
+    import numpy.random  # noqa: F401
+    from tilescope.core.interpret.hazards import check  # noqa: F401
+
+    with contextlib.suppress(ImportError):  # a release older than what the interpreter reads (0.1.12 and
+        # before): its hazard check says "not interpreted" itself
+        importlib.import_module("tilescope.core.interpret.launch")
+
+
 def _import_testing() -> None:
     """Import ``tilelang.testing`` (and the pytest it imports) in the zygote: most of TileLang's examples and
     many kernel files import it, and a child importing it itself pays about 0.25 s of every analysis. It is
@@ -97,19 +110,13 @@ class Worker:
     """The requests a child answers; made once in the zygote, so every child starts with the imports done."""
 
     def __init__(self) -> None:
-        # What a child's first analysis would import (the hazard check's interpreter and the numpy parts it
-        # uses on first use, besides TileLang itself: most of the start-up cost), once, here.
-        import numpy.ma
-        import numpy.random  # noqa: F401
+        # What a child's analysis imports up to the model it sends ahead of the hazard check (TileLang itself:
+        # most of the start-up cost), once, here; the interpreter the check needs is the first warm-up step.
         import tilelang  # noqa: F401
         from tilescope.core.compiler.discovery import Instantiation, instantiations
-        from tilescope.core.interpret.hazards import check  # noqa: F401  (imported once, not in every child)
         from tilescope.core.worker import analysis, autotune, ir_text
 
         autotune.guard()
-        with contextlib.suppress(ImportError):  # a release older than what the interpreter reads (0.1.12 and
-            # before): its hazard check says "not interpreted" itself
-            importlib.import_module("tilescope.core.interpret.launch")
 
         self._analysis = analysis
         self._ir_text = ir_text
@@ -118,6 +125,7 @@ class Worker:
         """A child's lowerings by request key, for ``pass_ir`` (it analyses first, then prints one pass)."""
         self._instantiations = instantiations
         self._warm_steps: list[Callable[[], None]] = [
+            _import_interpreter,
             functools.partial(self._warm_on, WARM_UP_PATH, WARM_UP_SOURCE, 0.2),
             _prime_native_errors,
             _import_testing,
@@ -128,10 +136,11 @@ class Worker:
     def warm(self, waiting: Callable[[], bool]) -> None:
         """Take the warm-up steps not yet taken, one at a time, while no request is ``waiting``.
 
-        What a child would import on its first analysis is imported before the zygote says it is ready
-        (``__init__``: a child importing it itself would pay for each file it reads, many times over while
-        user code keeps a thread spinning for the lock). The steps come after: a request already waiting (an
-        editor's first file) is answered first, and they follow between requests. A warm-up analysis costs a
+        What a child imports up to the model it sends ahead of its hazard check is imported before the zygote
+        says it is ready (``__init__``: a child importing it itself would pay for each file it reads, many times
+        over while user code keeps a thread spinning for the lock). The steps come after, the interpreter's
+        imports first: a request already waiting (an editor's first file) is answered first, and they follow
+        between requests. A warm-up analysis costs a
         third of a second and saves a child about a twentieth, so the first answer does not wait for it. Each
         step only makes later children faster; none changes an answer."""
         while self._warm_steps and not waiting():
