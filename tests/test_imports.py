@@ -9,6 +9,7 @@ and inside functions alike; ``if TYPE_CHECKING:`` blocks excepted, since they ne
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import re
 import subprocess
@@ -50,8 +51,16 @@ def _type_checking(node: ast.If) -> bool:
     return "TYPE_CHECKING" in ast.unparse(node.test)
 
 
-def import_statements(path: Path) -> Iterator[ast.Import | ast.ImportFrom]:
-    """The absolute import statements of ``path`` that run, wherever they sit (``TYPE_CHECKING`` blocks left out)."""
+def import_statements(path: Path) -> tuple[ast.Import | ast.ImportFrom, ...]:
+    """The absolute import statements of ``path`` that run, wherever they sit (``TYPE_CHECKING`` blocks left out).
+    Each file is read once per version: resolving a name follows re-exports through the same few modules
+    thousands of times."""
+    info = path.stat()
+    return _import_statements(path, info.st_mtime_ns, info.st_size)
+
+
+@functools.cache
+def _import_statements(path: Path, _mtime_ns: int, _size: int) -> tuple[ast.Import | ast.ImportFrom, ...]:
 
     def visit(nodes: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
         for node in nodes:
@@ -66,7 +75,7 @@ def import_statements(path: Path) -> Iterator[ast.Import | ast.ImportFrom]:
                 elif isinstance(child, ast.excepthandler | ast.match_case):
                     yield from visit(child.body)
 
-    yield from visit(ast.parse(path.read_text(encoding="utf-8")).body)
+    return tuple(visit(ast.parse(path.read_text(encoding="utf-8")).body))
 
 
 def imports(path: Path, known: Mapping[str, Path]) -> set[str]:
