@@ -451,7 +451,8 @@ class KernelModel:
     launches: list[Launch] = field(default_factory=list[Launch])
     """Every ``T.Kernel`` in program order; ``launch`` is the first."""
     arg_sources: dict[str, str] = field(default_factory=dict[str, str])
-    """Where each argument came from: ``directive``, ``recorded``, ``call`` or ``default``."""
+    """Where each argument came from: ``directive``, ``recorded``, ``call``, ``default``, or a dry run's words
+    (``from_dry_run``)."""
     pass_configs: dict[str, Any] = field(default_factory=dict[str, Any])
     """The pass configuration it was lowered with (the PrimFunc's, then ``@tilelang.jit``'s)."""
     out_idx: list[int] | None = None
@@ -762,6 +763,15 @@ class VariantDiff:
     layouts: list[Change]
     passes: list[Change]
     """Passes that run in only one of the two (``a`` or ``b`` is ``None`` on the side without it)."""
+
+
+DRY_RUN = "dry run"
+"""How an argument source a dry run taught begins (``dry run of main(), line 212, fake H100``)."""
+
+
+def from_dry_run(source: str | None) -> bool:
+    """Whether an argument's source (``KernelModel.arg_sources``, ``Instantiation.sources``) is a dry run's."""
+    return source is not None and source.startswith(DRY_RUN)
 
 
 T_ = TypeVar("T_")

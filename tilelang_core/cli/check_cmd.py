@@ -29,7 +29,7 @@ from tilescope.core.compiler.service import HAZARD_BUDGET_S, NO_KERNELS
 from tilescope.core.display import dims_text, stages_text
 from tilescope.core.environment import require_extra
 from tilescope.core.lines import SourceError, read_source
-from tilescope.core.model import SCHEMA_VERSION, Diagnostic, FileAnalysis, KernelModel, Span, to_json
+from tilescope.core.model import SCHEMA_VERSION, Diagnostic, FileAnalysis, KernelModel, Span, from_dry_run, to_json
 from tilescope.core.perf.perf_render import static_lines
 from tilescope.core.static import analyze_source, catalog
 
@@ -319,7 +319,7 @@ def render_kernel(k: KernelModel) -> list[str]:
     ran: dict[str, list[str]] = {}
     for name in k.args:
         source = k.arg_sources.get(name, "")
-        if source.startswith("dry run"):
+        if from_dry_run(source):
             ran.setdefault(source, []).append(name)
     for source, names in ran.items():
         out.append(f"  sizes    {', '.join(names)} from a {source}")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tilescope.core.errors import surrogate_error, syntax_error
-from tilescope.core.model import Diagnostic, KernelRef
+from tilescope.core.model import DRY_RUN, Diagnostic, KernelRef
 from tilescope.core.record.dry_run_result import DryRun
 from tilescope.core.record.record_values import is_encoded
 from tilescope.core.record.recorder import recorded_instance
@@ -108,7 +108,7 @@ def instantiations(
             learned = run.instance(kernel.ref.name) if run is not None else None
             if run is not None and learned is not None:
                 entry = learned
-                origin = run.source(kernel.ref.name) or "dry run"
+                origin = run.source(kernel.ref.name) or DRY_RUN
                 values = {**(entry.get("args") or {}), **(entry.get("consts") or {})}
                 given.update({k: (v, origin) for k, v in values.items() if k in known and is_encoded(v)})
             elif run is not None:

@@ -11,7 +11,7 @@ from tilescope.core.ide.layout_text import THREAD_MAP_SIZE, layout_label, thread
 from tilescope.core.ide.merge import Facts
 from tilescope.core.ide.navigate import symbol_at
 from tilescope.core.ide.rest import to_markdown
-from tilescope.core.model import KernelModel, Layout, Span
+from tilescope.core.model import KernelModel, Layout, Span, from_dry_run
 from tilescope.core.static import catalog
 from tilescope.core.static.levels import capacity, level_of, size_text
 from tilescope.core.static.records import Binding, BufferDecl, StaticKernel
@@ -163,7 +163,7 @@ def _origins(decl: BufferDecl, kernel: StaticKernel, model: KernelModel | None) 
     bound = {b.name: _origin(b) for b in kernel.bindings}
     if model is not None:
         for name, source in model.arg_sources.items():
-            if source.startswith("dry run") and name in model.args:
+            if from_dry_run(source) and name in model.args:
                 bound[name] = f"{name}={model.args[name]} ({source})"
     names = dict.fromkeys(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", decl.written or ""))
     return ", ".join(bound[name] for name in names if name in bound)

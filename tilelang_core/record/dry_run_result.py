@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tilescope.core.model import DRY_RUN
 from tilescope.core.record.recorder import INSTANCES_VERSION
 
 DRY_RUN_VERSION = 3
@@ -57,7 +58,7 @@ class DryRun:
         if entry.get("test"):  # the test's node id says where; a line would be in the library's code
             where, place, line = Path(entry["test"]).name, "", ""
         device = f", fake {entry['fake_device']}" if entry.get("fake_device") else ""
-        return f"dry run of {where}{place}{line}{device}"
+        return f"{DRY_RUN} of {where}{place}{line}{device}"
 
     def instance(self, kernel: str) -> dict[str, Any] | None:
         """The first instance the run built of ``kernel``, as ``instances.json`` holds one: its arguments

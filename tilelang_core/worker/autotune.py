@@ -20,7 +20,7 @@ from typing import Any, Protocol, TypeVar
 from tilescope.core.codes import diagnostic
 from tilescope.core.compiler.discovery import Instantiation
 from tilescope.core.fit import fit, summary
-from tilescope.core.model import Autotune, Diagnostic, KernelModel, Span, TuneConfig
+from tilescope.core.model import Autotune, Diagnostic, KernelModel, Span, TuneConfig, from_dry_run
 from tilescope.core.protocol import CONFIG_ARG
 
 MAX_FIRST_FIT_TRIES = 8
@@ -234,7 +234,7 @@ def _over_space(
 def _passed(source: str | None) -> bool:
     """Whether a tunable value is one the program passes (so TileLang tunes nothing): written in a directive
     or the call, or seen passed by a recorded run or a dry run (``convolution.compile(..., **config)``)."""
-    return source is not None and (source in ("directive", "call", "recorded") or source.startswith("dry run"))
+    return source in ("directive", "call", "recorded") or from_dry_run(source)
 
 
 @contextmanager
