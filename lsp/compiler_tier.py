@@ -23,7 +23,7 @@ from typing import Any
 
 from tilescope.core.codes import diagnostic
 from tilescope.core.compiler.service import Analyzer, EarlyWorker
-from tilescope.core.ide import CompiledSnapshot
+from tilescope.core.ide import CompiledSnapshot, with_unchanged
 from tilescope.core.model import FileAnalysis, IRText, RunReport, Span
 from tilescope.lsp.documents import Documents, DocumentState
 from tilescope.lsp.settings import Settings
@@ -201,9 +201,10 @@ class CompilerTier:
         return CompiledSnapshot(analysis, state.fingerprints, state.version)
 
     def _partial(self, uri: str, snapshot: CompiledSnapshot) -> None:
-        """Publish the analysis so far (the lowering's findings before the hazard check's), as a result is."""
+        """Publish the analysis so far (the lowering's findings before the hazard check's), as a result is, with
+        the last result's models of the unchanged kernels it has not reached yet."""
         if self.enabled and self._documents.is_open(uri) and uri in self._running:
-            self._on_result(uri, snapshot)
+            self._on_result(uri, with_unchanged(snapshot, self._documents.compiled.get(uri)))
 
     async def current(self, uri: str) -> CompiledSnapshot | None:
         """A snapshot of the document's current version, analysing it now if needed."""

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tilescope.core.ide import CompiledSnapshot, facts, fingerprints, merged_diagnostics
+from tilescope.core.ide import CompiledSnapshot, facts, fingerprints, merged_diagnostics, with_unchanged
 from tilescope.core.ide.hints import inlay_hints
-from tilescope.core.model import Diagnostic, FileAnalysis, KernelModel, Launch, PassRecord, Span
+from tilescope.core.model import Diagnostic, FileAnalysis, KernelModel, KernelRef, Launch, PassRecord, Span
 from tilescope.core.static import analyze_source
 
 FIXTURES = Path(__file__).resolve().parents[1] / "lsp" / "fixtures"
@@ -75,3 +75,19 @@ def test_edits_outside_a_kernel_keep_its_compiled_facts() -> None:
     edited = GEMM.replace('print("ok")', 'print("done")')
     moved_on = analyze_source(edited)
     assert facts(moved_on, fingerprints(moved_on, edited), snapshot).models.keys() == {"matmul"}
+
+
+def test_an_analysis_so_far_keeps_the_last_models_of_the_unchanged_kernels_it_has_not_reached() -> None:
+    refs = [KernelRef(name, "factory", Span(line)) for name, line in (("a", 1), ("b", 10), ("c", 20))]
+    before = {"a": "a1", "b": "b1", "c": "c1"}
+    last = CompiledSnapshot(
+        FileAnalysis("f.py", "sm_90", [model(n, shared_bytes=1) for n in "abc"], refs, []), before, 1
+    )
+    now = {"a": "a2", "b": "b1", "c": "c2"}  # a and c edited, b unchanged
+    so_far = CompiledSnapshot(
+        FileAnalysis("f.py", "sm_90", [model("a", shared_bytes=2)], refs, []), now, 2, partial=True
+    )
+    merged = with_unchanged(so_far, last)
+    assert [(m.kernel, m.shared_bytes) for m in merged.analysis.kernels] == [("a", 2), ("b", 1)]
+    assert merged.partial and merged.version == 2 and merged.fingerprints == now
+    assert with_unchanged(so_far, None) is so_far

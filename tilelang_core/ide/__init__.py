@@ -16,7 +16,7 @@ from tilescope.core.ide.hints import HINT_KINDS, Hint, HintKind, inlay_hints
 from tilescope.core.ide.ir_diff import Diff, Pair, Row, listing, patch, side_by_side, unified
 from tilescope.core.ide.layout_text import buffer_stages, thread_map_text
 from tilescope.core.ide.layout_view import KernelLayout, LayoutView, NoLayout, Panel, choose, layout_buffers, plot_order
-from tilescope.core.ide.merge import CompiledSnapshot, Facts, facts, fingerprints, merged_diagnostics
+from tilescope.core.ide.merge import CompiledSnapshot, Facts, facts, fingerprints, merged_diagnostics, with_unchanged
 from tilescope.core.ide.navigate import OutlineKind, OutlineNode, definition, outline, references
 from tilescope.core.ide.run_view import run_failed, run_text
 from tilescope.core.ide.schedule_view import (
@@ -100,4 +100,5 @@ __all__ = [
     "trace_view",
     "unified",
     "variants_summary",
+    "with_unchanged",
 ]

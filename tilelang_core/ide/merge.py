@@ -9,7 +9,7 @@ static tier until the compiler has caught up.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tilescope.core.codes import HAZARD_CODES
 from tilescope.core.lines import source_lines
@@ -70,6 +70,27 @@ def facts(static: StaticFile, current: dict[str, str], compiled: CompiledSnapsho
         and compiled.fingerprints.get(model.kernel) == current.get(model.kernel)
     }
     return Facts(static, models)
+
+
+def with_unchanged(partial: CompiledSnapshot, previous: CompiledSnapshot | None) -> CompiledSnapshot:
+    """An analysis so far, with the earlier snapshot's models of the kernels it has not reached yet whose text
+    is unchanged (what ``facts`` keeps of it), so a kernel does not fall back to static facts while the
+    compiler works on another."""
+    if previous is None:
+        return partial
+    reached = {m.kernel for m in partial.analysis.kernels}
+    kept = [
+        m
+        for m in previous.analysis.kernels
+        if m.kernel not in reached
+        and previous.fingerprints.get(m.kernel) is not None
+        and previous.fingerprints.get(m.kernel) == partial.fingerprints.get(m.kernel)
+    ]
+    if not kept:
+        return partial
+    order = {ref.name: i for i, ref in enumerate(partial.analysis.discovered)}
+    kernels = sorted([*partial.analysis.kernels, *kept], key=lambda m: order.get(m.kernel, len(order)))
+    return replace(partial, analysis=replace(partial.analysis, kernels=kernels))
 
 
 def _build_error(d: Diagnostic) -> bool:
