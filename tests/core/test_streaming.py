@@ -96,3 +96,56 @@ def test_a_forged_analysis_so_far_is_never_heard(analyzer: Analyzer) -> None:
         (d.code, d.message) for d in result.all_diagnostics()
     ]
     assert analyzer.analyze(str(GEMM)).ok  # the warm worker goes on
+
+
+AUTOTUNED = Path(__file__).parent / "fixtures" / "autotuned.py"
+TUNED_RACE = """
+import tilelang
+import tilelang.language as T
+from tilelang.autotuner import autotune
+
+
+@autotune(configs=[{"block": 64}], warmup=5, rep=5)
+@tilelang.jit(out_idx=[1])
+def racy(N=256, block=64):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+            for i in T.Parallel(block + 1):
+                B[bx * block + i] = A[bx * block + i] * (bx + 1)
+
+    return main
+"""
+
+
+@pytest.mark.parametrize(("kernel", "config"), [("tuned_gemm", 1), ("tune_api", 1)])
+def test_an_autotuned_kernel_whose_config_is_named_is_heard_before_its_check(
+    analyzer: Analyzer, kernel: str, config: int
+) -> None:
+    args = {"M": 1024, "N": 1024, "K": 1024, "config": config}
+    streamed, heard = _heard(analyzer, AUTOTUNED, kernel=kernel, args=args)
+    ((_, so_far),) = heard
+    (partial,), (whole,) = so_far.kernels, streamed.kernels
+    assert partial.hazard_check is None and whole.hazard_check is not None
+    assert partial.autotune is not None and whole.autotune is not None and whole.autotune.chosen == config
+    plain = analyzer.analyze(str(AUTOTUNED), kernel=kernel, args=args)
+    assert _without_timings(whole) == _without_timings(plain.kernels[0])
+    assert whole.autotune == plain.kernels[0].autotune
+
+
+def test_a_one_config_space_is_heard_before_its_check_and_its_row_counts_the_check(
+    analyzer: Analyzer, tmp_path: Path
+) -> None:
+    path = tmp_path / "tuned_race.py"
+    path.write_text(TUNED_RACE)
+    streamed, heard = _heard(analyzer, path)
+    ((_, so_far),) = heard
+    (partial,), (whole,) = so_far.kernels, streamed.kernels
+    assert partial.autotune is not None and whole.autotune is not None
+    assert [c.status for c in partial.autotune.configs] == ["fits"]  # as far as the lowering says
+    assert "data-race" in [d.code for d in whole.diagnostics]
+    assert [c.status for c in whole.autotune.configs] == ["fails"]  # the race counts
+    assert whole.autotune.summary != partial.autotune.summary
+    plain = analyzer.analyze(str(path))
+    assert whole.autotune == plain.kernels[0].autotune
+    assert [d.code for d in whole.diagnostics] == [d.code for d in plain.kernels[0].diagnostics]

@@ -42,12 +42,15 @@ class KernelRun:
     lowered: Lowered | None
     hazards: cuda_kernel.HazardStep | None = None
     """The model's hazard check, when it is still to run (``finished``)."""
+    after: Callable[[KernelModel], KernelModel] | None = None
+    """What else changes once the check has run (an autotuned kernel's chosen row, ``autotune``)."""
 
     def finished(self) -> KernelRun:
         """The run with its hazard check done."""
         if self.hazards is None:
             return self
-        return KernelRun(cuda_kernel.with_hazards(self.model, self.hazards), self.lowered)
+        model = cuda_kernel.with_hazards(self.model, self.hazards)
+        return KernelRun(self.after(model) if self.after is not None else model, self.lowered)
 
 
 def analyze_file(

@@ -22,6 +22,7 @@ from tilescope.core.compiler.discovery import Instantiation
 from tilescope.core.fit import fit, summary
 from tilescope.core.model import Autotune, Diagnostic, KernelModel, Span, TuneConfig, from_dry_run
 from tilescope.core.protocol import CONFIG_ARG
+from tilescope.core.worker.cuda_kernel import HazardStep, with_hazards
 
 MAX_FIRST_FIT_TRIES = 8
 """Configs lowered while looking for the first that fits, before giving up on the rest."""
@@ -34,6 +35,8 @@ class AutotunerBlocked(RuntimeError):
 
 class _Run(Protocol):
     model: KernelModel
+    hazards: HazardStep | None
+    """The model's hazard check when it is still to run (``deferred``)."""
 
 
 R = TypeVar("R", bound=_Run)
@@ -118,22 +121,23 @@ def analyze_kernel(
 ) -> R:
     """Analyse one kernel; an autotuned one (decorator or ``AutoTuner.from_kernel``) over its configs.
 
-    ``deferred``: the analysis of a kernel that is not tuned, which may leave its hazard check to the caller
-    (it is sent first without it); each config of a tuned one is analysed whole by ``analyze``, since a
-    config's hazards decide whether it fits."""
+    ``deferred``: an analysis that may leave its hazard check to the caller (the model is sent first without
+    it), used where one analysis is made: a kernel that is not tuned, a tuned one whose config is named (a
+    directive, the call) or whose space holds one config. Where configs are tried until one fits, each is
+    analysed whole by ``analyze``, since a config's hazards decide whether it fits."""
     name = inst.kernel.name
     obj: Any = namespace.get(name)
     choice = inst.args.get(CONFIG_ARG)
     args = {k: v for k, v in inst.args.items() if k != CONFIG_ARG}
     if is_tuned(obj):
         plain = {**namespace, name: obj.jit_impl}
-        return _over_space(plain, inst, args, choice, lambda: search_space(obj, args), analyze)
+        return _over_space(plain, inst, args, choice, lambda: search_space(obj, args), analyze, deferred)
     _requested.clear()
     run = (deferred or analyze)(namespace, replace(inst, args=args))
     if _requested:
         fn, configs = _requested[-1]
         plain = {**namespace, name: config_only(fn)}
-        return _over_space(plain, inst, args, choice, lambda: [dict(c) for c in configs], analyze)
+        return _over_space(plain, inst, args, choice, lambda: [dict(c) for c in configs], analyze, deferred)
     if choice is None:
         return run
     note = diagnostic("autotune-config", inst.kernel.span, kernel=name, choice=choice)
@@ -163,27 +167,30 @@ def _over_space(
     choice: Any,
     read_space: Callable[[], list[dict[str, Any]]],
     analyze: Callable[[dict[str, Any], Instantiation], R],
+    deferred: Callable[[dict[str, Any], Instantiation], R] | None = None,
 ) -> R:
     name = inst.kernel.name
     line = _decorator_line(_path(plain), inst.kernel.span.line)
+    once = deferred or analyze
+    """The analysis where only one is made: its hazard check may be left to the caller."""
     try:
         space = read_space()
     except Exception as err:
-        run = analyze(plain, replace(inst, args=args))
+        run = once(plain, replace(inst, args=args))
         error = f"{type(err).__name__}: {err}"
         note = diagnostic("autotune-config", Span(line), form="unreadable", kernel=name, error=error)
         return _with(run, diagnostics=[note])
     if not space:
-        return analyze(plain, replace(inst, args=args))
+        return once(plain, replace(inst, args=args))
     models: dict[int, KernelModel] = {}
     runs: dict[int, R] = {}
     notes: list[Diagnostic] = []
 
-    def lower(index: int) -> R:
+    def lower(index: int, alone: bool = False) -> R:
         values = {k: v for k, v in space[index].items() if k not in _RESERVED}
         missing = [m for m in inst.missing if m not in values]
         with _pass_configs(plain[name], space[index].get("pass_configs")):
-            run = analyze(plain, replace(inst, args={**args, **values}, missing=missing))
+            run = (once if alone else analyze)(plain, replace(inst, args={**args, **values}, missing=missing))
         runs[index], models[index] = run, run.model
         return run
 
@@ -191,9 +198,9 @@ def _over_space(
     given = [k for k in tunable if k in args and _passed(inst.sources.get(k))]
     chosen: int | None
     if isinstance(choice, int) and not isinstance(choice, bool) and 0 <= choice < len(space):
-        chosen, chosen_by, run = choice, "directive", lower(choice)
+        chosen, chosen_by, run = choice, "directive", lower(choice, alone=True)
     elif given and choice is None:
-        chosen, chosen_by, run = None, "call", analyze(plain, replace(inst, args=args))
+        chosen, chosen_by, run = None, "call", once(plain, replace(inst, args=args))
     else:
         if choice is not None and choice != "all":
             # An error, not the code's usual warning: the config asked for does not exist, so what is
@@ -213,7 +220,7 @@ def _over_space(
         tries = len(space) if choice == "all" else min(len(space), MAX_FIRST_FIT_TRIES)
         chosen = None
         for index in range(tries):
-            model = lower(index).model
+            model = lower(index, alone=tries == 1).model  # one config: chosen whatever its check finds
             if any(d.code == "missing-args" for d in model.diagnostics):
                 break  # every config misses the same values
             status = fit(model)[0]
@@ -227,8 +234,18 @@ def _over_space(
     text = summary([r.status for r in rows])
     if chosen_by == "call":
         text = f"{len(rows)} configs; the call passes {', '.join(sorted(given))}, so TileLang skips tuning"
-    info = Autotune(line, rows, chosen, chosen_by, text)
-    return _with(run, diagnostics=notes, autotune=info)
+    whole = _with(run, diagnostics=notes, autotune=Autotune(line, rows, chosen, chosen_by, text))
+    step = run.hazards
+    if step is None or chosen is None:
+        return whole
+    bare, config = models[chosen], space[chosen]
+
+    def refit(model: KernelModel) -> KernelModel:
+        """The chosen config's row once its hazard check has run: its errors count in whether it fits."""
+        checked = [*rows[:chosen], _row(chosen, config, with_hazards(bare, step)), *rows[chosen + 1 :]]
+        return replace(model, autotune=Autotune(line, checked, chosen, chosen_by, summary([r.status for r in checked])))
+
+    return replace(whole, after=refit)  # type: ignore[type-var]  # KernelRun is a dataclass; the bound is lost
 
 
 def _passed(source: str | None) -> bool:

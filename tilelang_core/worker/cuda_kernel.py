@@ -5,6 +5,7 @@ roofline bound, and the interpreter's hazard check.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -41,6 +42,7 @@ class HazardStep:
     rest of the model can be sent first (an editor shows the lowering's findings while it runs)."""
 
     run: Callable[[], tuple[list[Diagnostic], HazardCheck]]
+    """Runs the check once; asked again, gives the same findings."""
     tail: int
     """How many of the model's diagnostics come after the hazard check's (ptxas's, bank conflicts')."""
 
@@ -102,7 +104,7 @@ def model(
             phase("checked")
             return found
 
-        step = HazardStep(check, len(diagnostics) - before_tail)
+        step = HazardStep(functools.cache(check), len(diagnostics) - before_tail)
     whole = KernelModel(
         kernel=name,
         args=built.args,
