@@ -49,7 +49,7 @@ class KernelRun:
         """The run with its hazard check done."""
         if self.hazards is None:
             return self
-        model = cuda_kernel.with_hazards(self.model, self.hazards)
+        model = self.hazards.applied(self.model)
         return KernelRun(self.after(model) if self.after is not None else model, self.lowered)
 
 

@@ -22,7 +22,6 @@ from tilescope.core.compiler.discovery import Instantiation
 from tilescope.core.fit import fit, summary
 from tilescope.core.model import Autotune, Diagnostic, KernelModel, Span, TuneConfig, from_dry_run
 from tilescope.core.protocol import CONFIG_ARG
-from tilescope.core.worker.cuda_kernel import HazardStep, with_hazards
 
 MAX_FIRST_FIT_TRIES = 8
 """Configs lowered while looking for the first that fits, before giving up on the rest."""
@@ -33,10 +32,20 @@ class AutotunerBlocked(RuntimeError):
     """Raised when user code asks for TileLang's autotuner: analysis never compiles-and-benchmarks."""
 
 
+class _Check(Protocol):
+    """A hazard check still to run (``cuda_kernel.HazardStep``, not imported: the interpreter it runs reads
+    this module to pick a tuned kernel's config)."""
+
+    def applied(self, model: KernelModel) -> KernelModel: ...
+
+
 class _Run(Protocol):
     model: KernelModel
-    hazards: HazardStep | None
-    """The model's hazard check when it is still to run (``deferred``)."""
+
+    @property
+    def hazards(self) -> _Check | None:
+        """The model's hazard check when it is still to run (``deferred``)."""
+        ...
 
 
 R = TypeVar("R", bound=_Run)
@@ -242,7 +251,7 @@ def _over_space(
 
     def refit(model: KernelModel) -> KernelModel:
         """The chosen config's row once its hazard check has run: its errors count in whether it fits."""
-        checked = [*rows[:chosen], _row(chosen, config, with_hazards(bare, step)), *rows[chosen + 1 :]]
+        checked = [*rows[:chosen], _row(chosen, config, step.applied(bare)), *rows[chosen + 1 :]]
         return replace(model, autotune=Autotune(line, checked, chosen, chosen_by, summary([r.status for r in checked])))
 
     return replace(whole, after=refit)  # type: ignore[type-var]  # KernelRun is a dataclass; the bound is lost

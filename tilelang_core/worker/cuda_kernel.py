@@ -46,12 +46,13 @@ class HazardStep:
     tail: int
     """How many of the model's diagnostics come after the hazard check's (ptxas's, bank conflicts')."""
 
-
-def with_hazards(model: KernelModel, step: HazardStep) -> KernelModel:
-    """``model`` with its hazard check run, its findings where the whole model has them."""
-    found, check = step.run()
-    at = len(model.diagnostics) - step.tail
-    return replace(model, diagnostics=[*model.diagnostics[:at], *found, *model.diagnostics[at:]], hazard_check=check)
+    def applied(self, model: KernelModel) -> KernelModel:
+        """``model`` with the check run, its findings where the whole model has them."""
+        found, check = self.run()
+        at = len(model.diagnostics) - self.tail
+        return replace(
+            model, diagnostics=[*model.diagnostics[:at], *found, *model.diagnostics[at:]], hazard_check=check
+        )
 
 
 def model(
@@ -64,7 +65,7 @@ def model(
     phase: Any,
 ) -> tuple[KernelModel, HazardStep | None]:
     """The model of a kernel built and lowered for a CUDA (or another non-Ascend) target, and its hazard
-    check still to run when it has one (``with_hazards``); ``phase`` hears ``extracted``, ``modelled`` (ptxas,
+    check still to run when it has one (``HazardStep.applied``); ``phase`` hears ``extracted``, ``modelled`` (ptxas,
     bank conflicts, occupancy and roofline done) and, once the hazard check has run, ``checked``."""
     name, line, target, lowered = inst.kernel.name, inst.kernel.span.line, built.target, built.lowered
     assert lowered is not None
