@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -77,6 +78,81 @@ TOP_LEVEL_FOREVER = ROOT / "tests" / "core" / "fixtures" / "top_level_forever.py
 """A module whose top level never finishes loading, for the tests of ``--timeout`` as the user's clock."""
 
 
+CPU_GROUPS = Path("/sys/fs/cgroup/cpu")
+"""cgroup v1's CPU controller, where a group's quota caps the CPU its processes get (root may make one)."""
+
+
+@contextlib.contextmanager
+def starved(share: float) -> Iterator[None]:
+    """For as long as the block runs, every process this test process started (its whole tree: a command, a
+    server and their workers) gets at most ``share`` of one CPU, as on a machine whose cores other work keeps
+    busy: they are moved into a CPU cgroup with that quota, so a process caught mid-start takes about
+    ``1 / share`` times as long and a CPU-time limit would be stretched as much. Unlike processes spinning on
+    the cores, this burns no CPU and slows no test running beside it. Where no such group can be made (not
+    root, no cgroup v1 CPU controller), both cores are kept busy instead (:func:`busy_cores`)."""
+    if share >= 1:
+        yield
+        return
+    group = _cpu_group(share)
+    if group is None:
+        with busy_cores(2):
+            yield
+        return
+    done = threading.Event()
+
+    def hold() -> None:  # the tree grows as the block runs: a new process is moved within 50 ms
+        while not done.is_set():
+            _move(_descendants(), group)
+            done.wait(0.05)
+
+    thread = threading.Thread(target=hold, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        for _ in range(50):  # back to the group this process is in; the empty group is then removed
+            _move(_group_members(group), CPU_GROUPS / _own_cpu_group())
+            with contextlib.suppress(OSError):
+                group.rmdir()
+                break
+            time.sleep(0.1)
+
+
+def _cpu_group(share: float) -> Path | None:
+    """A fresh CPU cgroup whose processes get ``share`` of one CPU, or None where none can be made."""
+    try:
+        group = CPU_GROUPS / _own_cpu_group() / f"tilescope-test-{os.getpid()}-{threading.get_ident()}"
+        group.mkdir()
+    except OSError:
+        return None
+    period_us = 100_000
+    (group / "cpu.cfs_period_us").write_text(str(period_us))
+    (group / "cpu.cfs_quota_us").write_text(str(int(period_us * share)))
+    return group
+
+
+def _own_cpu_group() -> str:
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        if "cpu" in controllers.split(","):
+            return path.lstrip("/")
+    return ""
+
+
+def _group_members(group: Path) -> list[int]:
+    with contextlib.suppress(OSError):
+        return [int(pid) for pid in (group / "cgroup.procs").read_text().split()]
+    return []
+
+
+def _move(pids: list[int], group: Path) -> None:
+    for pid in pids:
+        with contextlib.suppress(OSError):  # gone since it was listed
+            (group / "cgroup.procs").write_text(str(pid))
+
+
 @contextlib.contextmanager
 def busy_cores(count: int) -> Iterator[None]:
     """``count`` processes spinning on the CPU for as long as the block runs: a machine as busy as a shared one."""
@@ -91,8 +167,23 @@ def busy_cores(count: int) -> Iterator[None]:
             spinner.wait()
 
 
-def load_average() -> float:
-    return os.getloadavg()[0]
+def _descendants() -> list[int]:
+    """The processes below this one (children, theirs, ...), read from ``/proc``."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path("/proc", entry, "stat").read_text()
+            except OSError:
+                continue  # gone since the listing
+            children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
+    found: list[int] = []
+    todo = [os.getpid()]
+    while todo:
+        below = children.get(todo.pop(), [])
+        found += below
+        todo += below
+    return found
 
 
 def _has_cuda() -> bool:
