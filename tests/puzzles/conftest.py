@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tilescope.puzzles.session import Session
 
 
 @pytest.fixture(autouse=True)
@@ -19,3 +20,13 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     yield tmp_path / "data"
     with contextlib.suppress(OSError, RuntimeError):
         service.stop()
+
+
+@pytest.fixture(scope="module")
+def session() -> Iterator[Session]:
+    """The grader's helper processes on the CPU, shared by a module's checks as a class server's are: each
+    check still takes a fresh loader (the only process that runs the learner's code); the kernel process is
+    replaced after any failure, as in the grader."""
+    s = Session(cpu_only=True)
+    yield s
+    s.close()

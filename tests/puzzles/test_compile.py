@@ -11,6 +11,7 @@ from tilescope.core.compiler.service import Analyzer
 from tilescope.puzzles import catalog, judge
 from tilescope.puzzles.catalog import KERNEL_NAME
 from tilescope.puzzles.cpu_route import CpuRoute
+from tilescope.puzzles.session import Session
 
 PUZZLES = catalog.puzzles()
 
@@ -40,10 +41,10 @@ def _only(p: catalog.Puzzle, case: str) -> catalog.Puzzle:
     return dataclasses.replace(p, cases=cases, hidden=None, cpu_cases=None, cpu_hidden=None)
 
 
-def test_compile_error_is_reported_at_the_learners_line(analyzer: Analyzer) -> None:
+def test_compile_error_is_reported_at_the_learners_line(analyzer: Analyzer, session: Session) -> None:
     p = catalog.get(12)
     path = p.folder / "wrong" / "b_tile_shape.py"
-    report = judge.check(_only(p, "ragged"), path, CpuRoute(analyzer, ptxas=False))
+    report = judge.check(_only(p, "ragged"), path, CpuRoute(analyzer, ptxas=False), session=session)
     assert not report.passed and report.failure == "compile-error"
     d = report.diagnostics[0]
     assert "T.gemm(A_shared, B_shared, C_local)" in path.read_text().splitlines()[d.span.line - 1]
@@ -51,16 +52,18 @@ def test_compile_error_is_reported_at_the_learners_line(analyzer: Analyzer) -> N
     assert report.summary.startswith(f"line {d.span.line}:")
 
 
-def test_wrong_dtype_is_a_signature_failure_in_plain_words(analyzer: Analyzer) -> None:
+def test_wrong_dtype_is_a_signature_failure_in_plain_words(analyzer: Analyzer, session: Session) -> None:
     p = catalog.get(3)
-    report = judge.check(_only(p, "tiny"), p.folder / "wrong" / "half_precision.py", CpuRoute(analyzer, ptxas=False))
+    report = judge.check(
+        _only(p, "tiny"), p.folder / "wrong" / "half_precision.py", CpuRoute(analyzer, ptxas=False), session=session
+    )
     assert report.failure == "signature"
     assert report.summary == "Parameter A is declared float16; the puzzle passes float32."
 
 
-def test_cpu_mode_says_what_was_and_was_not_checked(analyzer: Analyzer) -> None:
+def test_cpu_mode_says_what_was_and_was_not_checked(analyzer: Analyzer, session: Session) -> None:
     p = catalog.get(13)
-    report = judge.check(_only(p, "tiny"), p.solution_path, CpuRoute(analyzer, ptxas=False))
+    report = judge.check(_only(p, "tiny"), p.solution_path, CpuRoute(analyzer, ptxas=False), session=session)
     assert report.passed, report.summary
     assert any("values on a GPU" in item for item in report.not_checked)
     assert any("performance" in item for item in report.not_checked)

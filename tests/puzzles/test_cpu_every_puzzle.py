@@ -5,7 +5,6 @@ fails, and each check takes at most 30 s (printed with ``-s``)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,13 +16,6 @@ from tilescope.puzzles.session import Session
 
 PUZZLES = catalog.puzzles()
 LIMIT_S = 30.0
-
-
-@pytest.fixture(scope="module")
-def session() -> Iterator[Session]:
-    s = Session(cpu_only=True)
-    yield s
-    s.close()
 
 
 def _grade(

@@ -10,7 +10,7 @@ from tilescope.core.compiler.service import Analyzer
 from tilescope.puzzles import catalog, judge
 from tilescope.puzzles.cpu_route import CpuRoute
 from tilescope.puzzles.isolated import IsolatedGrader
-from tilescope.puzzles.session import CheckOptions
+from tilescope.puzzles.session import CheckOptions, Session
 
 
 def _only(p: catalog.Puzzle, case: str) -> catalog.Puzzle:
@@ -20,33 +20,35 @@ def _only(p: catalog.Puzzle, case: str) -> catalog.Puzzle:
 
 def test_a_reduction_reference_passes_through_the_interpreter(analyzer: Analyzer) -> None:
     p = _only(catalog.get(7), "ragged")
-    report = judge.check(p, p.solution_path, CpuRoute(analyzer, ptxas=False))
+    report = judge.check(p, p.solution_path, CpuRoute(analyzer, ptxas=False))  # a check with helpers of its own
     assert report.passed, report.summary
     assert report.cases and all(c.passed for c in report.cases)
     assert any("tile interpreter" in item for item in report.checked)
     assert any("performance" in item for item in report.not_checked)
 
 
-def test_unmasked_store_is_reported_by_the_interpreter_at_its_line(analyzer: Analyzer) -> None:
+def test_unmasked_store_is_reported_by_the_interpreter_at_its_line(analyzer: Analyzer, session: Session) -> None:
     p = _only(catalog.get(1), "odd")
     path = p.folder / "wrong" / "unmasked.py"
-    report = judge.check(p, path, CpuRoute(analyzer, ptxas=False))
+    report = judge.check(p, path, CpuRoute(analyzer, ptxas=False), session=session)
     assert report.failure == "out-of-bounds"
     assert "line 12: out-of-bounds read of A[37] (shape 37), 219 elements" in report.summary
     line = int(report.summary.split("line ")[1].split(":")[0])
     assert "B[i] = A[i]" in path.read_text().splitlines()[line - 1]
 
 
-def test_a_read_past_a_shared_tile_is_a_runtime_error(analyzer: Analyzer) -> None:
+def test_a_read_past_a_shared_tile_is_a_runtime_error(analyzer: Analyzer, session: Session) -> None:
     p = catalog.get(15)
-    report = judge.check(_only(p, "short"), p.folder / "wrong" / "no_halo.py", CpuRoute(analyzer, ptxas=False))
+    report = judge.check(
+        _only(p, "short"), p.folder / "wrong" / "no_halo.py", CpuRoute(analyzer, ptxas=False), session=session
+    )
     assert report.failure == "runtime-error", report.summary
     assert "out-of-bounds read of" in report.summary
 
 
-def test_dropped_tail_names_the_first_unwritten_element(analyzer: Analyzer) -> None:
+def test_dropped_tail_names_the_first_unwritten_element(analyzer: Analyzer, session: Session) -> None:
     p = _only(catalog.get(2), "ragged")
-    report = judge.check(p, p.folder / "wrong" / "drop_tail.py", CpuRoute(analyzer, ptxas=False))
+    report = judge.check(p, p.folder / "wrong" / "drop_tail.py", CpuRoute(analyzer, ptxas=False), session=session)
     assert report.failure == "wrong-values"
     check = report.cases[0].outputs[0]
     assert check.comparison.first_wrong == [2048]
@@ -54,9 +56,9 @@ def test_dropped_tail_names_the_first_unwritten_element(analyzer: Analyzer) -> N
     assert "B[2048]" in report.summary and "never written" in report.summary
 
 
-def test_an_accumulator_never_cleared_gives_wrong_values(analyzer: Analyzer) -> None:
+def test_an_accumulator_never_cleared_gives_wrong_values(analyzer: Analyzer, session: Session) -> None:
     p = _only(catalog.get(12), "tall")
-    report = judge.check(p, p.folder / "wrong" / "no_clear.py", CpuRoute(analyzer, ptxas=False))
+    report = judge.check(p, p.folder / "wrong" / "no_clear.py", CpuRoute(analyzer, ptxas=False), session=session)
     assert report.failure == "wrong-values", report.summary
 
 
@@ -70,7 +72,9 @@ def test_a_machine_without_a_gpu_interprets_by_default(monkeypatch) -> None:
     assert report.checked[0] == "lowered for sm_90 for every test shape"
 
 
-def test_what_the_interpreter_cannot_run_is_a_diagnostic_at_its_line(analyzer: Analyzer, tmp_path) -> None:
+def test_what_the_interpreter_cannot_run_is_a_diagnostic_at_its_line(
+    analyzer: Analyzer, session: Session, tmp_path
+) -> None:
     p = _only(catalog.get(1), "odd")
     path = tmp_path / "per_thread.py"
     path.write_text(
@@ -88,6 +92,6 @@ def test_what_the_interpreter_cannot_run_is_a_diagnostic_at_its_line(analyzer: A
         "\n"
         "    return main\n"
     )
-    report = judge.check(p, path, CpuRoute(analyzer, ptxas=False))
+    report = judge.check(p, path, CpuRoute(analyzer, ptxas=False), session=session)
     assert not report.passed
     assert [d.code for d in report.diagnostics] == ["not-interpretable"], report.summary

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterator
 
 import pytest
 from tilescope.puzzles import catalog, judge, replies
@@ -19,13 +18,6 @@ from tilescope.puzzles.session import DEFAULT_TIMEOUT_S, Session
 
 INTERPRETER = CpuRoute(lower=False)
 """The interpreter's run alone: these tests are about the exchange with the loader and the kernel process."""
-
-
-@pytest.fixture(scope="module")
-def session() -> Iterator[Session]:
-    s = Session(cpu_only=True)
-    yield s
-    s.close()
 
 
 def _only(number: int, case: str) -> catalog.Puzzle:
