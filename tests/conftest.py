@@ -122,14 +122,18 @@ def starved(share: float) -> Iterator[None]:
 
 def _cpu_group(share: float) -> Path | None:
     """A fresh CPU cgroup whose processes get ``share`` of one CPU, or None where none can be made."""
+    group = CPU_GROUPS / _own_cpu_group() / f"tilescope-test-{os.getpid()}-{threading.get_ident()}"
+    period_us = 100_000
     try:
-        group = CPU_GROUPS / _own_cpu_group() / f"tilescope-test-{os.getpid()}-{threading.get_ident()}"
         group.mkdir()
     except OSError:
         return None
-    period_us = 100_000
-    (group / "cpu.cfs_period_us").write_text(str(period_us))
-    (group / "cpu.cfs_quota_us").write_text(str(int(period_us * share)))
+    try:
+        (group / "cpu.cfs_period_us").write_text(str(period_us))
+        (group / "cpu.cfs_quota_us").write_text(str(int(period_us * share)))
+    except OSError:  # a group without a quota to set: of no use
+        group.rmdir()
+        return None
     return group
 
 
