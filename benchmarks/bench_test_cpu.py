@@ -107,7 +107,8 @@ def main() -> None:
     for old in OUT.glob("*.jsonl"):
         old.unlink()
     root = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "benchmarks"), os.environ.get("PYTHONPATH", "")])}
+    paths = [str(root / "benchmarks"), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}  # no empty entry: it would put the cwd first
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "bench_test_cpu"]
     command += ["-n", "3", "--dist", "loadfile", *args.pytest_args]
     started = time.perf_counter()
