@@ -26,7 +26,7 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 def session() -> Iterator[Session]:
     """The grader's helper processes on the CPU, shared by a module's checks as a class server's are: each
     check still takes a fresh loader (the only process that runs the learner's code); the kernel process is
-    replaced after any failure, as in the grader."""
+    replaced after a runtime error, a crash or a protocol violation, as in the grader."""
     s = Session(cpu_only=True)
     yield s
     s.close()
