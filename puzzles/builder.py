@@ -1,7 +1,8 @@
 """The only process that runs a learner's Python: load the file, call its factory, send back PrimFuncs.
 
-Started fresh for every check (code a file runs can change the process it runs in), under an
-address-space limit and sealed (``seal``): the grader sends the file's text, since the loader may
+A fresh process for every check (code a file runs can change the process it runs in): forked from the
+warm loader (``loader_zygote``) where the kernel offers Landlock, else started as ``python -m`` this module;
+either way under an address-space limit and sealed (``seal``): the grader sends the file's text, since the loader may
 not read every folder a file can be graded from (the puzzle content among them). Its whole
 output is a PrimFunc as TVM JSON per requested argument set, or a diagnostic: a program that the
 grader compiles elsewhere and checks against its own reference, so nothing written on its channel
@@ -58,17 +59,26 @@ def build_all(request: BuildPuzzleRequest, replies: IO[str]) -> None:
     _send(replies, {"id": rid, "op": "done"})
 
 
-def main() -> None:
-    import json
-
-    replies = reply_channel()
-    import tilelang.language  # noqa: F401  (imported before the first request, while the grader waits)
+def prepare() -> None:
+    """Import what a build needs, before the first request (while the grader waits): the process's own start."""
+    import tilelang.language  # noqa: F401
     from tilescope.core.model import to_json  # noqa: F401
     from tilescope.puzzles import runner  # noqa: F401
 
+
+def serve(requests: IO[str], replies: IO[str]) -> None:
+    """Say ready, then answer each build request on ``requests`` until it ends."""
+    import json
+
     _send(replies, {"op": "ready"})
-    for line in sys.stdin:
+    for line in requests:
         build_all(json.loads(line), replies)
+
+
+def main() -> None:
+    replies = reply_channel()
+    prepare()
+    serve(sys.stdin, replies)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Mapping
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from tilescope.core.sandbox import landlock
 from tilescope.core.sandbox.clean_env import clean_env
@@ -63,6 +63,33 @@ def _signal_name(code: int) -> str:
         return signal.Signals(-code).name
     except ValueError:
         return f"signal {-code}"
+
+
+def ended(role: Role, code: int | None, tail: list[str]) -> ChildGone:
+    """How a child that stopped answering ended, from its exit code (``Popen``'s: ``-n`` for signal ``n``)."""
+    if code is not None and code < 0:
+        name = _signal_name(code)
+        why = f"was killed by {name}"
+        if name == "SIGKILL":
+            why += " (often the system's out-of-memory killer)"
+        elif name in ("SIGSEGV", "SIGBUS", "SIGABRT", "SIGILL", "SIGFPE"):
+            why += " (a crash in compiled code)"
+        return ChildGone(role, why, None, name, tail)
+    return ChildGone(role, f"exited with status {code}", code, None, tail)
+
+
+class Loader(Protocol):
+    """A process that runs one check's learner code (``builder``): a ``Child`` of its own, or one forked
+    from the warm loader (``loader_fork.ForkedLoader``)."""
+
+    role: Role
+    sealed: bool
+
+    def send(self, message: Mapping[str, Any]) -> None: ...
+
+    def receive(self, timeout_s: float) -> dict[str, Any] | str: ...
+
+    def kill(self) -> None: ...
 
 
 class Child:
@@ -151,16 +178,7 @@ class Child:
         if code is None:
             self.kill()
             code = self.process.exit_code(timeout=0)
-        tail = self.stderr_tail()
-        if code is not None and code < 0:
-            name = _signal_name(code)
-            why = f"was killed by {name}"
-            if name == "SIGKILL":
-                why += " (often the system's out-of-memory killer)"
-            elif name in ("SIGSEGV", "SIGBUS", "SIGABRT", "SIGILL", "SIGFPE"):
-                why += " (a crash in compiled code)"
-            return ChildGone(self.role, why, None, name, tail)
-        return ChildGone(self.role, f"exited with status {code}", code, None, tail)
+        return ended(self.role, code, self.stderr_tail())
 
     def stderr_tail(self) -> list[str]:
         return self.process.stderr_tail()

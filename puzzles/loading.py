@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from tilescope.core.model import Diagnostic
-from tilescope.puzzles.children import Child, ChildGone
+from tilescope.puzzles.children import ChildGone, Loader
 from tilescope.puzzles.failures import exit_report, void
 from tilescope.puzzles.protocol import BuildPuzzleRequest
 from tilescope.puzzles.replies import Violation, diagnostic_of, expect
@@ -28,7 +28,7 @@ class BuildFailed(Exception):
         self.diagnostic = diagnostic
 
 
-def build(builder: Child, path: str, source: str, arg_sets: list[dict[str, int]], timeout_s: float) -> list[str]:
+def build(builder: Loader, path: str, source: str, arg_sets: list[dict[str, int]], timeout_s: float) -> list[str]:
     """PrimFunc JSON per argument set, from a fresh loader. Its own start (importing TileLang) may take
     ``READY_S``; the file's code then gets ``timeout_s`` for all the sets. Raises BuildFailed, ChildGone
     or Violation."""
@@ -67,7 +67,7 @@ def build(builder: Child, path: str, source: str, arg_sets: list[dict[str, int]]
 
 
 def load(
-    builder: Child,
+    builder: Loader,
     path: str,
     source: str,
     keys: list[str],

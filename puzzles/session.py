@@ -1,8 +1,9 @@
 """The grader's helper processes, started early so that their imports overlap the grader's own.
 
-A loader (``builder``) is used for one check and replaced by a fresh spare; the kernel process
-(``executor``) stays warm between checks and is replaced after any failure; on a GPU a second
-kernel process compiles the hidden shapes ahead.
+A loader (``builder``) is used for one check: forked from the warm loader (``loader_fork``) where Landlock
+can confine each child, else a fresh process, replaced by a spare; the kernel process (``executor``) stays
+warm between checks and is replaced after any failure; on a GPU a second kernel process compiles the
+hidden shapes ahead.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from typing import Any
 from tilescope.core.compiler.gpu import local_gpu
 from tilescope.core.sandbox.spawn import NO_GPU
 from tilescope.core.sandbox.supervise import Limits
-from tilescope.puzzles.children import ADDRESS_SPACE, Child, ChildGone
+from tilescope.puzzles import seal
+from tilescope.puzzles.children import ADDRESS_SPACE, Child, ChildGone, Loader
+from tilescope.puzzles.loader_fork import LoaderZygote
 
 READY_S = 120.0
 """How long a fresh process may take to import TileLang before it counts as broken."""
@@ -49,13 +52,20 @@ class Session:
         self._helper: Child | None = None
         self.env = dict(NO_GPU) if cpu_only else {}
         self._builder: Child | None = None
+        self._zygote: LoaderZygote | None = None
+        self.forks = seal.available()
+        """Loaders are forked from a warm one (each confined by Landlock), not started."""
         self._executor: Child | None = None
         self.hello: dict[str, Any] | None = None
         self.spawn()
 
     def spawn(self) -> None:
-        """Start whatever is missing: a spare loader, a kernel process."""
-        if self._builder is None:
+        """Start whatever is missing: the warm loader (or a spare loader), a kernel process."""
+        if self.forks and (self._zygote is None or not self._zygote.alive()):
+            if self._zygote is not None:
+                self._zygote.kill()
+            self._zygote = LoaderZygote()
+        if not self.forks and self._builder is None:
             limits = Limits(memory_mb=ADDRESS_SPACE >> 20)
             self._builder = Child("loader", "tilescope.puzzles.builder", limits=limits, sealed=True)
         if self._executor is None or not self._executor.alive():
@@ -68,9 +78,20 @@ class Session:
         """A second kernel process that only compiles ahead (see ``gpu_route``); None when not wanted."""
         return self._helper if self._helper is not None and self._helper.alive() else None
 
-    def take_builder(self) -> Child:
-        """A loader for one check (the caller closes it); a fresh spare starts in its place."""
+    def take_builder(self) -> Loader:
+        """A loader for one check (the caller kills it): forked from the warm loader once that is ready, else a
+        fresh one, with a spare started in its place. Raises ChildGone when the warm loader did not start."""
         self.spawn()
+        zygote = self._zygote
+        if zygote is not None:
+            if zygote.wait_ready(READY_S):
+                return zygote.fork()
+            self._zygote = None
+            if zygote.alive() and zygote.ready is False:  # it cannot fork safely here: fresh loaders from now on
+                zygote.kill()
+                self.forks = False
+                return self.take_builder()
+            raise zygote.failed_start(READY_S)
         builder, self._builder = self._builder, None
         assert builder is not None
         if self.keep_spare:
@@ -96,7 +117,7 @@ class Session:
 
     def close(self) -> None:
         """End every helper now: none holds anything worth waiting for (the grader owns the buffers)."""
-        for child in (self._builder, self._executor, self._helper):
+        for child in (self._builder, self._zygote, self._executor, self._helper):
             if child is not None:
                 child.kill()
-        self._builder = self._executor = self._helper = None
+        self._builder = self._zygote = self._executor = self._helper = None

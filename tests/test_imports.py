@@ -283,12 +283,13 @@ TILELANG_ROOMS = (
     f"{CORE}.interpret",
     f"{CORE}.record.dry_run_standin",
     "tilescope.puzzles.builder",
+    "tilescope.puzzles.loader_zygote",
     "tilescope.puzzles.executor",
     "tilescope.puzzles.runner",
 )
 """The only modules that may import TileLang or TVM: the worker's rooms, and the modules that run in a
 process that already has it (the dry run's stand-in, inside the user's program; the puzzle grader's
-loader and kernel processes)."""
+loader, warm loader and kernel processes)."""
 FRONT_ENDS = ("tilescope.lsp", "tilescope.visualizer", "tilescope.mcp")
 TILELANG = ("tilelang", "tvm")
 

@@ -158,3 +158,37 @@ def test_an_offline_child_reaches_no_listener_but_keeps_its_files(tmp_path: Path
     assert (found["tcp-connect"], found["tcp-bind"], found["abstract-unix"]) == ("denied", "denied", "denied")
     assert found["own-status"] == "ok"
     assert listener.received == []
+
+
+def test_a_confined_child_writes_only_its_own_folder_and_signals_no_one_outside(tmp_path: Path) -> None:
+    own, other = tmp_path / "check-2", tmp_path / "check-1"
+    own.mkdir()
+    other.mkdir()
+    pid = os.fork()
+    if pid == 0:  # the child of a warm parent, as ``loader_zygote`` forks it
+        code = 0
+        try:
+            landlock.confine(str(own))
+            (own / "mine.txt").write_text("x")
+            with open(os.devnull, "w") as null:
+                null.write("x")
+            (own / "mine.txt").read_text()
+            (other / "trace.txt").exists()  # reading is as it was
+            for path in (other / "trace.txt", tmp_path / "trace.txt"):
+                try:
+                    path.write_text("x")
+                    code |= 1
+                except PermissionError:
+                    pass
+            if landlock.abi() >= 6:
+                try:
+                    os.kill(os.getppid(), 0)
+                    code |= 2
+                except PermissionError:
+                    pass
+        except BaseException:
+            code |= 4
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, f"exit status {status}: 1 wrote outside, 2 signalled"
+    assert not (other / "trace.txt").exists() and not (tmp_path / "trace.txt").exists()
