@@ -17,6 +17,7 @@ import threading
 from collections.abc import Mapping
 from typing import IO, Any
 
+from tilescope.core.sandbox.spawn import NO_DRIVER
 from tilescope.core.sandbox.supervise import Limits, SupervisorLost
 from tilescope.puzzles.children import ADDRESS_SPACE, STDERR_LINES, Child, ChildGone, ended
 from tilescope.puzzles.report import Role
@@ -44,9 +45,10 @@ class LoaderZygote(Child):
         self._acks: set[int] = set()
         self._count = 0
         self._write = threading.Lock()
-        super().__init__(
-            "loader", "tilescope.puzzles.loader_zygote", limits=Limits(memory_mb=ADDRESS_SPACE >> 20), sealed=True
-        )
+        # Importing TileLang must not start the CUDA driver, whose thread would keep the zygote from forking
+        # (``NO_DRIVER``); a file's code that asks for the GPU still finds it, in its own process.
+        limits = Limits(memory_mb=ADDRESS_SPACE >> 20)
+        super().__init__("loader", "tilescope.puzzles.loader_zygote", limits=limits, env=dict(NO_DRIVER), sealed=True)
 
     def _pump_out(self) -> None:
         """Frames from the zygote, each given to the child it names (``loader_zygote`` lists them)."""
