@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs a real VS Code for the end-to-end test: code-server (VS Code's own workbench served over
 # HTTP) running on Node 24 from the npm registry, Debian's chromium, and playwright-core to drive it.
-# Usage: e2e/install.sh [PREFIX]   (default: vscode-extension/.e2e, git-ignored). Idempotent.
+# Usage: e2e/install.sh [PREFIX]   (default: vscode-extension/.e2e, git-ignored; run.sh passes a folder of
+# the user's cache). Idempotent.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 P=${1:-$HERE/../.e2e}

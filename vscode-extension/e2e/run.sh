@@ -3,7 +3,9 @@
 # into a throwaway profile, opens examples/gemm.py, a broken GEMM and (when the corpus is there) the
 # Ascend corpus's mixed Cube+Vector GEMM, and checks in the editor's DOM what a user would see.
 # Exits non-zero if any check fails.
-# Usage: e2e/run.sh      env: E2E_PREFIX (install.sh's prefix), TILESCOPE_PYTHON (interpreter with
+# Usage: e2e/run.sh      env: E2E_PREFIX (install.sh's prefix; default: a folder of this user's cache named
+#        for install.sh's contents, so that the 2 minutes of installing code-server are spent once per
+#        machine and version, not per checkout), TILESCOPE_PYTHON (interpreter with
 #        tilescope installed; default: the repository's .venv), E2E_SHOTS (screenshot folder), PORT
 #        (default: a free one), E2E_ONLY (some of: trusted restricted missing),
 #        TILESCOPE_ASCEND_CORPUS (default: ../shared/corpus/tilelang-ascend-examples; its
@@ -12,7 +14,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 EXT=$(dirname "$HERE")
 REPO=$(dirname "$EXT")
-P=${E2E_PREFIX:-$EXT/.e2e}
+P=${E2E_PREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/tilescope/e2e-$(sha256sum "$HERE/install.sh" | cut -c1-12)}
 PY=${TILESCOPE_PYTHON:-$REPO/.venv/bin/python}
 ASCEND_GEMM=${TILESCOPE_ASCEND_CORPUS:-$REPO/../shared/corpus/tilelang-ascend-examples}/examples/ascend/example_gemm.py
 SHOTS=${E2E_SHOTS:-$EXT/screenshots}
