@@ -74,11 +74,13 @@ def release(private: str) -> None:
 
 
 class SealedAnalyzer(Analyzer):
-    """The core's analyzer for a check on the CPU path (it runs the file's factory too), sealed like the loader."""
+    """The core's analyzer for a check on the CPU path (it runs the file's factory too), sealed like the loader.
+    Used by one check and ended, so its worker takes no warm-up steps: they would cost more than its one or two
+    analyses could gain."""
 
     def __init__(self, timeout_s: float) -> None:
         self.private = private_folder("compiler")
-        super().__init__(timeout_s=timeout_s, sandbox=sandbox(self.private), workdir=self.private)
+        super().__init__(timeout_s=timeout_s, sandbox=sandbox(self.private), workdir=self.private, warm_up=False)
 
     def close(self) -> None:
         super().close()

@@ -21,6 +21,11 @@ CONFIG_ARG = "config"
 """The pseudo-argument of an ``@autotune`` kernel that picks a config: an index, or ``all``. The host
 puts it among a request's arguments (``compiler.variants``, ``compiler.cluster``); the worker reads it."""
 
+COLD_VARIABLE = "TILESCOPE_WORKER_COLD"
+"""Set to ``1`` in a worker's environment (and taken out of it before anything else runs): the zygote takes no
+warm-up steps. For a worker that answers one check and is ended (the puzzle grader's sealed analyzer), whose
+steps would cost more CPU (about 1.5 s) than they could ever save its one or two children (about 0.05 s each)."""
+
 PROFILE_LAUNCHES = 2
 """Launches of a kernel under ``ncu`` in ``worker.gpu_run``: the profile command reads this many."""
 

@@ -98,13 +98,15 @@ class Analyzer:
         on_dry_run: Callable[[str], None] | None = None,
         gpu: bool = False,
         sealed: bool = False,
+        warm_up: bool = True,
         clock_started: float | None = None,
         early: EarlyWorker | None = None,
     ) -> None:
         """``sandbox`` and ``workdir``: the worker's file sandbox and working folder (``WorkerLink``), for
         callers that run code they do not trust to leave their files alone; ``sealed``: the worker writes only a
         private folder of its own (an agent's source text). ``gpu``: the worker sees the machine's GPUs (only
-        ``profile``'s timing worker; analysis never does).
+        ``profile``'s timing worker; analysis never does). Without ``warm_up`` the worker takes no warm-up steps
+        (for one check's analyzer, ``protocol.COLD_VARIABLE``).
 
         ``dry_run``: where the static sources leave a kernel without every size, run the file's own
         ``__main__`` with stand-in kernels to learn them (``dry_run.py``); only for a trusted workspace.
@@ -121,6 +123,7 @@ class Analyzer:
         self.workdir = workdir
         self.gpu = gpu
         self.sealed = sealed
+        self.warm_up = warm_up
         self.timeout_s = timeout_s
         self.dry_run = dry_run
         self.memory_mb = memory_mb
@@ -128,7 +131,7 @@ class Analyzer:
         self._dry_runs = DryRuns(self.python, memory_mb, on_dry_run)
         self._lock = threading.Lock()
         self._worker: WorkerLink | None = None
-        if early is not None and not (sandbox or workdir or gpu or sealed):
+        if early is not None and not (sandbox or workdir or gpu or sealed or not warm_up):
             self._worker = early.take(self.python, memory_mb)
         elif early is not None:
             early.discard()
@@ -166,7 +169,7 @@ class Analyzer:
 
     def warm(self) -> None:
         """Start the worker now and wait until it is ready and warm: it imports TileLang, then lowers kernels of
-        its own (seconds), so the next analysis is timed as a warm worker's."""
+        its own (seconds; none without ``warm_up``), so the next analysis is timed as a warm worker's."""
         with self._lock:
             worker = self._ensure_worker(None)
             worker.request({"op": "ping", "warm": True}, time.monotonic() + WARM_S)
@@ -186,7 +189,13 @@ class Analyzer:
                 self._worker.kill()
                 self.restarts += 1
             worker = WorkerLink(
-                self.python, self.memory_mb, self.sandbox, self.workdir, gpu=self.gpu, sealed=self.sealed
+                self.python,
+                self.memory_mb,
+                self.sandbox,
+                self.workdir,
+                gpu=self.gpu,
+                sealed=self.sealed,
+                warm_up=self.warm_up,
             )
             with self._state_lock:
                 if self._stopped:

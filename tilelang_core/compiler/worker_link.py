@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from tilescope.core.codes import CodeName
+from tilescope.core.protocol import COLD_VARIABLE
 from tilescope.core.sandbox.clean_env import clean_env, tilelang_cache
 from tilescope.core.sandbox.clean_env import sandbox as confinement
 from tilescope.core.sandbox.frames import CHANNEL_DAMAGED_EXIT, FrameReader, digest
@@ -87,10 +88,12 @@ class WorkerLink:
         workdir: str | None = None,
         gpu: bool = False,
         sealed: bool = False,
+        warm_up: bool = True,
     ) -> None:
         """``sandbox`` seals the worker (``landlock``); ``workdir`` is its working directory, ``TMPDIR`` and
         TileLang's cache folder (which TileLang makes on import: outside ``workdir`` a sealed worker could not);
-        ``gpu`` lets it see the machine's GPUs (``profile``'s timing worker only).
+        ``gpu`` lets it see the machine's GPUs (``profile``'s timing worker only); without ``warm_up`` its zygote
+        takes no warm-up steps (``protocol.COLD_VARIABLE``).
 
         Every worker runs the file's own code, which may be an agent's: its environment is ``clean_env``'s
         (never this process's secrets), its ``HOME`` and ``TMPDIR`` an empty private folder, it has no network
@@ -105,6 +108,8 @@ class WorkerLink:
         sealed = sealed or workdir is not None
         env["TILELANG_CACHE_DIR"] = os.path.join(private, "tilelang-cache") if sealed else tilelang_cache()
         env["TILESCOPE_CACHE_DIR"] = str(catalog.seed(python, Path(private) / "tilescope-cache"))
+        if not warm_up:
+            env[COLD_VARIABLE] = "1"
         if sandbox is None:
             sandbox = confinement(private, write_everywhere=not sealed)
         else:

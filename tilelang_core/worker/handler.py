@@ -146,6 +146,10 @@ class Worker:
         while self._warm_steps and not waiting():
             self._warm_steps.pop(0)()
 
+    def skip_warm_up(self) -> None:
+        """Take no warm-up steps: the worker answers one check and is ended (``protocol.COLD_VARIABLE``)."""
+        self._warm_steps.clear()
+
     def _warm_on(self, path: str, source: str, hazards_s: float) -> None:
         """Analyse one of Tilescope's own kernels in the zygote (``hazards_s``: its hazard check's budget)."""
         found = self._instantiations(source, path)

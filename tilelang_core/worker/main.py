@@ -41,6 +41,7 @@ from collections import OrderedDict
 from typing import Any, BinaryIO, NamedTuple
 
 from tilescope.core.compat import releases
+from tilescope.core.protocol import COLD_VARIABLE
 from tilescope.core.sandbox.frames import CHANNEL_DAMAGED_EXIT, confirmation, encode, write_all
 from tilescope.core.worker.child import RECORDED, child, dumpable
 from tilescope.core.worker.handler import Worker
@@ -261,6 +262,7 @@ def _cache_key(request: dict[str, Any]) -> str:
 
 
 def main() -> None:
+    cold = os.environ.pop(COLD_VARIABLE, "") == "1"
     for name, value in ONE_THREAD.items():
         os.environ[name] = value
     dumpable(False)
@@ -269,6 +271,8 @@ def main() -> None:
     write_all(replies, encode(None, hello))
     if worker is None:
         return
+    if cold:
+        worker.skip_warm_up()
     zygote = Zygote(worker, requests, replies)
     zygote.warm(first=True)
     zygote.ready()
