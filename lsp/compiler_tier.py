@@ -136,6 +136,9 @@ class CompilerTier:
         analyzer, self._analyzer, self._analyzer_python = self._analyzer, None, None
         if analyzer is not None:
             threading.Thread(target=analyzer.stop, name="tilescope-stop-worker", daemon=True).start()
+        early, self._early = self._early, None
+        if early is not None:  # not adopted yet: nothing may adopt it now
+            self._executor.submit(early.discard)
 
     async def run(self, uri: str) -> None:
         """Analyse the current text of ``uri`` and publish the result if it is still current."""
@@ -177,6 +180,8 @@ class CompilerTier:
             state = self._documents.state(uri, settings.target)
             path = self._documents.path(uri)
         except KeyError:
+            return None
+        if not self.enabled:  # trust was revoked while the document was made ready: ``stop`` found no analyzer
             return None
         analyzer = self.analyzer()
         loop = self._loop = asyncio.get_running_loop()
