@@ -85,8 +85,10 @@ class Relay:
         while True:
             readable = [self.control] + [fd for fd in (self.stdout, self.stderr) if fd >= 0]
             ready = select.select(readable, [], [], 0.05 if self.pid else None)[0]
-            if self.control in ready and not self.command():
-                break
+            if self.control in ready:
+                if not self.command():
+                    break
+                continue  # a fork may have reused the numbers of the pipes just found readable: look again
             for fd, tag in ((self.stdout, "O"), (self.stderr, "E")):
                 if fd >= 0 and fd in ready:
                     self.forward(fd, tag)
