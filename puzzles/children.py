@@ -19,7 +19,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import IO, Any, Protocol
 
 from tilescope.core.sandbox import landlock
@@ -76,6 +76,26 @@ def ended(role: Role, code: int | None, tail: list[str]) -> ChildGone:
             why += " (a crash in compiled code)"
         return ChildGone(role, why, None, name, tail)
     return ChildGone(role, f"exited with status {code}", code, None, tail)
+
+
+def next_reply(
+    lines: queue.Queue[str | None], timeout_s: float, gone: Callable[[float | None], ChildGone]
+) -> dict[str, Any] | str:
+    """A child's next reply line from ``lines`` (``None``: it ended) as a dict, or the raw line when it is not a
+    JSON object; ``gone(timeout_s)`` past the time, ``gone(None)`` once it ended (and at every later call)."""
+    try:
+        line = lines.get(timeout=max(0.0, timeout_s))
+    except queue.Empty:
+        raise gone(timeout_s) from None
+    if line is None:
+        lines.put(None)
+        raise gone(None)
+    line = line.rstrip("\n")
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return line
+    return value if isinstance(value, dict) else line
 
 
 class Loader(Protocol):
@@ -158,17 +178,7 @@ class Child:
 
     def receive(self, timeout_s: float) -> dict[str, Any] | str:
         """The next reply as a dict, or the raw line when it is not a JSON object."""
-        try:
-            line = self._lines.get(timeout=max(0.0, timeout_s))
-        except queue.Empty:
-            raise self._gone(timeout_s) from None
-        if line is None:
-            raise self._gone(None)
-        try:
-            value = json.loads(line)
-        except ValueError:
-            return line.rstrip("\n")
-        return value if isinstance(value, dict) else line.rstrip("\n")
+        return next_reply(self._lines, timeout_s, self._gone)
 
     def _gone(self, timeout_s: float | None) -> ChildGone:
         if timeout_s is not None:

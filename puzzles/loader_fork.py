@@ -19,7 +19,7 @@ from typing import IO, Any
 
 from tilescope.core.sandbox.spawn import NO_DRIVER
 from tilescope.core.sandbox.supervise import Limits, SupervisorLost
-from tilescope.puzzles.children import ADDRESS_SPACE, STDERR_LINES, Child, ChildGone, ended
+from tilescope.puzzles.children import ADDRESS_SPACE, STDERR_LINES, Child, ChildGone, ended, next_reply
 from tilescope.puzzles.report import Role
 
 KILL_S = 5.0
@@ -196,18 +196,7 @@ class ForkedLoader:
 
     def receive(self, timeout_s: float) -> dict[str, Any] | str:
         """The next reply as a dict, or the raw line when it is not a JSON object."""
-        try:
-            line = self._lines.get(timeout=max(0.0, timeout_s))
-        except queue.Empty:
-            raise self._gone(timeout_s) from None
-        if line is None:
-            self._lines.put(None)
-            raise self._gone(None)
-        try:
-            value = json.loads(line)
-        except ValueError:
-            return line
-        return value if isinstance(value, dict) else line
+        return next_reply(self._lines, timeout_s, self._gone)
 
     def _gone(self, timeout_s: float | None) -> ChildGone:
         if timeout_s is not None:

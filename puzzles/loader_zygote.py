@@ -33,6 +33,8 @@ import sys
 import time
 from typing import NoReturn
 
+from tilescope.core.sandbox.frames import write_all
+
 CHUNK = 1 << 16
 _ZEROS = bytes(CHUNK)
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -70,14 +72,9 @@ class Relay:
 
     def send(self, header: str, payload: int = 0) -> None:
         """A header line, then the first ``payload`` bytes of the buffer, which are then cleared."""
-        data = header.encode() + b"\n"
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self.replies, view) :]
+        write_all(self.replies, header.encode() + b"\n")
         if payload:
-            out = memoryview(self.buffer)[:payload]
-            while out:
-                out = out[os.write(self.replies, out) :]
+            write_all(self.replies, memoryview(self.buffer)[:payload])  # a view: no copy of the learner's bytes
             self.buffer[:payload] = _ZEROS[:payload]
 
     def serve(self) -> None:
@@ -124,10 +121,8 @@ class Relay:
             if not got:
                 raise OSError("the grader closed the control channel inside a payload")
             if n == self.n and self.stdin >= 0:
-                out = view[:got]
                 try:
-                    while out:
-                        out = out[os.write(self.stdin, out) :]
+                    write_all(self.stdin, view[:got])
                 except OSError:
                     self._close("stdin")  # the child is gone: its exit is reported by ``watch``
             self.buffer[:got] = _ZEROS[:got]

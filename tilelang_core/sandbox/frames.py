@@ -41,7 +41,7 @@ def confirmation(request_id: int | None, frame: bytes, secret: str) -> bytes:
     return encode(request_id, {"confirm": digest(body)}, tag=secret or "?")
 
 
-def write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes | memoryview) -> None:
     """``os.write`` until everything is written (a pipe may take a large frame in parts)."""
     view = memoryview(data)
     while view:
