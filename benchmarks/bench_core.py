@@ -112,9 +112,15 @@ def main() -> None:
             model = analyzer.analyze(str(path)).kernels[0]
             passes = len(model.passes)
 
-            def print_all(path: Path = path, kernel: str = model.kernel, passes: int = passes) -> None:
-                for index in range(-1, passes):
-                    analyzer.pass_ir(str(path), kernel=kernel, index=index)
+            def print_all(
+                path: Path = path,
+                source: str = source,
+                rounds: Any = rounds,
+                kernel: str = model.kernel,
+                passes: int = passes,
+            ) -> None:
+                changed = f"{source}\n# round {next(rounds)}\n"  # the worker keeps answers to a request it saw
+                analyzer.pass_irs(str(path), changed, kernel=kernel, indices=range(-1, passes))
 
             print_all()
             everything = _stats(_time(print_all, args.repeat))

@@ -119,8 +119,7 @@ async def pass_ir(ls: TilescopeServer, uri: str, kernel: str, index: int) -> Pas
     model = await _kernel(ls, uri, kernel)
     if not 0 <= index < len(model.passes):
         raise CommandError(f"Tilescope: pass index {index} is outside 0..{len(model.passes) - 1}")
-    before = await ls.compiler.pass_ir(uri, model.kernel, index - 1)
-    after = await ls.compiler.pass_ir(uri, model.kernel, index)
+    before, after = await ls.compiler.pass_irs(uri, model.kernel, [index - 1, index])
     return PassDiff(model.kernel, index, unified(before, after))
 
 

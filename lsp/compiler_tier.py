@@ -228,7 +228,8 @@ class CompilerTier:
         snapshot = documents.current_compiled(uri, settings.target)
         return None if snapshot is None or snapshot.partial else snapshot
 
-    async def pass_ir(self, uri: str, kernel: str, index: int) -> IRText:
+    async def pass_irs(self, uri: str, kernel: str, indices: list[int]) -> list[IRText]:
+        """The IR after each pass of ``indices``, printed from one lowering of the document as it reads now."""
         settings = self._settings()
         state = self._documents.state(uri, settings.target)
         path = self._documents.path(uri)
@@ -236,7 +237,7 @@ class CompilerTier:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
             self._executor,
-            lambda: analyzer.pass_ir(path, state.source, kernel=kernel, index=index, target=settings.target),
+            lambda: analyzer.pass_irs(path, state.source, kernel=kernel, indices=indices, target=settings.target),
         )
 
     async def run_kernel(self, uri: str, kernel: str) -> RunReport:

@@ -101,8 +101,7 @@ def pass_diff(session: Session, given: PassDiffInput) -> tuple[dict[str, Any], b
         raise Failed(f"pass {given.index} does not exist: kernel {model.kernel!r} ran passes 0..{last}")
     analyzer = session.analyzer_for(given)
     ask = {"kernel": model.kernel, "target": given.target, "args": given.args}
-    before = analyzer.pass_ir(str(path), index=given.index - 1, **ask)
-    after = analyzer.pass_ir(str(path), index=given.index, **ask)
+    before, after = analyzer.pass_irs(str(path), indices=[given.index - 1, given.index], **ask)
     diff = PassDiff(model.kernel, given.index, unified(before, after))
     return sized({"diff": to_json(diff)}, given.detail, given.max_chars), False
 

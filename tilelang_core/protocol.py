@@ -56,8 +56,9 @@ class AnalyzeRequest(_Lowering, _Streamed):
 
 class PassIRRequest(_Lowering):
     op: Literal["pass_ir"]
-    index: int
-    """``-1`` for the IR before the first pass."""
+    indices: list[int]
+    """The passes whose IR is printed (``-1``: before the first pass), all from one lowering: a diff needs two,
+    an export or a viewer's counts every one, and each request lowers the kernel again."""
 
 
 class RunRequest(TypedDict):

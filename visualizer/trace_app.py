@@ -279,6 +279,8 @@ class TraceApp(App[None]):
     def count_changes(self) -> None:
         """Diff every changing pass in the background, so the list can show its +/− counts."""
         worker = get_current_worker()  # pyright: ignore[reportUnknownVariableType]  # as imported
+        changing = [record.index for record in self.session.passes if record.changed]
+        self.session.irs(i for index in changing for i in (index - 1, index))  # one lowering for them all
         for record in self.session.passes:
             if worker.is_cancelled:
                 return

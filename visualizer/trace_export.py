@@ -16,6 +16,7 @@ def to_patch(session: TraceSession) -> str:
     """Every changing pass as one unified diff, in pipeline order (``git apply``-style headers)."""
     chunks: list[str] = []
     kernel = session.kernel.kernel
+    session.fetch_all()
     for record in session.passes:
         if not session.diff(record.index).changed:
             continue
@@ -57,6 +58,7 @@ def to_html(session: TraceSession) -> str:
     nav: list[str] = []
     body: list[str] = []
     phase = None
+    session.fetch_all()
     for record in session.passes:
         if record.phase != phase:
             phase = record.phase

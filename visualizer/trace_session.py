@@ -1,13 +1,15 @@
 """One kernel's pass trace: the core's trace view, each pass's IR fetched once, on demand.
 
 The core prints a pass's IR only when asked (printing all of them is what makes a full lowering
-trace slow), so the session asks for a pass when the viewer shows it and remembers the answer.
-Safe to use from the viewer's worker threads: the analyzer serialises its own requests.
+trace slow), so the session asks for what is shown and remembers the answer. Each request lowers the
+kernel again, so it asks for what it needs in one: a diff's two passes, or every pass for an export and
+the viewer's counts. Safe to use from the viewer's worker threads: the analyzer serialises its own requests.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -62,21 +64,28 @@ class TraceSession:
 
     def ir(self, index: int) -> IRText:
         """The IR after pass ``index`` (``-1``: as it entered the pipeline)."""
-        with self._lock:
-            cached = self._ir.get(index)
-        if cached is not None:
-            return cached
-        text = self.analyzer.pass_ir(
-            self.path,
-            self.source,
-            kernel=self.kernel.kernel,
-            index=index,
-            target=self.kernel.target,
-            args=self._args(),
-        )
-        with self._lock:
-            self._ir[index] = text
+        (text,) = self.irs([index])
         return text
+
+    def irs(self, indices: Iterable[int]) -> list[IRText]:
+        """The IR after each pass of ``indices``; those not fetched yet are printed from one lowering (each
+        request to the worker lowers the kernel again, so a diff, an export or the viewer's counts ask once)."""
+        wanted = list(indices)
+        with self._lock:
+            missing = sorted({i for i in wanted if i not in self._ir})
+        if missing:
+            texts = self.analyzer.pass_irs(
+                self.path,
+                self.source,
+                kernel=self.kernel.kernel,
+                indices=missing,
+                target=self.kernel.target,
+                args=self._args(),
+            )
+            with self._lock:
+                self._ir.update(zip(missing, texts, strict=True))
+        with self._lock:
+            return [self._ir[i] for i in wanted]
 
     def _args(self) -> dict[str, Any] | None:
         return dict(self.kernel.args) or None
@@ -87,7 +96,8 @@ class TraceSession:
             cached = self._diffs.get(index)
         if cached is not None:
             return cached
-        result = unified(self.ir(index - 1), self.ir(index))
+        before, after = self.irs([index - 1, index])
+        result = unified(before, after)
         with self._lock:
             self._diffs[index] = result
         return result
@@ -96,6 +106,10 @@ class TraceSession:
         """Drop every computed diff (the fetched IR stays), so the next visit diffs afresh."""
         with self._lock:
             self._diffs.clear()
+
+    def fetch_all(self) -> None:
+        """Fetch every pass's IR in one request (an export diffs them all)."""
+        self.irs(range(-1, len(self.passes)))
 
     def known_diff(self, index: int) -> Diff | None:
         """The diff of pass ``index`` if it was already computed, without fetching anything."""

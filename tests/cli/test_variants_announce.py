@@ -4,16 +4,17 @@ a long run on a terminal, refuses one on a pipe without ``--yes``, and shows how
 from __future__ import annotations
 
 import io
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from tilescope.core.cli import variants_cmd
 from tilescope.core.cli.terminal import Status
 from tilescope.core.compiler.cluster import Request
 from tilescope.core.compiler.variants import Job, VariantPlan, pool
-
-from tests.cli.helpers import tilescope
 
 FIXTURE = Path(__file__).resolve().parents[1] / "core" / "fixtures" / "autotuned.py"
 
@@ -92,9 +93,29 @@ def test_the_pool_reports_each_lowering_as_it_finishes() -> None:
 
 
 def test_variants_announces_the_lowerings_before_starting_them() -> None:
-    found: Any = tilescope("variants", str(FIXTURE), "--kernel", "tuned_gemm", "--targets", "sm_80,sm_90", "--json")
-    assert found.returncode == 0, found.stderr
-    counts = [line for line in found.stderr.splitlines() if "lowerings to go" in line]
-    assert counts and counts[0].startswith(
-        "tilescope variants: 5 lowerings to go (1 kernel, up to 3 autotune configs), about "
+    """The count comes before any lowering ends; Ctrl-C then stops the run (and its workers) at once."""
+    command = [sys.executable, "-m", "tilescope", "variants", str(FIXTURE), "--kernel", "tuned_gemm"]
+    process = subprocess.Popen(
+        [*command, "--targets", "sm_80,sm_90", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR")},
     )
+    assert process.stderr is not None
+    said: list[str] = []
+    try:
+        for line in process.stderr:
+            said.append(line)
+            if "lowerings to go" in line:
+                break
+        process.send_signal(signal.SIGINT)
+        _, rest = process.communicate(timeout=60)
+    finally:
+        process.kill()
+        process.wait()
+    assert said and said[-1].startswith(
+        "tilescope variants: 5 lowerings to go (1 kernel, up to 3 autotune configs), about "
+    ), "".join(said)
+    assert not any("lowered" in line for line in said), said  # announced before the first one ended
+    assert process.returncode == 130, rest

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from tilescope.core.compiler.service import Analyzer
 
 from tests.conftest import EXAMPLES
@@ -37,6 +38,11 @@ def test_pass_ir_is_printed_on_demand_with_python_lines(analyzer: Analyzer) -> N
     assert "layout_map" in ir.text
     before = analyzer.pass_ir(GEMM, kernel="matmul", index=-1)
     assert "T.Pipelined" not in before.text and "num_stages" in before.text
+    every = analyzer.pass_irs(GEMM, kernel="matmul", indices=[index, -1, len(model.passes) - 1])
+    assert every[:2] == [ir, before]  # one lowering prints them all, each as asked alone
+    assert every[2] == analyzer.pass_ir(GEMM, kernel="matmul", index=len(model.passes) - 1)
+    with pytest.raises(RuntimeError, match="out of range"):
+        analyzer.pass_irs(GEMM, kernel="matmul", indices=[0, len(model.passes)])
 
 
 def test_results_are_cached_by_source_arguments_and_target(analyzer: Analyzer) -> None:

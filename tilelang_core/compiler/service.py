@@ -5,7 +5,8 @@ analysis leaves behind reaches the next. Each kernel is a separate request, so a
 exits the process or exhausts its memory limit becomes a diagnostic on that kernel's line and the
 caller never sees an exception. A timeout is the user's wall clock: one deadline per kernel covers
 starting the worker, the dry run, loading, building and lowering, however busy the machine is.
-Results are cached by (source hash, path, kernel, arguments, target).
+Results are cached by (source hash, path, kernel, arguments, target). The module is longer than most: it is
+the one class every front end asks, and each of its requests shares the worker, its lock and its deadline.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -442,6 +443,22 @@ class Analyzer:
         args: dict[str, Any] | None = None,
     ) -> IRText:
         """The IR after pass ``index`` (``-1``: before the first pass), printed on demand."""
+        (text,) = self.pass_irs(path, source, kernel=kernel, indices=[index], target=target, args=args)
+        return text
+
+    def pass_irs(
+        self,
+        path: str,
+        source: str | None = None,
+        *,
+        kernel: str,
+        indices: Sequence[int],
+        target: str = "sm_90",
+        args: dict[str, Any] | None = None,
+    ) -> list[IRText]:
+        """The IR after each pass of ``indices``, in that order, printed from one lowering: each request lowers
+        the kernel again (about half a second for a GEMM), so a diff asks for its two passes together and a
+        whole trace for all of them."""
         path, source = _file(path, source)
         payload: PassIRRequest = {
             "op": "pass_ir",
@@ -453,10 +470,13 @@ class Analyzer:
                 to_json(i) for i in self._instantiations(source, path, target) if i.kernel.name == kernel
             ],
             "args": args,
-            "index": index,
+            "indices": list(indices),
         }
         data, _ = self._call(payload, time.monotonic() + self.timeout_s)
-        return IRText(text=data["text"], source_lines=data["source_lines"])
+        texts = [from_json(IRText, text) for text in data["texts"]]
+        if len(texts) != len(payload["indices"]):
+            raise RuntimeError(f"the worker printed {len(texts)} passes of the {len(payload['indices'])} asked for")
+        return texts
 
 
 def _so_far(on_partial: Callable[[FileAnalysis], None], done: FileAnalysis) -> Callable[[dict[str, Any]], None]:

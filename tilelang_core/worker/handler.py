@@ -207,15 +207,17 @@ class Worker:
         run = self._runs.get(self.key(request), {}).get(kernel)
         if run is None or run.lowered is None:
             raise LookupError(f"kernel '{kernel}' did not lower, so it has no pass IR")
-        index = request["index"]
         lowered = run.lowered
-        if index == -1:
-            mod = lowered.initial
-        elif 0 <= index < len(lowered.modules):
-            mod = lowered.modules[index]
-        else:
-            raise IndexError(f"pass index {index} out of range (0..{len(lowered.modules) - 1})")
-        return to_json(self._ir_text.render(mod, request["path"]))
+        texts = []
+        for index in request["indices"]:
+            if index == -1:
+                mod = lowered.initial
+            elif 0 <= index < len(lowered.modules):
+                mod = lowered.modules[index]
+            else:
+                raise IndexError(f"pass index {index} out of range (0..{len(lowered.modules) - 1})")
+            texts.append(to_json(self._ir_text.render(mod, request["path"])))
+        return {"texts": texts}
 
     def run(self, request: RunRequest) -> dict[str, Any]:
         """Interpret one kernel on the CPU (``tilescope run``)."""

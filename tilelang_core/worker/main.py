@@ -50,7 +50,7 @@ from tilescope.core.worker.watch import Watch
 FIRST_REQUEST_S = 0.05
 """How long the zygote looks for a request the caller held for its hello before it warms up instead."""
 _CACHE_SIZE = 32
-"""Answers to ``pass_ir`` the zygote keeps (the bytes a child sent): stepping through passes rebuilds once."""
+"""Answers to ``pass_ir`` the zygote keeps (the bytes a child sent): a diff asked for again is not lowered again."""
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 """Set before anything is imported: OpenBLAS (numpy) and OpenMP (a lowering) would otherwise start pools
 in the zygote, which must hold one thread when it forks."""
