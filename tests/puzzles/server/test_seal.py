@@ -106,7 +106,7 @@ def two_node_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, str
     holding the resource ``second``), as a class's cluster of machines is; its address, and a secret in the
     environment of its nodes (so of the grading actors) and of the server. Each node is a
     ``ray start --block`` in a process group of its own, ended by the group (``ray stop`` would end every
-    cluster of the machine, other tests' too)."""
+    cluster of the machine, other tests' too), killed if it takes more than 5 s."""
     ray_bin = str(Path(sys.executable).with_name("ray"))
     from ray._private.services import get_node_ip_address
 
@@ -139,7 +139,7 @@ def two_node_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, str
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGTERM)
             try:
-                process.wait(timeout=30)
+                process.wait(timeout=5)  # asked to end, a node here took over 30 s to shut down gracefully
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
         shutil.rmtree(session, ignore_errors=True)
