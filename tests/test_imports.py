@@ -36,14 +36,19 @@ def package_dir(package: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+SCRIPTS = {"tilescope.puzzles.server.migrations.env"}
+"""Modules that are scripts another program runs (Alembic runs its ``env.py`` inside a migration)."""
+
+
 def modules() -> dict[str, Path]:
-    """Every module of every package, by dotted name (``__main__`` modules, which run on import, left out)."""
+    """Every module of every package, by dotted name (``__main__`` modules and ``SCRIPTS``, which run on import,
+    left out)."""
     found: dict[str, Path] = {}
     for package in packages():
         for path in sorted(package_dir(package).glob("*.py")):
-            if path.stem == "__main__":
-                continue
-            found[package if path.stem == "__init__" else f"{package}.{path.stem}"] = path
+            name = package if path.stem == "__init__" else f"{package}.{path.stem}"
+            if path.stem != "__main__" and name not in SCRIPTS:
+                found[name] = path
     return found
 
 
