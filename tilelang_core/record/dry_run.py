@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tilescope.core.record.bytecode import compile_optimized, installed_sources
 from tilescope.core.record.dry_run_program import Runner, import_root, runner
 from tilescope.core.record.dry_run_result import DRY_RUN_VERSION, DryRun, cache_dir, load, manifest, save
 from tilescope.core.record.recorder import (
@@ -174,6 +175,7 @@ def _run(planned: Planned, settings: RunSettings, children: set[Supervised]) -> 
             child.kill()
             children.discard(child)
         lines = read_lines(out)
+    compile_optimized(settings.python, installed_sources(f for x in lines for f in x.get("uncompiled") or ()))
     return _outcome(planned, lines, stop, start)
 
 

@@ -58,6 +58,25 @@ def program_files() -> list[str]:
     return found
 
 
+def uncompiled() -> dict[str, list[str]]:
+    """``{"uncompiled": [...]}``: installed modules imported without bytecode for this interpreter's optimisation
+    level, where there are any. A dry run runs under ``python -O``, whose bytecode pip never writes and its sealed
+    child may not, so these are compiled again by every run until Tilescope writes it (``record.bytecode``)."""
+    import importlib.util
+
+    found = []
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if not (isinstance(file, str) and file.endswith(".py") and os.path.isabs(file)):
+            continue
+        if f"{os.sep}site-packages{os.sep}" not in file and f"{os.sep}dist-packages{os.sep}" not in file:
+            continue
+        with contextlib.suppress(ValueError, NotImplementedError):
+            if not os.path.exists(importlib.util.cache_from_source(file)):
+                found.append(file)
+    return {"uncompiled": found} if found else {}
+
+
 def program_frame(tb: Any) -> dict[str, Any] | None:
     """The innermost frame of a traceback in the program's own code: the line a stopped run stopped at."""
     libraries = (tilelang_root, *_library_paths())

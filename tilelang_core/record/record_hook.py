@@ -118,13 +118,18 @@ def _excepthook(kind: type[BaseException], err: BaseException, tb: Any) -> None:
     _ended.append(f"{kind.__name__}: {cause(str(err))}"[:500])
     at = program.program_frame(tb)
     trace = "".join(traceback.format_tb(tb))[-2000:]
-    lines.write({"event": "exit", "error": _ended[-1], "at": at, "traceback": trace, **lines.imports()})
+    lines.write({"event": "exit", "error": _ended[-1], "at": at, "traceback": trace, **_what_it_imported()})
     _previous_hook(kind, err, tb)
 
 
 def _at_exit() -> None:
     if not _ended:
-        lines.write({"event": "exit", "error": None, **lines.imports()})
+        lines.write({"event": "exit", "error": None, **_what_it_imported()})
+
+
+def _what_it_imported() -> dict[str, list[str]]:
+    """The program's files imported since the last line, and the installed modules without bytecode."""
+    return {**lines.imports(), **program.uncompiled()}
 
 
 def pytest_runtest_makereport(item: Any, call: Any) -> None:
